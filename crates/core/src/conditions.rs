@@ -1,0 +1,1 @@
+//! metav1.Condition helpers with apimachinery's `SetStatusCondition` semantics.

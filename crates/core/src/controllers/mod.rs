@@ -1,0 +1,1 @@
+//! The simulated controllers: Deployment, ReplicaSet, scheduler, kubelets, autoscaler, custom.

@@ -1,0 +1,1 @@
+//! The deterministic reconciliation engine: clock, event queue, informers, work queues, steps.

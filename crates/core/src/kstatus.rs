@@ -1,0 +1,1 @@
+//! kstatus: the health verdict (`status.Compute`) of sigs.k8s.io/cli-utils/pkg/kstatus.

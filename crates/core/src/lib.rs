@@ -1,0 +1,12 @@
+//! Converge core: a deterministic, browser-free model of Kubernetes' spec/status machinery.
+//!
+//! Everything here is pure: no OS clock, no OS randomness, no I/O. The same inputs give the same
+//! outputs natively and in wasm. See ARCHITECTURE.md at the repository root for the map.
+
+pub mod time;
+pub mod api;
+pub mod kstatus;
+pub mod rollout;
+pub mod conditions;
+pub mod engine;
+pub mod controllers;

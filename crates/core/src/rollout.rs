@@ -1,0 +1,1 @@
+//! `kubectl rollout status`: the status line and verdict for Deployments, DaemonSets and StatefulSets.
