@@ -1,1 +1,5 @@
-fn main() {}
+//! Trunk's entry point: mounts the playground.
+
+fn main() {
+    converge_web::start();
+}

@@ -1,0 +1,69 @@
+// Shared browser-test harness: serves dist/ on a loopback port and launches Debian's chromium
+// through playwright-core (never a downloaded browser).
+import { createServer } from 'node:http';
+import { readFile, stat, mkdir } from 'node:fs/promises';
+import { extname, join, normalize, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+
+export const ROOT = resolve(fileURLToPath(new URL('.', import.meta.url)), '..', '..');
+export const DIST = join(ROOT, 'dist');
+export const SHOTS = join(ROOT, 'target', 'e2e');
+
+const TYPES = {
+  '.html': 'text/html; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.wasm': 'application/wasm',
+  '.css': 'text/css; charset=utf-8',
+  '.svg': 'image/svg+xml',
+  '.json': 'application/json',
+};
+
+/** Serves dir on 127.0.0.1 at a free port; resolves to { url, close }. */
+export async function serve(dir = DIST) {
+  const server = createServer(async (req, res) => {
+    try {
+      const path = decodeURIComponent(new URL(req.url, 'http://x').pathname);
+      let file = normalize(join(dir, path));
+      if (!file.startsWith(dir)) { res.writeHead(403).end(); return; }
+      if ((await stat(file).catch(() => null))?.isDirectory()) file = join(file, 'index.html');
+      const body = await readFile(file);
+      res.writeHead(200, { 'content-type': TYPES[extname(file)] ?? 'application/octet-stream' });
+      res.end(body);
+    } catch {
+      res.writeHead(404).end('not found');
+    }
+  });
+  await new Promise((ok) => server.listen(0, '127.0.0.1', ok));
+  const { port } = server.address();
+  return { url: `http://127.0.0.1:${port}/`, close: () => new Promise((ok) => server.close(ok)) };
+}
+
+/** Launches headless Debian chromium with flags that keep it off the (closed) network. */
+export async function launch() {
+  return chromium.launch({
+    executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
+    headless: true,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+      '--disable-background-networking', '--disable-component-update', '--disable-sync',
+      '--disable-dev-shm-usage'],
+  });
+}
+
+/** Opens a page that fails the test on any uncaught page error or console error. */
+export async function openPage(browser, url, { colorScheme = 'light', viewport } = {}) {
+  const context = await browser.newContext({ colorScheme, viewport: viewport ?? { width: 1280, height: 800 } });
+  const page = await context.newPage();
+  const problems = [];
+  page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
+  page.on('console', (m) => { if (m.type() === 'error') problems.push(`console: ${m.text()}`); });
+  await page.goto(url);
+  return { page, context, problems };
+}
+
+export async function screenshot(page, name) {
+  await mkdir(SHOTS, { recursive: true });
+  const path = join(SHOTS, `${name}.png`);
+  await page.screenshot({ path, fullPage: true });
+  return path;
+}

@@ -1,0 +1,52 @@
+// The app shell loads, Step changes what a person sees, and a panic shows a readable panel.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { serve, launch, openPage, screenshot } from './harness.mjs';
+
+let server;
+let browser;
+before(async () => { server = await serve(); browser = await launch(); });
+after(async () => { await browser?.close(); await server?.close(); });
+
+test('the shell shows its header, panes and controls', async () => {
+  const { page, context, problems } = await openPage(browser, server.url);
+  await page.getByRole('heading', { name: 'Converge', level: 1 }).waitFor();
+  for (const name of ['Objects', 'Spec', 'Status']) {
+    await page.getByRole('heading', { name, level: 2 }).waitFor();
+  }
+  for (const name of ['Step', 'Play', 'Reset']) {
+    assert.ok(await page.getByRole('button', { name }).isVisible(), `${name} button visible`);
+  }
+  assert.match(await page.locator('.object-list').innerText(), /Deployment default\/web/);
+  assert.deepEqual(problems, []);
+  await context.close();
+});
+
+test('pressing Step advances the simulated clock', async () => {
+  const { page, context, problems } = await openPage(browser, server.url);
+  const clock = page.locator('#clock');
+  await clock.waitFor();
+  assert.equal(await clock.innerText(), 't=0.000s');
+  await page.getByRole('button', { name: 'Step' }).click();
+  await page.waitForFunction(() => document.querySelector('#clock')?.textContent === 't=0.100s');
+  assert.equal(await page.locator('#steps').innerText(), '1 steps');
+  await screenshot(page, 'shell-after-step-light');
+  assert.deepEqual(problems, []);
+  await context.close();
+});
+
+test('the shell reads in the dark theme and at phone width', async () => {
+  const dark = await openPage(browser, server.url, { colorScheme: 'dark' });
+  await dark.page.getByRole('heading', { name: 'Converge', level: 1 }).waitFor();
+  const bg = await dark.page.evaluate(() => getComputedStyle(document.body).backgroundColor);
+  assert.equal(bg, 'rgb(13, 17, 23)', 'dark background follows the system theme');
+  await screenshot(dark.page, 'shell-dark');
+  await dark.context.close();
+
+  const narrow = await openPage(browser, server.url, { viewport: { width: 390, height: 844 } });
+  await narrow.page.getByRole('button', { name: 'Step' }).waitFor();
+  const overflow = await narrow.page.evaluate(() => document.documentElement.scrollWidth > window.innerWidth);
+  assert.equal(overflow, false, 'no horizontal scrolling at phone width');
+  await screenshot(narrow.page, 'shell-narrow');
+  await narrow.context.close();
+});
