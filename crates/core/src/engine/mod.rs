@@ -1,1 +1,26 @@
 //! The deterministic reconciliation engine: clock, event queue, informers, work queues, steps.
+//!
+//! See [`world::World`] for the entry point. The engine talks to the API server only through
+//! `handle`, like every client.
+
+pub mod health;
+pub mod history;
+pub mod informer;
+pub mod local_api;
+pub mod report;
+pub mod scenario;
+#[cfg(test)]
+mod scenario_tests;
+mod serde_time;
+pub mod workqueue;
+pub mod world;
+
+/// The API server the engine runs: the local stand-in until branch `api` lands.
+pub use local_api::ApiServer;
+
+pub use history::History;
+pub use report::{
+    EventKind, EventRecord, FeedbackLoop, ObjectChange, Outcome, RequestRecord, StepReport,
+    StopReason,
+};
+pub use world::{ClusterConfig, ControllerSet, Fault, Input, NodeSpec, RunState, World};
