@@ -1484,4 +1484,1118 @@ mod tests {
         );
         assert_eq!(audit[0].name, "web");
     }
+
+    fn ok(s: &mut ApiServer, req: ApiRequest) -> Value {
+        match s.handle(T0, req) {
+            Ok(v) => v,
+            Err(e) => panic!("unexpected refusal: {}", e.message),
+        }
+    }
+
+    fn err(s: &mut ApiServer, req: ApiRequest) -> ApiError {
+        let before: Vec<(ObjectKey, Value)> =
+            s.objects().map(|(k, v)| (k.clone(), v.clone())).collect();
+        let rv = s.resource_version();
+        let pending = s.pending_watch_events();
+        let e = s.handle(T0, req).expect_err("request should be refused");
+        let after: Vec<(ObjectKey, Value)> =
+            s.objects().map(|(k, v)| (k.clone(), v.clone())).collect();
+        assert_eq!(before, after, "a refused request changed the store");
+        assert_eq!(rv, s.resource_version());
+        assert_eq!(pending, s.pending_watch_events());
+        let last = s.audit().last().unwrap();
+        assert_eq!(last.code, e.code());
+        assert_eq!(last.message, e.message);
+        e
+    }
+
+    fn web(s: &ApiServer) -> Value {
+        s.get(&dkey("web")).unwrap().clone()
+    }
+
+    fn put(s: &mut ApiServer, principal: &str, obj: Value) -> ApiResult {
+        s.handle(
+            T0,
+            ApiRequest::update(principal, deployments(), "default", "web", obj),
+        )
+    }
+
+    fn put_status(s: &mut ApiServer, principal: &str, obj: Value) -> ApiResult {
+        s.handle(
+            T0,
+            ApiRequest::update_status(principal, deployments(), "default", "web", obj),
+        )
+    }
+
+    const DC: &str = principals::DEPLOYMENT_CONTROLLER;
+
+    #[test]
+    fn spec_changes_bump_generation_and_label_changes_do_not() {
+        let mut s = server_with_web();
+        let mut d = web(&s);
+        d["metadata"]["labels"]["team"] = json!("a");
+        let d = put(&mut s, ALICE, d).unwrap();
+        assert_eq!(d["metadata"]["generation"], 1);
+        let mut d2 = d.clone();
+        d2["spec"]["replicas"] = json!(5);
+        let d2 = put(&mut s, ALICE, d2).unwrap();
+        assert_eq!(d2["metadata"]["generation"], 2);
+        let mut d3 = d2.clone();
+        d3["metadata"]["annotations"] = json!({"note": "x"});
+        d3["metadata"]["generation"] = json!(40);
+        let d3 = put(&mut s, ALICE, d3).unwrap();
+        assert_eq!(
+            d3["metadata"]["generation"], 3,
+            "annotations bump; clients can't set it"
+        );
+    }
+
+    #[test]
+    fn main_resource_writes_silently_keep_the_stored_status() {
+        let mut s = server_with_web();
+        let mut st = web(&s);
+        st["status"] = json!({"replicas": 3, "observedGeneration": 1});
+        put_status(&mut s, DC, st).unwrap();
+        let mut spoof = web(&s);
+        spoof["status"] = json!({"replicas": 3, "readyReplicas": 3, "availableReplicas": 3});
+        spoof["spec"]["replicas"] = json!(4);
+        let d = put(&mut s, ALICE, spoof).unwrap();
+        assert_eq!(d["status"], json!({"replicas": 3, "observedGeneration": 1}));
+        assert_eq!(d["spec"]["replicas"], 4);
+    }
+
+    #[test]
+    fn status_writes_keep_spec_and_labels_but_take_annotations() {
+        let mut s = server_with_web();
+        let mut st = web(&s);
+        st["spec"]["replicas"] = json!(99);
+        st["metadata"]["labels"]["sneaky"] = json!("label");
+        st["metadata"]["annotations"] = json!({"deployment.kubernetes.io/revision": "1"});
+        st["status"] = json!({"replicas": 0, "observedGeneration": 1});
+        let d = put_status(&mut s, DC, st).unwrap();
+        assert_eq!(d["spec"]["replicas"], 3);
+        assert!(d["metadata"]["labels"].get("sneaky").is_none());
+        assert_eq!(
+            d["metadata"]["annotations"]["deployment.kubernetes.io/revision"],
+            "1"
+        );
+        assert_eq!(
+            d["metadata"]["generation"], 1,
+            "status writes never bump generation"
+        );
+        assert_eq!(d["status"]["observedGeneration"], 1);
+    }
+
+    #[test]
+    fn no_op_writes_keep_the_resource_version_and_emit_nothing() {
+        let mut s = server_with_web();
+        s.drain_watch_events();
+        let rv = s.resource_version();
+        let cur = web(&s);
+        let d = put(&mut s, ALICE, cur).unwrap();
+        assert_eq!(d["metadata"]["resourceVersion"], rv.to_string());
+        ok(
+            &mut s,
+            ApiRequest::patch(
+                ALICE,
+                deployments(),
+                "default",
+                "web",
+                PatchType::Merge,
+                json!({}),
+            ),
+        );
+        assert_eq!(s.resource_version(), rv);
+        assert!(s.drain_watch_events().is_empty());
+        let last = s.audit().last().unwrap();
+        assert_eq!((last.code, last.rv_before, last.rv_after), (200, rv, rv));
+    }
+
+    #[test]
+    fn a_stale_resource_version_is_a_conflict_with_kubes_message() {
+        let mut s = server_with_web();
+        let stale = web(&s);
+        let mut fresh = web(&s);
+        fresh["spec"]["replicas"] = json!(4);
+        put(&mut s, ALICE, fresh).unwrap();
+        let mut stale2 = stale.clone();
+        stale2["spec"]["replicas"] = json!(7);
+        let e = err(
+            &mut s,
+            ApiRequest::update(ALICE, deployments(), "default", "web", stale2),
+        );
+        assert_eq!(e.code(), 409);
+        assert_eq!(e.reason, StatusReason::Conflict);
+        assert_eq!(
+            e.message,
+            "Operation cannot be fulfilled on deployments.apps \"web\": the object has been modified; please apply your changes to the latest version and try again"
+        );
+        assert_eq!(
+            (
+                e.details_name.as_str(),
+                e.details_group.as_str(),
+                e.details_kind.as_str()
+            ),
+            ("web", "apps", "deployments")
+        );
+    }
+
+    #[test]
+    fn deployments_accept_unconditional_updates_last_write_wins() {
+        let mut s = server_with_web();
+        let mut d = web(&s);
+        d["metadata"]
+            .as_object_mut()
+            .unwrap()
+            .remove("resourceVersion");
+        d["spec"]["replicas"] = json!(6);
+        let d = put(&mut s, ALICE, d).unwrap();
+        assert_eq!(d["spec"]["replicas"], 6);
+    }
+
+    #[test]
+    fn patches_apply_to_the_stored_object() {
+        let mut s = server_with_web();
+        let d = ok(
+            &mut s,
+            ApiRequest::patch(
+                ALICE,
+                deployments(),
+                "default",
+                "web",
+                PatchType::Merge,
+                json!({"spec": {"replicas": 2}}),
+            ),
+        );
+        assert_eq!(
+            (
+                d["spec"]["replicas"].clone(),
+                d["metadata"]["generation"].clone()
+            ),
+            (json!(2), json!(2))
+        );
+        let d = ok(
+            &mut s,
+            ApiRequest::patch(
+                ALICE,
+                deployments(),
+                "default",
+                "web",
+                PatchType::Json,
+                json!([{"op": "replace", "path": "/spec/replicas", "value": 1}, {"op": "add", "path": "/metadata/labels/tier", "value": "web"}]),
+            ),
+        );
+        assert_eq!(d["spec"]["replicas"], 1);
+        assert_eq!(d["metadata"]["labels"]["tier"], "web");
+        let e = err(
+            &mut s,
+            ApiRequest::patch(
+                ALICE,
+                deployments(),
+                "default",
+                "web",
+                PatchType::Json,
+                json!([{"op": "test", "path": "/spec/replicas", "value": 9}, {"op": "replace", "path": "/spec/replicas", "value": 9}]),
+            ),
+        );
+        assert_eq!(e.code(), 422);
+        let e = err(
+            &mut s,
+            ApiRequest::patch(
+                ALICE,
+                deployments(),
+                "default",
+                "web",
+                PatchType::Json,
+                json!({"op": "nope"}),
+            ),
+        );
+        assert_eq!(e.code(), 400);
+        let e = err(
+            &mut s,
+            ApiRequest::patch(
+                ALICE,
+                deployments(),
+                "default",
+                "web",
+                PatchType::Merge,
+                json!({"metadata": {"resourceVersion": "1"}, "spec": {"replicas": 2}}),
+            ),
+        );
+        assert_eq!(e.code(), 409);
+        let e = err(
+            &mut s,
+            ApiRequest::patch(
+                ALICE,
+                deployments(),
+                "default",
+                "nope",
+                PatchType::Merge,
+                json!({}),
+            ),
+        );
+        assert_eq!(e.message, "deployments.apps \"nope\" not found");
+    }
+
+    #[test]
+    fn status_patches_by_the_controller_work_and_by_users_are_forbidden() {
+        let mut s = server_with_web();
+        let e = err(
+            &mut s,
+            ApiRequest::patch_status(
+                ALICE,
+                deployments(),
+                "default",
+                "web",
+                PatchType::Merge,
+                json!({"status": {"readyReplicas": 3}}),
+            ),
+        );
+        assert_eq!(e.code(), 403);
+        assert_eq!(
+            e.message,
+            "deployments.apps \"web\" is forbidden: User \"alice\" cannot patch resource \"deployments/status\" in API group \"apps\" in the namespace \"default\""
+        );
+        let cur = web(&s);
+        let e = err(&mut s, put_status_req(ALICE, cur));
+        assert_eq!(
+            e.message,
+            "deployments.apps \"web\" is forbidden: User \"alice\" cannot update resource \"deployments/status\" in API group \"apps\" in the namespace \"default\""
+        );
+        assert_eq!(
+            (e.details_group.as_str(), e.details_kind.as_str()),
+            ("apps", "deployments")
+        );
+        let d = ok(
+            &mut s,
+            ApiRequest::patch_status(
+                "admin",
+                deployments(),
+                "default",
+                "web",
+                PatchType::Merge,
+                json!({"status": {"replicas": 3}, "spec": {"replicas": 1}}),
+            ),
+        );
+        assert_eq!(d["status"]["replicas"], 3);
+        assert_eq!(d["spec"]["replicas"], 3);
+    }
+
+    fn put_status_req(principal: &str, obj: Value) -> ApiRequest {
+        ApiRequest::update_status(principal, deployments(), "default", "web", obj)
+    }
+
+    #[test]
+    fn status_spoofing_succeeds_when_rbac_is_switched_off() {
+        let mut s = server_with_web();
+        s.set_rbac_enforced(false);
+        let mut spoof = web(&s);
+        spoof["status"] = json!({"replicas": 3, "readyReplicas": 3, "availableReplicas": 3});
+        let d = put_status(&mut s, "app", spoof).unwrap();
+        assert_eq!(d["status"]["availableReplicas"], 3);
+        s.set_rbac_enforced(true);
+        let cur = web(&s);
+        assert!(put_status(&mut s, "app", cur).is_err());
+    }
+
+    #[test]
+    fn unknown_principals_may_not_even_read() {
+        let mut s = server_with_web();
+        let e = err(
+            &mut s,
+            ApiRequest::get("mallory", deployments(), "default", "web"),
+        );
+        assert_eq!(e.message, "deployments.apps \"web\" is forbidden: User \"mallory\" cannot get resource \"deployments\" in API group \"apps\" in the namespace \"default\"");
+        let e = err(
+            &mut s,
+            ApiRequest::list("mallory", GroupResource::new("", "nodes"), "", None),
+        );
+        assert_eq!(e.message, "nodes is forbidden: User \"mallory\" cannot list resource \"nodes\" in API group \"\" at the cluster scope");
+        let e = err(
+            &mut s,
+            ApiRequest::create("mallory", deployments(), "default", deployment("x", 1)),
+        );
+        assert_eq!(e.message, "deployments.apps is forbidden: User \"mallory\" cannot create resource \"deployments\" in API group \"apps\" in the namespace \"default\"");
+    }
+
+    #[test]
+    fn validation_errors_use_kubes_shape_and_join_several() {
+        let mut s = ApiServer::new();
+        let e = err(
+            &mut s,
+            ApiRequest::create(ALICE, deployments(), "default", deployment("web", -1)),
+        );
+        assert_eq!(e.code(), 422);
+        assert_eq!(e.message, "Deployment.apps \"web\" is invalid: spec.replicas: Invalid value: -1: must be greater than or equal to 0");
+        assert_eq!(
+            e.causes,
+            vec![(
+                "spec.replicas".to_owned(),
+                "Invalid value: -1: must be greater than or equal to 0".to_owned()
+            )]
+        );
+        let mut d = deployment("web", 20_000);
+        d["spec"]["template"]["spec"]["containers"][0]["image"] = json!("");
+        let e = err(
+            &mut s,
+            ApiRequest::create(ALICE, deployments(), "default", d),
+        );
+        assert_eq!(
+            e.message,
+            "Deployment.apps \"web\" is invalid: [spec.replicas: Invalid value: 20000: must be less than or equal to 10000 (the simulator's per-object replica cap), spec.template.spec.containers[0].image: Required value]"
+        );
+    }
+
+    #[test]
+    fn bad_input_is_refused_with_a_clear_message_and_no_change() {
+        let mut s = ApiServer::new();
+        let mut d = deployment("web", 1);
+        d["spec"]["replicas"] = json!("three");
+        let e = err(
+            &mut s,
+            ApiRequest::create(ALICE, deployments(), "default", d),
+        );
+        assert_eq!(e.code(), 400);
+        assert!(
+            e.message
+                .contains("DeploymentSpec.spec.replicas of type int32"),
+            "{}",
+            e.message
+        );
+        let mut d = deployment("web", 1);
+        d.as_object_mut().unwrap().remove("apiVersion");
+        let e = err(
+            &mut s,
+            ApiRequest::create(ALICE, deployments(), "default", d),
+        );
+        assert!(
+            e.message.starts_with("Object 'apiVersion' is missing in '"),
+            "{}",
+            e.message
+        );
+        let mut d = deployment("web", 1);
+        d["apiVersion"] = json!("apps/v9");
+        let e = err(
+            &mut s,
+            ApiRequest::create(ALICE, deployments(), "default", d),
+        );
+        assert_eq!(
+            e.message,
+            "no matches for kind \"Deployment\" in version \"apps/v9\""
+        );
+        let e = err(
+            &mut s,
+            ApiRequest::create(
+                ALICE,
+                GroupResource::new("example.com", "widgets"),
+                "default",
+                json!({}),
+            ),
+        );
+        assert_eq!(
+            e.message,
+            "the server could not find the requested resource"
+        );
+        let e = err(
+            &mut s,
+            ApiRequest::create(ALICE, deployments(), "default", deployment("Web_1", 1)),
+        );
+        assert!(e.message.starts_with("Deployment.apps \"Web_1\" is invalid: metadata.name: Invalid value: \"Web_1\": a lowercase RFC 1123 subdomain"), "{}", e.message);
+        let mut deep = json!(1);
+        for _ in 0..150 {
+            deep = json!({"x": deep});
+        }
+        let mut d = deployment("web", 1);
+        d["spec"]["template"]["metadata"]["annotations"] = deep;
+        let e = err(
+            &mut s,
+            ApiRequest::create(ALICE, deployments(), "default", d),
+        );
+        assert!(e.message.contains("nesting is too deep"));
+        let e = err(
+            &mut s,
+            ApiRequest::create(ALICE, deployments(), "default", json!("just a string")),
+        );
+        assert_eq!(e.code(), 400);
+        let mut d = deployment("web", 1);
+        d["metadata"]["resourceVersion"] = json!("5");
+        let e = err(
+            &mut s,
+            ApiRequest::create(ALICE, deployments(), "default", d),
+        );
+        assert_eq!(
+            e.message,
+            "resourceVersion should not be set on objects to be created"
+        );
+        let e = err(
+            &mut s,
+            ApiRequest::create(ALICE, deployments(), "nowhere", deployment("web", 1)),
+        );
+        assert_eq!(e.message, "namespaces \"nowhere\" not found");
+    }
+
+    #[test]
+    fn creating_twice_is_already_exists() {
+        let mut s = server_with_web();
+        let e = err(
+            &mut s,
+            ApiRequest::create(ALICE, deployments(), "default", deployment("web", 1)),
+        );
+        assert_eq!(e.message, "deployments.apps \"web\" already exists");
+        assert_eq!(e.code(), 409);
+    }
+
+    #[test]
+    fn the_selector_is_immutable() {
+        let mut s = server_with_web();
+        let mut d = web(&s);
+        d["spec"]["selector"] = json!({"matchLabels": {"app": "web", "v": "2"}});
+        d["spec"]["template"]["metadata"]["labels"]["v"] = json!("2");
+        let e = err(
+            &mut s,
+            ApiRequest::update(ALICE, deployments(), "default", "web", d),
+        );
+        assert!(e.message.ends_with("spec.selector: Invalid value: {\"matchLabels\":{\"app\":\"web\",\"v\":\"2\"}}: field is immutable"), "{}", e.message);
+    }
+
+    #[test]
+    fn get_and_list_filter_by_namespace_and_labels() {
+        let mut s = server_with_web();
+        ok(
+            &mut s,
+            ApiRequest::create(ALICE, deployments(), "default", deployment("api", 1)),
+        );
+        ok(
+            &mut s,
+            ApiRequest::create("admin", deployments(), "kube-system", deployment("dns", 1)),
+        );
+        let l = ok(
+            &mut s,
+            ApiRequest::list(ALICE, deployments(), "default", None),
+        );
+        assert_eq!(l["kind"], "DeploymentList");
+        assert_eq!(l["items"].as_array().unwrap().len(), 2);
+        assert_eq!(
+            l["metadata"]["resourceVersion"],
+            s.resource_version().to_string()
+        );
+        let l = ok(
+            &mut s,
+            ApiRequest::list(ALICE, deployments(), "", Some("app in (web, dns)")),
+        );
+        let names: Vec<&str> = l["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|i| i["metadata"]["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(names, ["web", "dns"]);
+        let e = err(
+            &mut s,
+            ApiRequest::list(ALICE, deployments(), "", Some("app in web")),
+        );
+        assert_eq!(e.code(), 400);
+        let g = ok(
+            &mut s,
+            ApiRequest::get(ALICE, deployments(), "default", "web"),
+        );
+        assert_eq!(&g, s.get(&dkey("web")).unwrap());
+        let e = err(
+            &mut s,
+            ApiRequest::get(ALICE, deployments(), "default", "nope"),
+        );
+        assert_eq!(
+            (e.code(), e.message.as_str()),
+            (404, "deployments.apps \"nope\" not found")
+        );
+    }
+
+    #[test]
+    fn deletion_without_finalizers_removes_and_emits_deleted() {
+        let mut s = server_with_web();
+        s.drain_watch_events();
+        let r = ok(
+            &mut s,
+            ApiRequest::delete(ALICE, deployments(), "default", "web"),
+        );
+        assert_eq!(r["status"], "Success");
+        assert!(s.get(&dkey("web")).is_none());
+        let ev = s.drain_watch_events();
+        assert_eq!(ev.len(), 1);
+        assert_eq!(ev[0].event_type, WatchEventType::Deleted);
+        assert_eq!(ev[0].resource_version, s.resource_version());
+        assert_eq!(
+            ev[0].object["metadata"]["resourceVersion"],
+            s.resource_version().to_string()
+        );
+        let e = err(
+            &mut s,
+            ApiRequest::delete(ALICE, deployments(), "default", "web"),
+        );
+        assert_eq!(e.code(), 404);
+    }
+
+    #[test]
+    fn finalizers_hold_a_deleted_object_until_removed() {
+        let mut s = server_with_web();
+        let mut d = web(&s);
+        d["metadata"]["finalizers"] = json!(["example.com/cleanup"]);
+        put(&mut s, ALICE, d).unwrap();
+        let later = SimTime(5_000);
+        let d = s
+            .handle(
+                later,
+                ApiRequest::delete(ALICE, deployments(), "default", "web"),
+            )
+            .unwrap();
+        assert_eq!(d["metadata"]["deletionTimestamp"], "2025-01-01T00:00:05Z");
+        assert_eq!(d["metadata"]["deletionGracePeriodSeconds"], 0);
+        assert_eq!(d["metadata"]["generation"], 2);
+        let again = s
+            .handle(
+                later,
+                ApiRequest::delete(ALICE, deployments(), "default", "web"),
+            )
+            .unwrap();
+        assert_eq!(again, d, "deleting again changes nothing");
+        let mut more = d.clone();
+        more["metadata"]["finalizers"] = json!(["example.com/cleanup", "other/x"]);
+        let e = err(
+            &mut s,
+            ApiRequest::update(ALICE, deployments(), "default", "web", more),
+        );
+        assert_eq!(e.message, "Deployment.apps \"web\" is invalid: metadata.finalizers: Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers []string{\"other/x\"}");
+        let mut cleared = d.clone();
+        cleared["metadata"]["deletionTimestamp"] = json!(null);
+        cleared["metadata"]["finalizers"] = json!([]);
+        s.drain_watch_events();
+        ok(
+            &mut s,
+            ApiRequest::update(ALICE, deployments(), "default", "web", cleared),
+        );
+        assert!(s.get(&dkey("web")).is_none());
+        let ev = s.drain_watch_events();
+        assert_eq!(
+            ev.iter().map(|e| e.event_type).collect::<Vec<_>>(),
+            [WatchEventType::Deleted]
+        );
+    }
+
+    fn replicaset_owned_by(owner: &Value, name: &str) -> Value {
+        json!({"apiVersion": "apps/v1", "kind": "ReplicaSet",
+            "metadata": {"name": name, "labels": {"app": "web"}, "ownerReferences": [{
+                "apiVersion": "apps/v1", "kind": "Deployment", "name": owner["metadata"]["name"],
+                "uid": owner["metadata"]["uid"], "controller": true, "blockOwnerDeletion": true}]},
+            "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "web"}},
+                "template": {"metadata": {"labels": {"app": "web"}}, "spec": {"containers": [{"name": "web", "image": "nginx"}]}}}})
+    }
+
+    fn pod_owned_by(owner: &Value) -> Value {
+        json!({"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"generateName": format!("{}-", owner["metadata"]["name"].as_str().unwrap()), "labels": {"app": "web"}, "ownerReferences": [{
+                "apiVersion": "apps/v1", "kind": "ReplicaSet", "name": owner["metadata"]["name"],
+                "uid": owner["metadata"]["uid"], "controller": true}]},
+            "spec": {"containers": [{"name": "web", "image": "nginx"}]}})
+    }
+
+    fn replicasets() -> GroupResource {
+        GroupResource::new("apps", "replicasets")
+    }
+
+    fn pods() -> GroupResource {
+        GroupResource::new("", "pods")
+    }
+
+    #[test]
+    fn deleting_an_owner_garbage_collects_its_dependents_in_cascade() {
+        let mut s = server_with_web();
+        let d = web(&s);
+        let rs = ok(
+            &mut s,
+            ApiRequest::create(
+                DC,
+                replicasets(),
+                "default",
+                replicaset_owned_by(&d, "web-abc"),
+            ),
+        );
+        let pod = ok(
+            &mut s,
+            ApiRequest::create(
+                principals::REPLICASET_CONTROLLER,
+                pods(),
+                "default",
+                pod_owned_by(&rs),
+            ),
+        );
+        assert!(pod["metadata"]["name"]
+            .as_str()
+            .unwrap()
+            .starts_with("web-abc-"));
+        assert_eq!(
+            s.dependents_of(d["metadata"]["uid"].as_str().unwrap())
+                .len(),
+            1
+        );
+        ok(
+            &mut s,
+            ApiRequest::delete(ALICE, deployments(), "default", "web"),
+        );
+        assert_eq!(s.list_objects(&replicasets(), Some("default")).count(), 0);
+        assert_eq!(s.list_objects(&pods(), None).count(), 0);
+        let gc: Vec<&AuditEntry> = s
+            .audit()
+            .filter(|a| a.principal == principals::GARBAGE_COLLECTOR)
+            .collect();
+        assert_eq!(gc.len(), 2);
+        assert_eq!(
+            (gc[0].verb, gc[0].gr.resource.as_str(), gc[0].code),
+            (Verb::Delete, "replicasets", 200)
+        );
+        assert_eq!(gc[1].gr.resource, "pods");
+    }
+
+    #[test]
+    fn manual_gc_leaves_orphans_until_collected() {
+        let mut s = server_with_web();
+        s.set_gc_mode(GcMode::Manual);
+        let d = web(&s);
+        ok(
+            &mut s,
+            ApiRequest::create(
+                DC,
+                replicasets(),
+                "default",
+                replicaset_owned_by(&d, "web-abc"),
+            ),
+        );
+        ok(
+            &mut s,
+            ApiRequest::delete(ALICE, deployments(), "default", "web"),
+        );
+        assert!(s.gc_pending());
+        assert_eq!(s.list_objects(&replicasets(), None).count(), 1);
+        assert_eq!(s.collect_garbage(T0), 1);
+        assert_eq!(s.list_objects(&replicasets(), None).count(), 0);
+        assert!(!s.gc_pending());
+    }
+
+    #[test]
+    fn an_owner_that_still_exists_keeps_its_dependents() {
+        let mut s = server_with_web();
+        let d = web(&s);
+        let mut rs = replicaset_owned_by(&d, "web-abc");
+        rs["metadata"]["ownerReferences"].as_array_mut().unwrap().push(json!({"apiVersion": "v1", "kind": "ConfigMap", "name": "keep", "uid": "still-here"}));
+        rs["metadata"]["ownerReferences"][1]["uid"] = json!(
+            s.get(&ObjectKey::new(
+                GroupResource::new("", "namespaces"),
+                "",
+                "default"
+            ))
+            .unwrap()["metadata"]["uid"]
+        );
+        ok(&mut s, ApiRequest::create(DC, replicasets(), "default", rs));
+        ok(
+            &mut s,
+            ApiRequest::delete(ALICE, deployments(), "default", "web"),
+        );
+        assert_eq!(s.list_objects(&replicasets(), None).count(), 1);
+    }
+
+    #[test]
+    fn orphan_propagation_strips_owner_references() {
+        let mut s = server_with_web();
+        let d = web(&s);
+        ok(
+            &mut s,
+            ApiRequest::create(
+                DC,
+                replicasets(),
+                "default",
+                replicaset_owned_by(&d, "web-abc"),
+            ),
+        );
+        ok(
+            &mut s,
+            ApiRequest::delete_with_options(
+                ALICE,
+                deployments(),
+                "default",
+                "web",
+                json!({"propagationPolicy": "Orphan"}),
+            ),
+        );
+        let rs = s
+            .get(&ObjectKey::new(replicasets(), "default", "web-abc"))
+            .unwrap();
+        assert_eq!(rs["metadata"]["ownerReferences"], json!([]));
+    }
+
+    #[test]
+    fn delete_preconditions_are_checked() {
+        let mut s = server_with_web();
+        let e = err(
+            &mut s,
+            ApiRequest::delete_with_options(
+                ALICE,
+                deployments(),
+                "default",
+                "web",
+                json!({"preconditions": {"uid": "other"}}),
+            ),
+        );
+        assert_eq!(e.code(), 409);
+        assert!(e
+            .message
+            .contains("Precondition failed: UID in precondition: other"));
+    }
+
+    fn node(name: &str) -> Value {
+        json!({"apiVersion": "v1", "kind": "Node", "metadata": {"name": name}})
+    }
+
+    #[test]
+    fn the_scheduler_binds_pods_and_kubelets_write_only_their_pods_status() {
+        let mut s = ApiServer::new();
+        ok(
+            &mut s,
+            ApiRequest::create("admin", GroupResource::new("", "nodes"), "", node("node-1")),
+        );
+        let pod = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": {"containers": [{"name": "c", "image": "nginx"}]}});
+        let p = ok(&mut s, ApiRequest::create(ALICE, pods(), "default", pod));
+        assert_eq!(p["status"]["phase"], "Pending");
+        let e = err(&mut s, ApiRequest::bind(ALICE, "default", "p", "node-1"));
+        assert_eq!(e.code(), 403);
+        let r = ok(
+            &mut s,
+            ApiRequest::bind(principals::SCHEDULER, "default", "p", "node-1"),
+        );
+        assert_eq!(r["status"], "Success");
+        let p = s
+            .get(&ObjectKey::new(pods(), "default", "p"))
+            .unwrap()
+            .clone();
+        assert_eq!(p["spec"]["nodeName"], "node-1");
+        assert_eq!(p["status"]["conditions"][0]["type"], "PodScheduled");
+        let e = err(
+            &mut s,
+            ApiRequest::bind(principals::SCHEDULER, "default", "p", "node-2"),
+        );
+        assert_eq!(e.message, "Operation cannot be fulfilled on pods/binding \"p\": pod p is already assigned to node \"node-1\"");
+        let mut st = p.clone();
+        st["status"]["phase"] = json!("Running");
+        let e = err(
+            &mut s,
+            ApiRequest::update_status(
+                &principals::kubelet("node-2"),
+                pods(),
+                "default",
+                "p",
+                st.clone(),
+            ),
+        );
+        assert_eq!(e.message, "pods \"p\" is forbidden: node \"node-2\" can only update pod status for pods with spec.nodeName set to itself");
+        let p2 = ok(
+            &mut s,
+            ApiRequest::update_status(&principals::kubelet("node-1"), pods(), "default", "p", st),
+        );
+        assert_eq!(p2["status"]["phase"], "Running");
+        let mut spec = p2.clone();
+        spec["spec"]["nodeName"] = json!("node-2");
+        let e = err(
+            &mut s,
+            ApiRequest::update("admin", pods(), "default", "p", spec),
+        );
+        assert!(e.message.contains("pod updates may not change fields"));
+    }
+
+    #[test]
+    fn services_get_a_cluster_ip_and_configmaps_have_no_status_subresource() {
+        let mut s = ApiServer::new();
+        let svc = json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "web"}, "spec": {"selector": {"app": "web"}, "ports": [{"port": 80}]}});
+        let v = ok(
+            &mut s,
+            ApiRequest::create(ALICE, GroupResource::new("", "services"), "default", svc),
+        );
+        assert_eq!(v["spec"]["clusterIP"], "10.96.0.2");
+        assert_eq!(v["spec"]["ports"][0]["targetPort"], 80);
+        assert!(v["metadata"].get("generation").is_none());
+        let cm = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "data": {"k": "v"}});
+        let cms = GroupResource::new("", "configmaps");
+        ok(
+            &mut s,
+            ApiRequest::create(ALICE, cms.clone(), "default", cm.clone()),
+        );
+        let e = err(
+            &mut s,
+            ApiRequest::update_status(ALICE, cms, "default", "c", cm),
+        );
+        assert_eq!(e.code(), 404);
+    }
+
+    fn crd(with_status: bool) -> Value {
+        let mut v = json!({"name": "v1", "served": true, "storage": true, "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}});
+        if with_status {
+            v["subresources"] = json!({"status": {}});
+        }
+        json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            "metadata": {"name": "databases.example.com"},
+            "spec": {"group": "example.com", "scope": "Namespaced",
+                "names": {"plural": "databases", "singular": "database", "kind": "Database"},
+                "versions": [v]}})
+    }
+
+    fn databases() -> GroupResource {
+        GroupResource::new("example.com", "databases")
+    }
+
+    fn db(name: &str) -> Value {
+        json!({"apiVersion": "example.com/v1", "kind": "Database", "metadata": {"name": name}, "spec": {"size": 1}, "unknownTopLevel": {"kept": true}})
+    }
+
+    const DBC: &str = principals::DATABASE_CONTROLLER;
+
+    fn crds() -> GroupResource {
+        GroupResource::new("apiextensions.k8s.io", "customresourcedefinitions")
+    }
+
+    #[test]
+    fn a_crd_registers_its_kind_and_users_may_write_its_spec() {
+        let mut s = ApiServer::new();
+        let c = ok(&mut s, ApiRequest::create(ALICE, crds(), "", crd(true)));
+        assert_eq!(c["metadata"]["generation"], 1);
+        let stored = s
+            .get(&ObjectKey::new(crds(), "", "databases.example.com"))
+            .unwrap();
+        assert_eq!(stored["status"]["conditions"][1]["type"], "Established");
+        let info = s.resource_for("example.com/v1", "Database").unwrap();
+        assert!(info.status_subresource && info.namespaced);
+        let d = ok(
+            &mut s,
+            ApiRequest::create(ALICE, databases(), "default", db("db1")),
+        );
+        assert_eq!(d["unknownTopLevel"], json!({"kept": true}));
+        assert_eq!(d["metadata"]["generation"], 1);
+        let e = err(
+            &mut s,
+            ApiRequest::update_status(ALICE, databases(), "default", "db1", d.clone()),
+        );
+        assert_eq!(e.code(), 403);
+        let mut st = d.clone();
+        st["status"] = json!({"phase": "Ready"});
+        st["spec"]["size"] = json!(5);
+        st["metadata"]["labels"] = json!({"sneaky": "x"});
+        let d2 = ok(
+            &mut s,
+            ApiRequest::update_status(DBC, databases(), "default", "db1", st),
+        );
+        assert_eq!(d2["status"]["phase"], "Ready");
+        assert_eq!(d2["spec"]["size"], 1);
+        assert!(
+            d2["metadata"].get("labels").is_none(),
+            "custom /status keeps all stored metadata"
+        );
+        assert_eq!(d2["metadata"]["generation"], 1);
+        let mut main = d2.clone();
+        main["status"] = json!({"phase": "Spoofed"});
+        let d3 = ok(
+            &mut s,
+            ApiRequest::update(ALICE, databases(), "default", "db1", main),
+        );
+        assert_eq!(d3["status"]["phase"], "Ready");
+        assert_eq!(
+            d3["metadata"]["generation"], 1,
+            "a silently dropped status edit doesn't bump"
+        );
+        let mut top = d3.clone();
+        top["unknownTopLevel"] = json!({"kept": false});
+        let d4 = ok(
+            &mut s,
+            ApiRequest::update(ALICE, databases(), "default", "db1", top),
+        );
+        assert_eq!(
+            d4["metadata"]["generation"], 2,
+            "anything outside metadata bumps"
+        );
+    }
+
+    #[test]
+    fn custom_resources_require_a_resource_version_on_update() {
+        let mut s = ApiServer::new();
+        ok(&mut s, ApiRequest::create(ALICE, crds(), "", crd(true)));
+        let mut d = ok(
+            &mut s,
+            ApiRequest::create(ALICE, databases(), "default", db("db1")),
+        );
+        d["metadata"]
+            .as_object_mut()
+            .unwrap()
+            .remove("resourceVersion");
+        let e = err(
+            &mut s,
+            ApiRequest::update(ALICE, databases(), "default", "db1", d),
+        );
+        assert_eq!(e.message, "databases.example.com \"db1\" is invalid: metadata.resourceVersion: Invalid value: 0: must be specified for an update");
+        ok(
+            &mut s,
+            ApiRequest::patch(
+                ALICE,
+                databases(),
+                "default",
+                "db1",
+                PatchType::Merge,
+                json!({"spec": {"size": 2}}),
+            ),
+        );
+    }
+
+    #[test]
+    fn without_the_status_subresource_status_is_an_ordinary_field() {
+        let mut s = ApiServer::new();
+        ok(&mut s, ApiRequest::create(ALICE, crds(), "", crd(false)));
+        let mut d = db("db1");
+        d["status"] = json!({"phase": "New"});
+        let d = ok(&mut s, ApiRequest::create(ALICE, databases(), "default", d));
+        assert_eq!(d["status"]["phase"], "New");
+        let mut d2 = d.clone();
+        d2["status"]["phase"] = json!("Ready");
+        let d2 = ok(
+            &mut s,
+            ApiRequest::update(ALICE, databases(), "default", "db1", d2),
+        );
+        assert_eq!(d2["metadata"]["generation"], 2);
+        let e = err(
+            &mut s,
+            ApiRequest::update_status("admin", databases(), "default", "db1", d2),
+        );
+        assert_eq!(
+            (e.code(), e.message.as_str()),
+            (404, "the server could not find the requested resource")
+        );
+    }
+
+    #[test]
+    fn custom_resource_conditions_are_validated_as_metav1_conditions() {
+        let mut s = ApiServer::new();
+        ok(&mut s, ApiRequest::create(ALICE, crds(), "", crd(true)));
+        let mut d = ok(
+            &mut s,
+            ApiRequest::create(ALICE, databases(), "default", db("db1")),
+        );
+        d["status"] = json!({"conditions": [{"type": "Ready", "status": "true", "reason": "Up", "lastTransitionTime": "2025-01-01T00:00:00Z"}]});
+        let e = err(
+            &mut s,
+            ApiRequest::update_status(DBC, databases(), "default", "db1", d),
+        );
+        assert_eq!(e.message, "Database.example.com \"db1\" is invalid: status.conditions[0].status: Unsupported value: \"true\": supported values: \"True\", \"False\", \"Unknown\"");
+    }
+
+    #[test]
+    fn deleting_a_crd_removes_its_instances_and_kind() {
+        let mut s = ApiServer::new();
+        ok(&mut s, ApiRequest::create(ALICE, crds(), "", crd(true)));
+        ok(
+            &mut s,
+            ApiRequest::create(ALICE, databases(), "default", db("db1")),
+        );
+        ok(
+            &mut s,
+            ApiRequest::delete(ALICE, crds(), "", "databases.example.com"),
+        );
+        assert!(s.resource_for("example.com/v1", "Database").is_none());
+        assert_eq!(s.list_objects(&databases(), None).count(), 0);
+        let e = err(
+            &mut s,
+            ApiRequest::create(ALICE, databases(), "default", db("db2")),
+        );
+        assert_eq!(e.code(), 404);
+    }
+
+    #[test]
+    fn snapshots_are_cheap_and_independent() {
+        let mut s = server_with_web();
+        let snap = s.clone();
+        ok(
+            &mut s,
+            ApiRequest::delete(ALICE, deployments(), "default", "web"),
+        );
+        assert!(snap.get(&dkey("web")).is_some());
+        assert!(s.get(&dkey("web")).is_none());
+        assert_eq!(snap.audit().count() + 1, s.audit().count());
+    }
+
+    #[test]
+    fn manifests_become_create_requests() {
+        let mut s = ApiServer::new();
+        let objs = crate::api::parse_manifests("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cfg\n  namespace: kube-system\ndata:\n  a: b\n").unwrap();
+        let req = s.create_request_for("admin", objs[0].clone()).unwrap();
+        assert_eq!(req.namespace, "kube-system");
+        ok(&mut s, req);
+        let key = s.key_for_manifest(&objs[0]).unwrap();
+        assert_eq!(key.path(), "configmaps/kube-system/cfg");
+        assert!(s.get(&key).is_some());
+        let e = s
+            .create_request_for("admin", json!({"kind": "Pod"}))
+            .unwrap_err();
+        assert!(e.message.starts_with("Object 'apiVersion' is missing"));
+    }
+
+    #[test]
+    fn audit_entries_record_refusals_with_their_codes() {
+        let mut s = server_with_web();
+        let _ = s.handle(T0, put_status_req(ALICE, web(&s)));
+        let a = s.audit().last().unwrap();
+        assert_eq!(
+            (a.code, a.subresource, a.verb, a.principal.as_str()),
+            (403, Some(Subresource::Status), Verb::Update, "alice")
+        );
+        assert_eq!((a.namespace.as_str(), a.name.as_str()), ("default", "web"));
+        assert_eq!(a.rv_before, a.rv_after);
+    }
+
+    #[test]
+    fn rbac_objects_added_at_runtime_take_effect() {
+        let mut s = server_with_web();
+        assert!(s.handle(T0, put_status_req("carol", web(&s))).is_err());
+        let role = json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role", "metadata": {"name": "status-writer"},
+            "rules": [{"apiGroups": ["apps"], "resources": ["deployments/status"], "verbs": ["update"]}]});
+        let binding = json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding", "metadata": {"name": "carol"},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "status-writer"},
+            "subjects": [{"kind": "User", "name": "carol"}]});
+        ok(
+            &mut s,
+            ApiRequest::create(
+                "admin",
+                GroupResource::new("rbac.authorization.k8s.io", "roles"),
+                "default",
+                role,
+            ),
+        );
+        ok(
+            &mut s,
+            ApiRequest::create(
+                "admin",
+                GroupResource::new("rbac.authorization.k8s.io", "rolebindings"),
+                "default",
+                binding,
+            ),
+        );
+        let cur = web(&s);
+        ok(&mut s, put_status_req("carol", cur));
+    }
+
+    #[test]
+    fn deleting_a_namespace_removes_its_contents() {
+        let mut s = server_with_web();
+        let ns = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "team-a"}});
+        let nss = GroupResource::new("", "namespaces");
+        ok(&mut s, ApiRequest::create("admin", nss.clone(), "", ns));
+        ok(
+            &mut s,
+            ApiRequest::create("admin", deployments(), "team-a", deployment("x", 1)),
+        );
+        ok(&mut s, ApiRequest::delete("admin", nss, "", "team-a"));
+        assert_eq!(s.list_objects(&deployments(), Some("team-a")).count(), 0);
+        assert_eq!(s.list_objects(&deployments(), Some("default")).count(), 1);
+    }
 }
