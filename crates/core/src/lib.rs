@@ -3,10 +3,10 @@
 //! Everything here is pure: no OS clock, no OS randomness, no I/O. The same inputs give the same
 //! outputs natively and in wasm. See ARCHITECTURE.md at the repository root for the map.
 
-pub mod time;
 pub mod api;
+pub mod conditions;
+pub mod controllers;
+pub mod engine;
 pub mod kstatus;
 pub mod rollout;
-pub mod conditions;
-pub mod engine;
-pub mod controllers;
+pub mod time;
