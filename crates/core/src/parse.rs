@@ -206,7 +206,7 @@ fn parse_json_stream(text: &str) -> Result<Vec<Value>, ParseError> {
 fn parse_yaml_stream(text: &str) -> Result<Vec<Value>, ParseError> {
     let mut docs = Vec::new();
     for document in serde_yaml_ng::Deserializer::from_str(text) {
-        match TopDocument::deserialize_from(document) {
+        match TopDocument::deserialize_from(document, true) {
             Ok(v) => docs.push(v),
             Err(e) => {
                 let message = strip_positions(&e.to_string());
@@ -256,17 +256,18 @@ fn strip_positions(message: &str) -> String {
 struct TopDocument(Value);
 
 impl TopDocument {
-    fn deserialize_from<'de, D: Deserializer<'de>>(d: D) -> Result<Value, D::Error> {
+    fn deserialize_from<'de, D: Deserializer<'de>>(d: D, yaml: bool) -> Result<Value, D::Error> {
         d.deserialize_any(ValueVisitor {
             depth: 0,
             top_level: true,
+            yaml,
         })
     }
 }
 
 impl<'de> de::Deserialize<'de> for TopDocument {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        TopDocument::deserialize_from(d).map(TopDocument)
+        TopDocument::deserialize_from(d, false).map(TopDocument)
     }
 }
 
@@ -275,6 +276,8 @@ impl<'de> de::Deserialize<'de> for TopDocument {
 struct ValueVisitor {
     depth: usize,
     top_level: bool,
+    /// YAML input: `<<` merge keys are applied, as Kubernetes' YAML reader does.
+    yaml: bool,
 }
 
 impl ValueVisitor {
@@ -288,6 +291,7 @@ impl ValueVisitor {
         ValueVisitor {
             depth: self.depth + 1,
             top_level: false,
+            yaml: self.yaml,
         }
     }
 
@@ -388,11 +392,48 @@ impl<'de> Visitor<'de> for ValueVisitor {
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
         self.check_depth()?;
         let mut object = Map::new();
+        let mut merges = Vec::new();
         while let Some(key) = map.next_key_seed(KeySeed { seen: &object })? {
             let value = map.next_value_seed(self.nested())?;
-            object.insert(key, value);
+            if self.yaml && key == "<<" {
+                merges.push(value);
+            } else {
+                object.insert(key, value);
+            }
+        }
+        // YAML merge keys: keys written in the mapping win, then earlier merged mappings.
+        for merged in merges {
+            let sources = match merged {
+                Value::Object(m) => vec![m],
+                Value::Array(items) => items
+                    .into_iter()
+                    .map(|item| match item {
+                        Value::Object(m) => Ok(m),
+                        _ => Err(de::Error::custom(
+                            "a << merge key takes a mapping or a list of mappings",
+                        )),
+                    })
+                    .collect::<Result<Vec<_>, A::Error>>()?,
+                _ => {
+                    return Err(de::Error::custom(
+                        "a << merge key takes a mapping or a list of mappings",
+                    ))
+                }
+            };
+            for source in sources {
+                for (k, v) in source {
+                    object.entry(k).or_insert(v);
+                }
+            }
         }
         Ok(Value::Object(object))
+    }
+
+    fn visit_enum<A: de::EnumAccess<'de>>(self, data: A) -> Result<Value, A::Error> {
+        let (tag, _rest): (String, A::Variant) = data.variant()?;
+        Err(de::Error::custom(format!(
+            "the YAML tag !{tag} is not supported"
+        )))
     }
 }
 
@@ -646,6 +687,28 @@ mod tests {
     fn integer_yaml_keys_become_strings() {
         let docs = parse_documents("kind: A\ndata:\n  1: one\n").unwrap();
         assert_eq!(docs[0]["data"]["1"], "one");
+    }
+
+    #[test]
+    fn yaml_merge_keys_are_applied_and_written_keys_win() {
+        let docs =
+            parse_documents("base: &base {a: 1, b: 2}\nkind: A\nobj:\n  <<: *base\n  b: 3\n")
+                .unwrap();
+        assert_eq!(docs[0]["obj"], json!({"b": 3, "a": 1}));
+        let docs = parse_documents(r#"{"kind": "A", "<<": {"b": 1}}"#).unwrap();
+        assert_eq!(docs[0]["<<"], json!({"b": 1}), "JSON has no merge keys");
+        assert_eq!(
+            err("kind: A\nobj:\n  <<: 3\n"),
+            "line 3, column 3: obj: a << merge key takes a mapping or a list of mappings"
+        );
+    }
+
+    #[test]
+    fn yaml_tags_are_refused() {
+        assert_eq!(
+            err("kind: !custom x\n"),
+            "line 1, column 7: kind: the YAML tag !custom is not supported"
+        );
     }
 
     #[test]
