@@ -57,7 +57,7 @@ impl Reconciler for DatabaseController {
     }
 
     fn principal(&self) -> String {
-        "system:serviceaccount:kube-system:database-controller".into()
+        crate::api::principals::DATABASE_CONTROLLER.into()
     }
 
     fn watches(&self, gr: &GroupResource) -> bool {

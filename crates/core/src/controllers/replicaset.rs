@@ -12,7 +12,7 @@ use serde_json::{json, Value};
 
 use super::util::{self, pods, replicasets, str_at};
 use super::{owner_key, Action, Ctx, ReconcileError, Reconciler};
-use crate::api::{GroupResource, ObjectKey, WatchEvent, WatchEventType};
+use crate::api::{GroupResource, ObjectKey, StatusReason, WatchEvent, WatchEventType};
 use crate::engine::informer::{pod_is_active, pod_is_ready, Informer};
 use crate::time::SimTime;
 
@@ -234,7 +234,7 @@ impl Reconciler for ReplicaSetController {
                         if let Some(exp) = self.expectations.get_mut(key) {
                             exp.dels -= 1;
                         }
-                        if e.reason != crate::api::StatusReason::NotFound {
+                        if e.reason != StatusReason::NotFound {
                             manage_err.get_or_insert(e.into());
                         }
                     }
@@ -290,8 +290,23 @@ impl Reconciler for ReplicaSetController {
         status["observedGeneration"] = json!(util::generation(&rs));
         if Some(&status) != rs.get("status") {
             let mut body = rs.clone();
-            body["status"] = status;
-            let updated = ctx.send(util::update_status(&principal, replicasets(), body))?;
+            body["status"] = status.clone();
+            // updateReplicaSetStatus: on failure, fetch the latest copy and retry once.
+            let updated = match ctx.send(util::update_status(&principal, replicasets(), body)) {
+                Ok(u) => u,
+                Err(e) if e.reason == StatusReason::Conflict => {
+                    let mut fresh = ctx.send(util::get(
+                        &principal,
+                        replicasets(),
+                        &key.namespace,
+                        &key.name,
+                    ))?;
+                    status["observedGeneration"] = json!(util::generation(&fresh));
+                    fresh["status"] = status;
+                    ctx.send(util::update_status(&principal, replicasets(), fresh))?
+                }
+                Err(e) => return Err(e.into()),
+            };
             let ready = util::i64_at(&updated, "/status/readyReplicas").unwrap_or(0);
             let avail = util::i64_at(&updated, "/status/availableReplicas").unwrap_or(0);
             if manage_err.is_none() && min_ready > 0 && ready == want && avail != want {

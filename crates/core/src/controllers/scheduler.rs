@@ -3,8 +3,8 @@
 //! `PodScheduled=False`, reason `Unschedulable`, with kube's `0/N nodes are available: ...`
 //! message, and is retried when a Node changes or a Pod goes away.
 //!
-//! Deviation: binding is an update of `spec.nodeName` plus a `/status` write of
-//! `PodScheduled=True`, where kube posts to `pods/binding`.
+//! Binding posts a `v1/Binding` (`pods/binding`); the API server sets `spec.nodeName` and
+//! `PodScheduled=True`, as kube's binding REST does.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -15,7 +15,7 @@ use serde_json::Value;
 
 use super::util::{self, nodes, pods, str_at, Cond};
 use super::{Action, Ctx, ReconcileError, Reconciler};
-use crate::api::{GroupResource, ObjectKey, StatusReason, WatchEvent, WatchEventType};
+use crate::api::{ApiRequest, GroupResource, ObjectKey, StatusReason, WatchEvent, WatchEventType};
 use crate::engine::informer::{pod_is_active, Informer};
 
 /// Retry interval for unschedulable pods (kube's podMaxBackoffDuration is 10 s).
@@ -229,31 +229,13 @@ impl Reconciler for Scheduler {
                 ms: UNSCHEDULABLE_RETRY_MS,
             });
         };
-        let mut body = pod.clone();
-        body["spec"]["nodeName"] = Value::String(node.clone());
-        let bound = match ctx.send(util::update(&principal, pods(), body)) {
-            Ok(p) => p,
+        let bind = ApiRequest::bind(&principal, &key.namespace, &key.name, &node);
+        match ctx.send(bind) {
+            Ok(_) => {}
             Err(e) if e.reason == StatusReason::NotFound => return Ok(Action::AwaitChange),
             Err(e) => return Err(e.into()),
-        };
+        }
         self.assumed.insert(key.clone(), (node, want));
-        let mut status = bound
-            .get("status")
-            .cloned()
-            .unwrap_or_else(|| serde_json::json!({}));
-        util::set_pod_condition(
-            &mut status,
-            Cond {
-                type_: "PodScheduled",
-                status: "True",
-                reason: "",
-                message: "",
-            },
-            ctx.now,
-        );
-        let mut body = bound;
-        body["status"] = status;
-        ctx.send(util::update_status(&principal, pods(), body))?;
         Ok(Action::AwaitChange)
     }
 }

@@ -199,6 +199,10 @@ pub fn patch(principal: &str, gr: GroupResource, ns: &str, name: &str, p: Value)
     r
 }
 
+pub fn get(principal: &str, gr: GroupResource, ns: &str, name: &str) -> ApiRequest {
+    request(principal, Verb::Get, gr, ns, name)
+}
+
 pub fn delete(principal: &str, gr: GroupResource, ns: &str, name: &str) -> ApiRequest {
     request(principal, Verb::Delete, gr, ns, name)
 }

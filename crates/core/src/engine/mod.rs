@@ -6,17 +6,15 @@
 pub mod health;
 pub mod history;
 pub mod informer;
-pub mod local_api;
 pub mod report;
 pub mod scenario;
 #[cfg(test)]
 mod scenario_tests;
-mod serde_time;
 pub mod workqueue;
 pub mod world;
 
-/// The API server the engine runs: the local stand-in until branch `api` lands.
-pub use local_api::ApiServer;
+/// The API server the engine runs (issue 3).
+pub use crate::api::ApiServer;
 
 pub use history::History;
 pub use report::{

@@ -29,7 +29,7 @@ use crate::api::{
     ApiError, ApiRequest, ApiResult, GroupResource, ObjectKey, StatusReason, WatchEvent,
     WatchEventType,
 };
-use crate::controllers::declarative::{DeclarativeController, DeclarativeSpec};
+use crate::controllers::declarative::{DeclarativeController, DeclarativeSpec, Step};
 use crate::controllers::{
     database::DatabaseController, deployment::DeploymentController, hpa::HpaController,
     kubelet::Kubelet, naive::NaiveController, replicaset::ReplicaSetController,
@@ -346,10 +346,7 @@ impl World {
     /// Builds the cluster: registers resources, creates the Nodes (as `admin`, status written by
     /// each node's kubelet) and starts the controllers.
     pub fn new(config: ClusterConfig) -> World {
-        let mut api = ApiServer::new();
-        for (g, r, v, k, status) in &config.custom_resources {
-            api.register_custom(g, r, v, k, *status);
-        }
+        let api = ApiServer::new();
         let mut world = World {
             now: SimTime::ZERO,
             seq: 0,
@@ -412,6 +409,56 @@ impl World {
                     wake_at: None,
                 },
             );
+        }
+        let mut crds = config.custom_resources.clone();
+        if c.database || c.naive.as_ref() == Some(&util::databases()) {
+            crds.insert(
+                0,
+                (
+                    "example.com".into(),
+                    "databases".into(),
+                    "v1".into(),
+                    "Database".into(),
+                    true,
+                ),
+            );
+        }
+        for (group, plural, version, kind, status) in &crds {
+            world.request_as_setup(util::create(
+                ADMIN,
+                GroupResource::new("apiextensions.k8s.io", "customresourcedefinitions"),
+                "",
+                crd(group, plural, version, kind, *status),
+            ));
+        }
+        // Service accounts of data-defined controllers get a role for what they touch.
+        let mut grants: Vec<(String, String, Vec<GroupResource>)> = Vec::new();
+        if let Some(gr) = &c.naive {
+            let principal = NaiveController::new(gr.clone()).principal();
+            grants.push((
+                "converge:naive-controller".into(),
+                principal,
+                vec![gr.clone()],
+            ));
+        }
+        for spec in &c.declarative {
+            let mut resources = vec![spec.parent.clone()];
+            for step in &spec.steps {
+                if let Step::CreateChild { resource, .. } | Step::WaitReady { resource, .. } = step
+                {
+                    resources.push(resource.clone());
+                }
+            }
+            grants.push((
+                format!("converge:{}", spec.name),
+                spec.principal.clone(),
+                resources,
+            ));
+        }
+        for (role, principal, resources) in grants {
+            for (gr, body) in rbac_grant(&role, &principal, &resources) {
+                world.request_as_setup(util::create(ADMIN, gr, "", body));
+            }
         }
         for node in &config.nodes {
             let obj = json!({
@@ -1200,6 +1247,62 @@ impl World {
         }
         changes
     }
+}
+
+/// A CustomResourceDefinition for `plural.group`, schemaless, optionally with `/status`.
+fn crd(group: &str, plural: &str, version: &str, kind: &str, status: bool) -> Value {
+    let mut v = json!({
+        "name": version, "served": true, "storage": true,
+        "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}},
+    });
+    if status {
+        v["subresources"] = json!({"status": {}});
+    }
+    json!({
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": format!("{plural}.{group}")},
+        "spec": {
+            "group": group,
+            "names": {"plural": plural, "singular": kind.to_lowercase(), "kind": kind, "listKind": format!("{kind}List")},
+            "scope": "Namespaced",
+            "versions": [v],
+        },
+    })
+}
+
+/// A ClusterRole allowing everything on `resources` (and their `/status`) and its binding to
+/// `principal` (a service account `system:serviceaccount:ns:name`, or a user).
+fn rbac_grant(
+    role: &str,
+    principal: &str,
+    resources: &[GroupResource],
+) -> Vec<(GroupResource, Value)> {
+    let rules: Vec<Value> = resources
+        .iter()
+        .map(|gr| {
+            json!({"apiGroups": [gr.group], "resources": [gr.resource, format!("{}/status", gr.resource)], "verbs": ["*"]})
+        })
+        .collect();
+    let subject = match principal
+        .strip_prefix("system:serviceaccount:")
+        .and_then(|r| r.split_once(':'))
+    {
+        Some((ns, name)) => json!({"kind": "ServiceAccount", "name": name, "namespace": ns}),
+        None => json!({"kind": "User", "name": principal, "apiGroup": "rbac.authorization.k8s.io"}),
+    };
+    vec![
+        (
+            GroupResource::new("rbac.authorization.k8s.io", "clusterroles"),
+            json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": {"name": role}, "rules": rules}),
+        ),
+        (
+            GroupResource::new("rbac.authorization.k8s.io", "clusterrolebindings"),
+            json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding", "metadata": {"name": role},
+                "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": role},
+                "subjects": [subject]}),
+        ),
+    ]
 }
 
 /// `deployments default/web`, `nodes node-1`.
