@@ -1,8 +1,121 @@
 //! `converge`: a thin native shell over converge-core.
+//!
+//! Each subcommand lives in its own module and returns an [`Outcome`]: the exit code it wants, or
+//! a [`CliError`] printed as one line on stderr. Argument parsing is clap's; its multi-line
+//! errors are folded into one line too, so no input ever yields a panic or a backtrace.
+//! `run` and `check` (scenarios) will join `status` and `rollout-status` as further variants of
+//! [`Command`].
+
+mod input;
+mod rollout_status;
+mod status;
 
 use std::process::ExitCode;
 
+use clap::{Parser, Subcommand};
+
+/// Kubernetes health verdicts and rollout status, as kstatus and kubectl compute them.
+#[derive(Debug, Parser)]
+#[command(name = "converge", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Print kstatus' verdict for every object in FILE... as one JSON line each.
+    Status(status::Args),
+    /// Print what `kubectl rollout status` prints for the object in FILE.
+    ///
+    /// Exit 0 when the rollout is done, 3 while in progress, 1 on kubectl's errors.
+    RolloutStatus(rollout_status::Args),
+}
+
+/// Exit code for bad input (unreadable, unparseable) and for kubectl's errors.
+const EXIT_FAILURE: u8 = 1;
+/// Exit code for a command line clap refuses.
+const EXIT_USAGE: u8 = 2;
+
+/// An error for stderr: one line, and the exit code that goes with it.
+#[derive(Debug)]
+pub struct CliError {
+    pub message: String,
+    pub exit_code: u8,
+}
+
+impl CliError {
+    pub fn input(message: impl Into<String>) -> Self {
+        CliError {
+            message: format!("converge: {}", message.into()),
+            exit_code: EXIT_FAILURE,
+        }
+    }
+
+    pub fn usage(message: impl Into<String>) -> Self {
+        CliError {
+            message: format!("converge: {}", message.into()),
+            exit_code: EXIT_USAGE,
+        }
+    }
+}
+
+/// What a subcommand ends with: an exit code after its output, or an error line.
+pub type Outcome = Result<u8, CliError>;
+
 fn main() -> ExitCode {
-    eprintln!("converge: no subcommands yet");
-    ExitCode::from(2)
+    std::panic::set_hook(Box::new(|info| {
+        let detail = info.to_string().replace('\n', " ");
+        eprintln!("converge: internal error: {detail}");
+    }));
+
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return clap_exit(&e),
+    };
+    let outcome = match cli.command {
+        Command::Status(args) => status::run(&args),
+        Command::RolloutStatus(args) => rollout_status::run(&args),
+    };
+    match outcome {
+        Ok(code) => ExitCode::from(code),
+        Err(err) => {
+            eprintln!("{}", one_line(&err.message));
+            ExitCode::from(err.exit_code)
+        }
+    }
+}
+
+/// Help and version go to stdout as clap prints them; every other clap error becomes one line.
+fn clap_exit(e: &clap::Error) -> ExitCode {
+    use clap::error::ErrorKind;
+    match e.kind() {
+        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => {
+            print!("{}", e.render());
+            ExitCode::SUCCESS
+        }
+        ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+            eprintln!(
+                "converge: a subcommand is required: status or rollout-status (see 'converge --help')"
+            );
+            ExitCode::from(EXIT_USAGE)
+        }
+        _ => {
+            // clap's message is its first paragraph; usage and tips follow a blank line.
+            let rendered = e.render().to_string();
+            let paragraph: Vec<&str> = rendered
+                .lines()
+                .map(str::trim)
+                .take_while(|l| !l.is_empty() && !l.starts_with("Usage:"))
+                .collect();
+            let text = paragraph.join(" ");
+            let text = text.strip_prefix("error: ").unwrap_or(&text);
+            eprintln!("converge: {text} (see 'converge --help')");
+            ExitCode::from(EXIT_USAGE)
+        }
+    }
+}
+
+fn one_line(message: &str) -> String {
+    message.trim_end().replace('\n', " ")
 }

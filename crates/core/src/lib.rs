@@ -8,5 +8,6 @@ pub mod conditions;
 pub mod controllers;
 pub mod engine;
 pub mod kstatus;
+pub mod parse;
 pub mod rollout;
 pub mod time;

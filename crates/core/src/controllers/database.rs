@@ -1,0 +1,233 @@
+//! The example custom resource `Database` (`example.com/v1`) and its controller: it owns a
+//! ConfigMap `<name>-config` and a Deployment `<name>-db`, and reports `Ready`, `Reconciling`
+//! and `Stalled` conditions (kstatus' abnormal-true conventions) with observedGeneration.
+
+use std::sync::Arc;
+
+use serde_json::{json, Value};
+
+use super::util::{self, configmaps, databases, deployments, str_at, Cond};
+use super::{owner_key, Action, Ctx, ReconcileError, Reconciler};
+use crate::api::{GroupResource, ObjectKey, StatusReason, WatchEvent};
+use crate::engine::informer::Informer;
+
+#[derive(Clone, Debug, Default)]
+pub struct DatabaseController {}
+
+impl DatabaseController {
+    pub fn new() -> Self {
+        Self::default()
+    }
+}
+
+fn desired_deployment(db: &Value) -> Value {
+    let name = util::name(db);
+    let version = db
+        .pointer("/spec/version")
+        .and_then(Value::as_str)
+        .unwrap_or("16");
+    let replicas = util::i64_at(db, "/spec/replicas").unwrap_or(1);
+    json!({
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {
+            "name": format!("{name}-db"),
+            "namespace": util::namespace(db),
+            "labels": {"app.kubernetes.io/name": "database", "app.kubernetes.io/instance": name},
+            "ownerReferences": [util::owner_reference(db)],
+        },
+        "spec": {
+            "replicas": replicas,
+            "selector": {"matchLabels": {"app.kubernetes.io/instance": name}},
+            "template": {
+                "metadata": {"labels": {"app.kubernetes.io/name": "database", "app.kubernetes.io/instance": name}},
+                "spec": {"containers": [{
+                    "name": "postgres",
+                    "image": format!("postgres:{version}"),
+                    "resources": {"requests": {"cpu": "100m", "memory": "128Mi"}},
+                }]},
+            },
+        },
+    })
+}
+
+impl Reconciler for DatabaseController {
+    fn name(&self) -> String {
+        "database-controller".into()
+    }
+
+    fn principal(&self) -> String {
+        crate::api::principals::DATABASE_CONTROLLER.into()
+    }
+
+    fn watches(&self, gr: &GroupResource) -> bool {
+        *gr == databases() || *gr == deployments() || *gr == configmaps()
+    }
+
+    fn keys_for(
+        &mut self,
+        ev: &WatchEvent,
+        old: Option<&Arc<Value>>,
+        new: &Arc<Value>,
+        _cache: &Informer,
+    ) -> Vec<ObjectKey> {
+        if ev.key.gr == databases() {
+            return vec![ev.key.clone()];
+        }
+        owner_key(new, &ev.key, "Database", databases())
+            .or_else(|| old.and_then(|o| owner_key(o, &ev.key, "Database", databases())))
+            .into_iter()
+            .collect()
+    }
+
+    fn reconcile(&mut self, key: &ObjectKey, ctx: &mut Ctx<'_>) -> Result<Action, ReconcileError> {
+        let Some(db) = ctx.cache.get(key).map(|d| d.as_ref().clone()) else {
+            return Ok(Action::AwaitChange);
+        };
+        let principal = self.principal();
+        let name = util::name(&db).to_owned();
+        let ns = key.namespace.clone();
+        let generation = util::generation(&db);
+        let version = db
+            .pointer("/spec/version")
+            .and_then(Value::as_str)
+            .unwrap_or("16");
+        // ConfigMap child.
+        let cm_key = ObjectKey::new(configmaps(), &ns, &format!("{name}-config"));
+        let cm_data = json!({"version": version});
+        match ctx.cache.get(&cm_key) {
+            None => {
+                let cm = json!({
+                    "apiVersion": "v1", "kind": "ConfigMap",
+                    "metadata": {"name": cm_key.name, "namespace": ns, "ownerReferences": [util::owner_reference(&db)]},
+                    "data": cm_data,
+                });
+                match ctx.send(util::create(&principal, configmaps(), &ns, cm)) {
+                    Ok(_) => {}
+                    Err(e) if e.reason == StatusReason::AlreadyExists => {}
+                    Err(e) => return Err(e.into()),
+                }
+            }
+            Some(cm) if cm.get("data") != Some(&cm_data) => {
+                ctx.send(util::patch(
+                    &principal,
+                    configmaps(),
+                    &ns,
+                    &cm_key.name,
+                    json!({"data": cm_data}),
+                ))?;
+            }
+            Some(_) => {}
+        }
+        // Deployment child.
+        let want = desired_deployment(&db);
+        let dep_key = ObjectKey::new(deployments(), &ns, &format!("{name}-db"));
+        let dep = ctx.cache.get(&dep_key).cloned();
+        match &dep {
+            None => match ctx.send(util::create(&principal, deployments(), &ns, want.clone())) {
+                Ok(_) => {}
+                Err(e) if e.reason == StatusReason::AlreadyExists => {}
+                Err(e) => return Err(e.into()),
+            },
+            Some(d) => {
+                let replicas = d.pointer("/spec/replicas") != want.pointer("/spec/replicas");
+                let image = d.pointer("/spec/template/spec/containers/0/image")
+                    != want.pointer("/spec/template/spec/containers/0/image");
+                if replicas || image {
+                    let patch = json!({"spec": {
+                        "replicas": want.pointer("/spec/replicas"),
+                        "template": want.pointer("/spec/template"),
+                    }});
+                    ctx.send(util::patch(
+                        &principal,
+                        deployments(),
+                        &ns,
+                        &dep_key.name,
+                        patch,
+                    ))?;
+                }
+            }
+        }
+        // Status from what the cache shows of the Deployment.
+        let mut status = db.get("status").cloned().unwrap_or_else(|| json!({}));
+        let before = status.clone();
+        let replicas = util::i64_at(&want, "/spec/replicas").unwrap_or(1);
+        let (ready, stalled, msg) = match &dep {
+            None => (
+                false,
+                false,
+                format!("Creating deployment \"{}\"", dep_key.name),
+            ),
+            Some(d) => {
+                let available = util::i64_at(d, "/status/availableReplicas").unwrap_or(0);
+                let updated = util::i64_at(d, "/status/updatedReplicas").unwrap_or(0);
+                let total = util::i64_at(d, "/status/replicas").unwrap_or(0);
+                let observed = util::i64_at(d, "/status/observedGeneration").unwrap_or(0);
+                let timed_out = d
+                    .get("status")
+                    .and_then(|s| util::find_condition(s, "Progressing"))
+                    .is_some_and(|c| str_at(c, "/reason") == "ProgressDeadlineExceeded");
+                let matches_spec = d.pointer("/spec/replicas") == want.pointer("/spec/replicas")
+                    && d.pointer("/spec/template/spec/containers/0/image")
+                        == want.pointer("/spec/template/spec/containers/0/image");
+                let done = matches_spec
+                    && observed >= util::generation(d)
+                    && available == replicas
+                    && updated == replicas
+                    && total == replicas;
+                (
+                    done,
+                    timed_out,
+                    format!(
+                        "Waiting for deployment \"{}\": {available}/{replicas} replicas available",
+                        dep_key.name
+                    ),
+                )
+            }
+        };
+        let now = ctx.now;
+        let set = |status: &mut Value, t, s, r, m: &str| {
+            util::set_status_condition(
+                status,
+                Cond {
+                    type_: t,
+                    status: s,
+                    reason: r,
+                    message: m,
+                },
+                generation,
+                now,
+            );
+        };
+        if ready {
+            set(
+                &mut status,
+                "Ready",
+                "True",
+                "Available",
+                "Database is ready",
+            );
+            util::remove_condition(&mut status, "Reconciling");
+            util::remove_condition(&mut status, "Stalled");
+        } else if stalled {
+            let m = format!(
+                "Deployment \"{}\" exceeded its progress deadline",
+                dep_key.name
+            );
+            set(&mut status, "Ready", "False", "DeploymentStalled", &m);
+            util::remove_condition(&mut status, "Reconciling");
+            set(&mut status, "Stalled", "True", "DeploymentStalled", &m);
+        } else {
+            set(&mut status, "Ready", "False", "Progressing", &msg);
+            set(&mut status, "Reconciling", "True", "Progressing", &msg);
+            util::remove_condition(&mut status, "Stalled");
+        }
+        status["observedGeneration"] = json!(generation);
+        if status != before {
+            let mut body = db.clone();
+            body["status"] = status;
+            ctx.send(util::update_status(&principal, databases(), body))?;
+        }
+        Ok(Action::AwaitChange)
+    }
+}

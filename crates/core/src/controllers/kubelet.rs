@@ -1,0 +1,529 @@
+//! A kubelet for one Node: runs the Pods bound to it through simulated image pulls, container
+//! start and readiness, and reports Pod status the way kubelet's status generation does
+//! [kubernetes pkg/kubelet/status/generate.go, kuberuntime]: phase, the PodReadyToStartContainers,
+//! Initialized, ContainersReady and Ready conditions, container states with ContainerCreating,
+//! ErrImagePull/ImagePullBackOff and CrashLoopBackOff (back-off 10 s doubling to 5 min).
+
+use std::sync::Arc;
+
+use imbl::OrdMap;
+use rand::Rng;
+use serde_json::{json, Value};
+
+use super::util::{self, pods, str_at, Cond};
+use super::{Action, Ctx, ImageBehaviour, ReconcileError, Reconciler};
+use crate::api::{
+    ApiRequest, GroupResource, ObjectKey, PatchType, RequestBody, StatusReason, Subresource, Verb,
+    WatchEvent, WatchEventType,
+};
+use crate::engine::informer::Informer;
+use crate::time::SimTime;
+
+/// kubelet's initial image-pull and container-restart back-off.
+pub const BACKOFF_INITIAL_MS: u64 = 10_000;
+/// kubelet's maximum back-off (`MaxContainerBackOff`).
+pub const BACKOFF_MAX_MS: u64 = 300_000;
+/// How long ErrImagePull shows before the next sync reports ImagePullBackOff.
+const ERR_IMAGE_PULL_VISIBLE_MS: u64 = 1_000;
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Stage {
+    /// Pulling images until `until`.
+    Pulling {
+        until: SimTime,
+    },
+    /// The pull failed; ErrImagePull is shown until `until`, then ImagePullBackOff.
+    PullFailed {
+        until: SimTime,
+    },
+    /// Waiting out the image pull back-off.
+    PullBackOff {
+        until: SimTime,
+    },
+    Starting {
+        until: SimTime,
+    },
+    Running {
+        ready_at: SimTime,
+        crash_at: Option<SimTime>,
+    },
+    Ready {
+        crash_at: Option<SimTime>,
+    },
+    CrashBackOff {
+        until: SimTime,
+    },
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct PodRuntime {
+    stage: Stage,
+    restarts: u64,
+    backoff_ms: u64,
+    pod_ip: String,
+}
+
+#[derive(Clone, Debug)]
+pub struct Kubelet {
+    node: String,
+    node_index: u32,
+    pods: OrdMap<ObjectKey, PodRuntime>,
+    next_ip: u32,
+}
+
+fn containers(pod: &Value) -> Vec<(String, String)> {
+    pod.pointer("/spec/containers")
+        .and_then(Value::as_array)
+        .map(|cs| {
+            cs.iter()
+                .map(|c| {
+                    (
+                        str_at(c, "/name").to_owned(),
+                        str_at(c, "/image").to_owned(),
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn next_backoff(current: u64) -> u64 {
+    if current == 0 {
+        BACKOFF_INITIAL_MS
+    } else {
+        (current * 2).min(BACKOFF_MAX_MS)
+    }
+}
+
+impl Kubelet {
+    pub fn new(node: &str, node_index: u32) -> Self {
+        Kubelet {
+            node: node.to_owned(),
+            node_index,
+            pods: OrdMap::new(),
+            next_ip: 0,
+        }
+    }
+
+    pub fn node(&self) -> &str {
+        &self.node
+    }
+
+    fn start(&mut self, pod: &Value, ctx: &mut Ctx<'_>) -> PodRuntime {
+        self.next_ip += 1;
+        let pod_ip = format!("10.244.{}.{}", self.node_index, (self.next_ip % 250) + 2);
+        let pull = self.pull_ms(pod, ctx);
+        PodRuntime {
+            stage: Stage::Pulling {
+                until: ctx.now.plus_ms(pull),
+            },
+            restarts: 0,
+            backoff_ms: 0,
+            pod_ip,
+        }
+    }
+
+    fn pull_ms(&self, pod: &Value, ctx: &mut Ctx<'_>) -> u64 {
+        let mut total = 0;
+        for (_, image) in containers(pod) {
+            total += match ctx.env.images.get(&image) {
+                Some(ImageBehaviour::Ok { pull_ms }) => *pull_ms,
+                _ => {
+                    let t = &ctx.env.kubelet;
+                    if t.pull_max_ms > t.pull_min_ms {
+                        ctx.rng.random_range(t.pull_min_ms..=t.pull_max_ms)
+                    } else {
+                        t.pull_min_ms
+                    }
+                }
+            };
+        }
+        total
+    }
+
+    fn failing_image(&self, pod: &Value, ctx: &Ctx<'_>) -> Option<String> {
+        containers(pod).into_iter().map(|(_, i)| i).find(|i| {
+            ctx.env.pull_failing_nodes.contains(&self.node)
+                || matches!(ctx.env.images.get(i), Some(ImageBehaviour::PullFails))
+        })
+    }
+
+    fn crash_after(&self, pod: &Value, ctx: &Ctx<'_>) -> Option<u64> {
+        containers(pod)
+            .iter()
+            .find_map(|(_, i)| match ctx.env.images.get(i) {
+                Some(ImageBehaviour::Crashes { run_ms }) => Some(*run_ms),
+                _ => None,
+            })
+    }
+
+    fn ready_delay_ms(pod: &Value, ctx: &Ctx<'_>) -> u64 {
+        let probe_delay = pod
+            .pointer("/spec/containers")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|c| c.pointer("/readinessProbe/initialDelaySeconds"))
+            .filter_map(Value::as_u64)
+            .max();
+        match probe_delay {
+            Some(s) => s * 1000 + ctx.env.kubelet.ready_ms,
+            None => ctx.env.kubelet.ready_ms,
+        }
+    }
+
+    /// Advances the runtime through every transition due by `now`.
+    fn advance(&self, rt: &mut PodRuntime, pod: &Value, ctx: &mut Ctx<'_>) {
+        loop {
+            let now = ctx.now;
+            let next = match rt.stage.clone() {
+                Stage::Pulling { until } if until <= now => {
+                    if self.failing_image(pod, ctx).is_some() {
+                        rt.backoff_ms = next_backoff(rt.backoff_ms);
+                        Stage::PullFailed {
+                            until: until.plus_ms(ERR_IMAGE_PULL_VISIBLE_MS),
+                        }
+                    } else {
+                        rt.backoff_ms = 0;
+                        Stage::Starting {
+                            until: until.plus_ms(ctx.env.kubelet.start_ms),
+                        }
+                    }
+                }
+                Stage::PullFailed { until } if until <= now => Stage::PullBackOff {
+                    until: until.plus_ms(rt.backoff_ms.saturating_sub(ERR_IMAGE_PULL_VISIBLE_MS)),
+                },
+                Stage::PullBackOff { until } if until <= now => {
+                    let pull = self.pull_ms(pod, ctx);
+                    Stage::Pulling {
+                        until: until.plus_ms(pull),
+                    }
+                }
+                Stage::Starting { until } | Stage::CrashBackOff { until } if until <= now => {
+                    if matches!(rt.stage, Stage::CrashBackOff { .. }) {
+                        rt.restarts += 1;
+                    }
+                    Stage::Running {
+                        ready_at: until.plus_ms(Self::ready_delay_ms(pod, ctx)),
+                        crash_at: self.crash_after(pod, ctx).map(|ms| until.plus_ms(ms)),
+                    }
+                }
+                Stage::Running { ready_at, crash_at }
+                    if crash_at.is_some_and(|c| c <= now && c <= ready_at) =>
+                {
+                    let at = crash_at.unwrap_or(now);
+                    rt.backoff_ms = next_backoff(rt.backoff_ms);
+                    Stage::CrashBackOff {
+                        until: at.plus_ms(rt.backoff_ms),
+                    }
+                }
+                Stage::Running { ready_at, crash_at } if ready_at <= now => {
+                    Stage::Ready { crash_at }
+                }
+                Stage::Ready { crash_at: Some(c) } if c <= now => {
+                    rt.backoff_ms = next_backoff(rt.backoff_ms);
+                    Stage::CrashBackOff {
+                        until: c.plus_ms(rt.backoff_ms),
+                    }
+                }
+                _ => return,
+            };
+            rt.stage = next;
+        }
+    }
+
+    fn next_wake(rt: &PodRuntime) -> Option<SimTime> {
+        match rt.stage {
+            Stage::Pulling { until }
+            | Stage::PullFailed { until }
+            | Stage::PullBackOff { until }
+            | Stage::Starting { until }
+            | Stage::CrashBackOff { until } => Some(until),
+            Stage::Running { ready_at, crash_at } => {
+                Some(crash_at.map_or(ready_at, |c| c.min(ready_at)))
+            }
+            Stage::Ready { crash_at } => crash_at,
+        }
+    }
+
+    /// The Pod status kubelet would report for this runtime state.
+    fn status(&self, rt: &PodRuntime, pod: &Value, ctx: &Ctx<'_>) -> Value {
+        let now = ctx.now;
+        let mut status = pod.get("status").cloned().unwrap_or_else(|| json!({}));
+        let names: Vec<(String, String)> = containers(pod);
+        let started = !matches!(
+            rt.stage,
+            Stage::Pulling { .. }
+                | Stage::PullFailed { .. }
+                | Stage::PullBackOff { .. }
+                | Stage::Starting { .. }
+        ) || rt.restarts > 0;
+        let ready = matches!(rt.stage, Stage::Ready { .. });
+        let phase = if started { "Running" } else { "Pending" };
+        let image = self.failing_image(pod, ctx).unwrap_or_default();
+        let state = |name: &str| -> Value {
+            match &rt.stage {
+                Stage::Pulling { .. } | Stage::Starting { .. } => {
+                    json!({"waiting": {"reason": "ContainerCreating"}})
+                }
+                Stage::PullFailed { .. } => json!({"waiting": {
+                    "reason": "ErrImagePull",
+                    "message": format!("failed to pull and unpack image \"{image}\": not found"),
+                }}),
+                Stage::PullBackOff { .. } => json!({"waiting": {
+                    "reason": "ImagePullBackOff",
+                    "message": format!("Back-off pulling image \"{image}\""),
+                }}),
+                Stage::CrashBackOff { .. } => json!({"waiting": {
+                    "reason": "CrashLoopBackOff",
+                    "message": format!(
+                        "back-off {} restarting failed container={name} pod={}_{}({})",
+                        go_duration(rt.backoff_ms),
+                        util::name(pod),
+                        util::namespace(pod),
+                        util::uid(pod)
+                    ),
+                }}),
+                Stage::Running { .. } | Stage::Ready { .. } => {
+                    json!({"running": {"startedAt": now.rfc3339()}})
+                }
+            }
+        };
+        let previous = status
+            .get("containerStatuses")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
+        let statuses: Vec<Value> = names
+            .iter()
+            .map(|(name, image)| {
+                let prev = previous.iter().find(|c| str_at(c, "/name") == name);
+                let mut s = state(name);
+                // Keep the original startedAt while the container keeps running.
+                if let (Some(p), Some(_)) = (prev, s.get("running")) {
+                    if let Some(t) = p.pointer("/state/running/startedAt") {
+                        s["running"]["startedAt"] = t.clone();
+                    }
+                }
+                let mut c = json!({
+                    "name": name,
+                    "image": image,
+                    "imageID": "",
+                    "ready": ready,
+                    "restartCount": rt.restarts,
+                    "started": matches!(rt.stage, Stage::Running { .. } | Stage::Ready { .. }),
+                    "state": s,
+                });
+                if matches!(rt.stage, Stage::CrashBackOff { .. }) || rt.restarts > 0 {
+                    c["lastState"] = json!({"terminated": {"exitCode": 1, "reason": "Error"}});
+                }
+                c
+            })
+            .collect();
+        let unready: Vec<&str> = if ready {
+            Vec::new()
+        } else {
+            names.iter().map(|(n, _)| n.as_str()).collect()
+        };
+        let not_ready_msg = format!("containers with unready status: [{}]", unready.join(" "));
+        let sandbox =
+            if matches!(rt.stage, Stage::Pulling { .. }) && rt.restarts == 0 && previous.is_empty()
+            {
+                "False"
+            } else {
+                "True"
+            };
+        util::set_pod_condition(
+            &mut status,
+            Cond {
+                type_: "PodReadyToStartContainers",
+                status: sandbox,
+                reason: "",
+                message: "",
+            },
+            now,
+        );
+        util::set_pod_condition(
+            &mut status,
+            Cond {
+                type_: "Initialized",
+                status: "True",
+                reason: "",
+                message: "",
+            },
+            now,
+        );
+        let (s, r, m) = if ready {
+            ("True", "", "")
+        } else {
+            ("False", "ContainersNotReady", not_ready_msg.as_str())
+        };
+        util::set_pod_condition(
+            &mut status,
+            Cond {
+                type_: "Ready",
+                status: s,
+                reason: r,
+                message: m,
+            },
+            now,
+        );
+        util::set_pod_condition(
+            &mut status,
+            Cond {
+                type_: "ContainersReady",
+                status: s,
+                reason: r,
+                message: m,
+            },
+            now,
+        );
+        status["phase"] = json!(phase);
+        status["hostIP"] = json!(format!("192.168.0.{}", self.node_index + 10));
+        status["podIP"] = json!(rt.pod_ip);
+        if status.get("startTime").is_none() {
+            status["startTime"] = json!(now.rfc3339());
+        }
+        status["containerStatuses"] = Value::Array(statuses);
+        order_conditions(&mut status);
+        status
+    }
+}
+
+/// kubelet orders conditions PodReadyToStartContainers, Initialized, Ready, ContainersReady,
+/// PodScheduled.
+fn order_conditions(status: &mut Value) {
+    const ORDER: [&str; 5] = [
+        "PodReadyToStartContainers",
+        "Initialized",
+        "Ready",
+        "ContainersReady",
+        "PodScheduled",
+    ];
+    if let Some(list) = status.get_mut("conditions").and_then(Value::as_array_mut) {
+        list.sort_by_key(|c| {
+            ORDER
+                .iter()
+                .position(|t| *t == str_at(c, "/type"))
+                .unwrap_or(ORDER.len())
+        });
+    }
+}
+
+/// Go's `time.Duration` string for whole seconds and minutes (`10s`, `1m20s`, `5m0s`).
+pub fn go_duration(ms: u64) -> String {
+    let s = ms / 1000;
+    if s >= 60 {
+        format!("{}m{}s", s / 60, s % 60)
+    } else {
+        format!("{s}s")
+    }
+}
+
+impl Reconciler for Kubelet {
+    fn name(&self) -> String {
+        format!("kubelet/{}", self.node)
+    }
+
+    fn principal(&self) -> String {
+        format!("system:node:{}", self.node)
+    }
+
+    fn watches(&self, gr: &GroupResource) -> bool {
+        *gr == pods()
+    }
+
+    fn accepts(&self, _gr: &GroupResource, obj: &Value) -> bool {
+        str_at(obj, "/spec/nodeName") == self.node
+    }
+
+    fn keys_for(
+        &mut self,
+        ev: &WatchEvent,
+        old: Option<&Arc<Value>>,
+        new: &Arc<Value>,
+        _cache: &Informer,
+    ) -> Vec<ObjectKey> {
+        if ev.event_type == WatchEventType::Deleted {
+            self.pods.remove(&ev.key);
+            return Vec::new();
+        }
+        // Our own status writes come back as events; only spec changes need a sync.
+        if old.is_some_and(|o| o.get("spec") == new.get("spec")) {
+            return Vec::new();
+        }
+        vec![ev.key.clone()]
+    }
+
+    fn reset(&mut self) {
+        self.pods = OrdMap::new();
+    }
+
+    fn reconcile(&mut self, key: &ObjectKey, ctx: &mut Ctx<'_>) -> Result<Action, ReconcileError> {
+        let Some(pod) = ctx.cache.get(key).map(|p| p.as_ref().clone()) else {
+            self.pods.remove(key);
+            return Ok(Action::AwaitChange);
+        };
+        if util::is_terminating(&pod) {
+            return Ok(Action::AwaitChange);
+        }
+        let mut rt = match self.pods.get(key) {
+            Some(rt) => rt.clone(),
+            None => self.start(&pod, ctx),
+        };
+        self.advance(&mut rt, &pod, ctx);
+        let status = self.status(&rt, &pod, ctx);
+        let wake = Self::next_wake(&rt);
+        self.pods.insert(key.clone(), rt);
+        if Some(&status) != pod.get("status") {
+            let req = ApiRequest {
+                principal: self.principal(),
+                verb: Verb::Patch,
+                gr: pods(),
+                namespace: key.namespace.clone(),
+                name: key.name.clone(),
+                subresource: Some(Subresource::Status),
+                body: RequestBody::Patch(PatchType::Merge, json!({ "status": status })),
+                label_selector: None,
+            };
+            match ctx.send(req) {
+                Ok(_) => {}
+                Err(e) if e.reason == StatusReason::NotFound => {
+                    self.pods.remove(key);
+                    return Ok(Action::AwaitChange);
+                }
+                Err(e) => return Err(e.into()),
+            }
+        }
+        Ok(match wake {
+            Some(t) => Action::RequeueAfter {
+                ms: t.as_ms().saturating_sub(ctx.now.as_ms()).max(1),
+            },
+            None => Action::AwaitChange,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn crash_loop_back_off_doubles_from_ten_seconds_to_five_minutes() {
+        let mut b = 0;
+        let seq: Vec<u64> = (0..7)
+            .map(|_| {
+                b = next_backoff(b);
+                b / 1000
+            })
+            .collect();
+        assert_eq!(seq, vec![10, 20, 40, 80, 160, 300, 300]);
+    }
+
+    #[test]
+    fn durations_print_like_go() {
+        assert_eq!(go_duration(10_000), "10s");
+        assert_eq!(go_duration(80_000), "1m20s");
+        assert_eq!(go_duration(300_000), "5m0s");
+    }
+}

@@ -1,0 +1,70 @@
+//! A deliberately wrong controller: it copies `status.observedGeneration` into
+//! `spec.lastObservedGeneration` of the objects it watches. Every such spec write bumps
+//! `metadata.generation`, the owning controller observes the new generation, and the naive
+//! controller writes spec again: the feedback loop the spec/status model exists to prevent. The
+//! engine detects the climbing generation and reports it.
+
+use std::sync::Arc;
+
+use serde_json::{json, Value};
+
+use super::util;
+use super::{Action, Ctx, ReconcileError, Reconciler};
+use crate::api::{GroupResource, ObjectKey, WatchEvent};
+use crate::engine::informer::Informer;
+
+#[derive(Clone, Debug)]
+pub struct NaiveController {
+    pub resource: GroupResource,
+}
+
+impl NaiveController {
+    pub fn new(resource: GroupResource) -> Self {
+        NaiveController { resource }
+    }
+}
+
+impl Reconciler for NaiveController {
+    fn name(&self) -> String {
+        "naive-controller".into()
+    }
+
+    fn principal(&self) -> String {
+        "system:serviceaccount:default:naive-controller".into()
+    }
+
+    fn watches(&self, gr: &GroupResource) -> bool {
+        *gr == self.resource
+    }
+
+    fn keys_for(
+        &mut self,
+        ev: &WatchEvent,
+        _old: Option<&Arc<Value>>,
+        _new: &Arc<Value>,
+        _cache: &Informer,
+    ) -> Vec<ObjectKey> {
+        vec![ev.key.clone()]
+    }
+
+    fn reconcile(&mut self, key: &ObjectKey, ctx: &mut Ctx<'_>) -> Result<Action, ReconcileError> {
+        let Some(obj) = ctx.cache.get(key).cloned() else {
+            return Ok(Action::AwaitChange);
+        };
+        let Some(observed) = util::i64_at(&obj, "/status/observedGeneration") else {
+            return Ok(Action::AwaitChange);
+        };
+        if util::i64_at(&obj, "/spec/lastObservedGeneration") == Some(observed) {
+            return Ok(Action::AwaitChange);
+        }
+        let patch = json!({"spec": {"lastObservedGeneration": observed}});
+        ctx.send(util::patch(
+            &self.principal(),
+            self.resource.clone(),
+            &key.namespace,
+            &key.name,
+            patch,
+        ))?;
+        Ok(Action::AwaitChange)
+    }
+}

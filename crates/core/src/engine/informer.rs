@@ -1,0 +1,159 @@
+//! A controller's informer cache: the objects it has been told about through watch events,
+//! possibly behind the API server (deliveries arrive after a configurable latency).
+//!
+//! Indexes are maintained incrementally on every delivery, so reconcilers never scan the whole
+//! cache: objects by controller owner uid, and per owner the counts of active and ready pods.
+
+use std::sync::Arc;
+
+use imbl::{OrdMap, OrdSet};
+use serde_json::Value;
+
+use crate::api::{GroupResource, ObjectKey, WatchEvent, WatchEventType};
+use crate::controllers::util;
+
+/// Pod counts for one owner, maintained as deliveries arrive.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PodCounts {
+    /// Pods not terminating and not in a terminal phase.
+    pub active: u64,
+    /// Active pods with `Ready=True`.
+    pub ready: u64,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct Informer {
+    objects: OrdMap<ObjectKey, Arc<Value>>,
+    by_owner: OrdMap<String, OrdSet<ObjectKey>>,
+    pod_counts: OrdMap<String, PodCounts>,
+    /// Highest resourceVersion applied.
+    pub last_resource_version: u64,
+}
+
+/// Whether a pod counts toward its ReplicaSet's replicas.
+pub fn pod_is_active(pod: &Value) -> bool {
+    let phase = util::str_at(pod, "/status/phase");
+    !util::is_terminating(pod) && phase != "Succeeded" && phase != "Failed"
+}
+
+pub fn pod_is_ready(pod: &Value) -> bool {
+    pod.pointer("/status")
+        .and_then(|s| util::find_condition(s, "Ready"))
+        .is_some_and(|c| util::str_at(c, "/status") == "True")
+}
+
+impl Informer {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn len(&self) -> usize {
+        self.objects.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.objects.is_empty()
+    }
+
+    pub fn get(&self, key: &ObjectKey) -> Option<&Arc<Value>> {
+        self.objects.get(key)
+    }
+
+    /// Objects of one resource, in key order (a range scan, not a full scan).
+    pub fn list<'a>(&'a self, gr: &'a GroupResource) -> impl Iterator<Item = &'a Arc<Value>> + 'a {
+        let start = ObjectKey::new(gr.clone(), "", "");
+        self.objects
+            .range(start..)
+            .take_while(move |(k, _)| &k.gr == gr)
+            .map(|(_, v)| v)
+    }
+
+    /// Objects whose controller owner has this uid.
+    pub fn owned_by<'a>(&'a self, owner_uid: &str) -> impl Iterator<Item = &'a Arc<Value>> + 'a {
+        self.by_owner
+            .get(owner_uid)
+            .into_iter()
+            .flat_map(|set| set.iter())
+            .filter_map(|k| self.objects.get(k))
+    }
+
+    pub fn pod_counts(&self, owner_uid: &str) -> PodCounts {
+        self.pod_counts.get(owner_uid).copied().unwrap_or_default()
+    }
+
+    /// Applies one watch event. Returns false for an event older than what the cache holds.
+    pub fn apply(&mut self, ev: &WatchEvent, object: &Arc<Value>) -> bool {
+        if let Some(old) = self.objects.get(&ev.key) {
+            let old_rv = util::str_at(old, "/metadata/resourceVersion")
+                .parse::<u64>()
+                .unwrap_or(0);
+            if ev.resource_version <= old_rv {
+                return false;
+            }
+        }
+        self.last_resource_version = self.last_resource_version.max(ev.resource_version);
+        if let Some(old) = self.objects.remove(&ev.key) {
+            self.unindex(&ev.key, &old);
+        }
+        if ev.event_type != WatchEventType::Deleted {
+            self.index(&ev.key, object);
+            self.objects.insert(ev.key.clone(), object.clone());
+        }
+        true
+    }
+
+    /// Replaces the whole cache with a fresh list (a restart's initial sync).
+    pub fn replace<'a>(&mut self, objects: impl Iterator<Item = (&'a ObjectKey, &'a Arc<Value>)>) {
+        *self = Informer::new();
+        for (k, v) in objects {
+            let rv = util::str_at(v, "/metadata/resourceVersion")
+                .parse::<u64>()
+                .unwrap_or(0);
+            self.last_resource_version = self.last_resource_version.max(rv);
+            self.index(k, v);
+            self.objects.insert(k.clone(), v.clone());
+        }
+    }
+
+    pub fn keys(&self) -> impl Iterator<Item = &ObjectKey> {
+        self.objects.keys()
+    }
+
+    fn index(&mut self, key: &ObjectKey, obj: &Value) {
+        let Some((_, _, owner)) = util::controller_of(obj) else {
+            return;
+        };
+        let owner = owner.to_owned();
+        self.by_owner
+            .entry(owner.clone())
+            .or_default()
+            .insert(key.clone());
+        if key.gr.resource == "pods" && key.gr.group.is_empty() && pod_is_active(obj) {
+            let counts = self.pod_counts.entry(owner).or_default();
+            counts.active += 1;
+            if pod_is_ready(obj) {
+                counts.ready += 1;
+            }
+        }
+    }
+
+    fn unindex(&mut self, key: &ObjectKey, obj: &Value) {
+        let Some((_, _, owner)) = util::controller_of(obj) else {
+            return;
+        };
+        if let Some(set) = self.by_owner.get_mut(owner) {
+            set.remove(key);
+            if set.is_empty() {
+                self.by_owner.remove(owner);
+            }
+        }
+        if key.gr.resource == "pods" && key.gr.group.is_empty() && pod_is_active(obj) {
+            if let Some(counts) = self.pod_counts.get_mut(owner) {
+                counts.active = counts.active.saturating_sub(1);
+                if pod_is_ready(obj) {
+                    counts.ready = counts.ready.saturating_sub(1);
+                }
+            }
+        }
+    }
+}

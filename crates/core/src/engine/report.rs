@@ -1,0 +1,244 @@
+//! What one step did, for the UI to animate and diff, and the one-line-per-event trace.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::api::{ApiRequest, AuditEntry, ObjectKey, Subresource, Verb, WatchEventType};
+use crate::time::SimTime;
+
+/// One API request and the server's answer.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RequestRecord {
+    pub principal: String,
+    pub verb: Verb,
+    pub resource: String,
+    pub group: String,
+    pub subresource: Option<Subresource>,
+    pub namespace: String,
+    pub name: String,
+    pub code: u16,
+    /// Empty on success; kube's message on refusal.
+    pub message: String,
+}
+
+impl RequestRecord {
+    pub fn new(req: &ApiRequest, name: &str, code: u16, message: String) -> Self {
+        RequestRecord {
+            principal: req.principal.clone(),
+            verb: req.verb,
+            resource: req.gr.resource.clone(),
+            group: req.gr.group.clone(),
+            subresource: req.subresource,
+            namespace: req.namespace.clone(),
+            name: name.to_owned(),
+            code,
+            message,
+        }
+    }
+
+    pub fn from_audit(e: &AuditEntry) -> Self {
+        RequestRecord {
+            principal: e.principal.clone(),
+            verb: e.verb,
+            resource: e.gr.resource.clone(),
+            group: e.gr.group.clone(),
+            subresource: e.subresource,
+            namespace: e.namespace.clone(),
+            name: e.name.clone(),
+            code: e.code,
+            message: e.message.clone(),
+        }
+    }
+
+    /// `create replicasets default/web-7d9f8 201`, `update deployments/status default/web 409`.
+    pub fn summary(&self) -> String {
+        let sub = match self.subresource {
+            Some(Subresource::Status) => "/status",
+            None => "",
+        };
+        let target = if self.namespace.is_empty() {
+            self.name.clone()
+        } else {
+            format!("{}/{}", self.namespace, self.name)
+        };
+        format!(
+            "{} {}{sub} {target} {}",
+            self.verb.as_str(),
+            self.resource,
+            self.code
+        )
+    }
+}
+
+/// One changed field: a JSON pointer with the values before and after (absent = None).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct FieldChange {
+    pub path: String,
+    pub before: Option<Value>,
+    pub after: Option<Value>,
+}
+
+/// How one object changed in a step.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ObjectChange {
+    pub key: ObjectKey,
+    pub event_type: WatchEventType,
+    /// Who wrote it.
+    pub principal: String,
+    pub resource_version: u64,
+    pub fields: Vec<FieldChange>,
+}
+
+/// What kind of event a step processed.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum EventKind {
+    /// A watch event reached a controller's informer.
+    Watch {
+        event_type: WatchEventType,
+        key: ObjectKey,
+        resource_version: u64,
+        /// Keys the event handlers queued.
+        enqueued: Vec<ObjectKey>,
+        /// The cache already held a newer version.
+        stale: bool,
+    },
+    /// A controller reconciled one key.
+    Reconcile { key: ObjectKey, outcome: Outcome },
+    /// A delayed work-queue item became ready.
+    QueueWake,
+    /// A user request, fault or other input.
+    Input { description: String },
+    /// The engine noticed something (a feedback loop).
+    Notice { description: String },
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Outcome {
+    AwaitChange,
+    RequeueAfter {
+        ms: u64,
+    },
+    /// Failed; re-queued with backoff after `retry_ms`, or dropped after too many retries.
+    Error {
+        message: String,
+        retry_ms: Option<u64>,
+    },
+}
+
+/// One processed event.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct EventRecord {
+    pub time: SimTime,
+    pub seq: u64,
+    /// Timeline lane: `user:alice`, `deployment-controller`, `kubelet/node-1`, `engine`.
+    pub lane: String,
+    pub kind: EventKind,
+    pub requests: Vec<RequestRecord>,
+    pub changes: Vec<ObjectChange>,
+    /// The trace line for this event.
+    pub line: String,
+}
+
+/// A spec that keeps changing with no user asking: generation climbing without end.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FeedbackLoop {
+    pub key: ObjectKey,
+    pub generation: i64,
+    pub writers: Vec<String>,
+}
+
+/// Why a multi-event step stopped.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum StopReason {
+    /// Nothing queued and every object Current or Failed.
+    Converged,
+    /// The event or time bound was reached first.
+    Bound,
+    /// Nothing is scheduled at all (e.g. a crashed controller leaves work undone).
+    Idle,
+    /// A feedback loop was detected.
+    FeedbackLoop,
+    /// The requested duration or event count was processed.
+    Done,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct StepReport {
+    pub from: SimTime,
+    pub to: SimTime,
+    pub events: Vec<EventRecord>,
+    pub feedback_loops: Vec<FeedbackLoop>,
+    pub stop: Option<StopReason>,
+}
+
+impl StepReport {
+    pub fn lines(&self) -> impl Iterator<Item = &str> {
+        self.events.iter().map(|e| e.line.as_str())
+    }
+
+    pub fn requests(&self) -> impl Iterator<Item = &RequestRecord> {
+        self.events.iter().flat_map(|e| e.requests.iter())
+    }
+
+    pub fn extend(&mut self, other: StepReport) {
+        self.to = other.to;
+        self.events.extend(other.events);
+        self.feedback_loops.extend(other.feedback_loops);
+        if other.stop.is_some() {
+            self.stop = other.stop;
+        }
+    }
+}
+
+/// Field-level differences between two versions of an object (JSON pointers), skipping
+/// `metadata.managedFields`. Arrays are compared element by element.
+pub fn diff(before: Option<&Value>, after: Option<&Value>) -> Vec<FieldChange> {
+    let mut out = Vec::new();
+    walk("", before, after, &mut out);
+    out
+}
+
+fn walk(path: &str, a: Option<&Value>, b: Option<&Value>, out: &mut Vec<FieldChange>) {
+    if a == b || path == "/metadata/managedFields" {
+        return;
+    }
+    match (a, b) {
+        (Some(Value::Object(x)), Some(Value::Object(y))) => {
+            let mut keys: Vec<&String> = x.keys().chain(y.keys()).collect();
+            keys.sort();
+            keys.dedup();
+            for k in keys {
+                let p = format!("{path}/{}", k.replace('~', "~0").replace('/', "~1"));
+                walk(&p, x.get(k.as_str()), y.get(k.as_str()), out);
+            }
+        }
+        (Some(Value::Array(x)), Some(Value::Array(y))) if x.len() == y.len() => {
+            for (i, (p, q)) in x.iter().zip(y).enumerate() {
+                walk(&format!("{path}/{i}"), Some(p), Some(q), out);
+            }
+        }
+        _ => out.push(FieldChange {
+            path: path.to_owned(),
+            before: a.cloned(),
+            after: b.cloned(),
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn diff_reports_changed_leaves_as_json_pointers() {
+        let a = json!({"spec": {"replicas": 3}, "status": {"conditions": [{"type": "A", "status": "False"}]}});
+        let b = json!({"spec": {"replicas": 5}, "status": {"conditions": [{"type": "A", "status": "True"}]}, "x": 1});
+        let d = diff(Some(&a), Some(&b));
+        let paths: Vec<&str> = d.iter().map(|c| c.path.as_str()).collect();
+        assert_eq!(
+            paths,
+            vec!["/spec/replicas", "/status/conditions/0/status", "/x"]
+        );
+    }
+}

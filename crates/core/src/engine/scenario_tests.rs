@@ -1,0 +1,834 @@
+//! Data-driven scenario tests: each scenario's one-line-per-event trace is a snapshot
+//! (`UPDATE_EXPECT=1 cargo test -p converge-core` rewrites them), plus assertions on the final
+//! objects. A determinism test runs every scenario twice and compares the traces.
+
+use expect_test::{expect_file, ExpectFile};
+use serde_json::{json, Value};
+
+use super::health::Health;
+use super::report::StopReason;
+use super::scenario::{create_as, deployment, patch_as, Outcome, Scenario};
+use super::world::{Fault, Input, NodeSpec};
+use crate::api::{GroupResource, ObjectKey};
+use crate::controllers::declarative::{DeclarativeSpec, Step};
+use crate::controllers::util::{self, configmaps, databases, deployments, hpas, str_at};
+use crate::controllers::ImageBehaviour;
+
+fn dep_key(name: &str) -> ObjectKey {
+    ObjectKey::new(deployments(), "default", name)
+}
+
+fn get(out: &Outcome, key: &ObjectKey) -> Value {
+    out.world.object(key).cloned().unwrap_or(Value::Null)
+}
+
+fn condition<'a>(obj: &'a Value, type_: &str) -> (&'a str, &'a str) {
+    obj.get("status")
+        .and_then(|s| util::find_condition(s, type_))
+        .map(|c| (str_at(c, "/status"), str_at(c, "/reason")))
+        .unwrap_or(("", ""))
+}
+
+fn check(scenario: &Scenario, snapshot: ExpectFile) -> Outcome {
+    let out = scenario.run();
+    snapshot.assert_eq(&out.world.trace_text());
+    out
+}
+
+fn scale_up() -> Scenario {
+    Scenario::new("scale up")
+        .at(
+            0,
+            create_as(
+                "alice",
+                deployments(),
+                "default",
+                deployment("default", "web", 1, "nginx:1.25"),
+            ),
+        )
+        .at(
+            10_000,
+            patch_as(
+                "alice",
+                deployments(),
+                "default",
+                "web",
+                json!({"spec": {"replicas": 3}}),
+            ),
+        )
+}
+
+fn scale_down() -> Scenario {
+    Scenario::new("scale down")
+        .at(
+            0,
+            create_as(
+                "alice",
+                deployments(),
+                "default",
+                deployment("default", "web", 4, "nginx:1.25"),
+            ),
+        )
+        .at(
+            10_000,
+            patch_as(
+                "alice",
+                deployments(),
+                "default",
+                "web",
+                json!({"spec": {"replicas": 1}}),
+            ),
+        )
+}
+
+fn rolling_update() -> Scenario {
+    Scenario::new("rolling update")
+        .at(0, create_as("alice", deployments(), "default", deployment("default", "web", 4, "nginx:1.25")))
+        .at(10_000, patch_as("alice", deployments(), "default", "web",
+            json!({"spec": {"template": {"spec": {"containers": [{"name": "app", "image": "nginx:1.26", "resources": {"requests": {"cpu": "100m", "memory": "64Mi"}}}]}}}})))
+}
+
+fn bad_image() -> Scenario {
+    let mut d = deployment("default", "web", 2, "nginx:1.25");
+    d["spec"]["progressDeadlineSeconds"] = json!(30);
+    Scenario::new("bad image")
+        .config(|c| {
+            c.env.images.insert("nginx:does-not-exist".into(), ImageBehaviour::PullFails);
+        })
+        .at(0, create_as("alice", deployments(), "default", d))
+        .at(10_000, patch_as("alice", deployments(), "default", "web",
+            json!({"spec": {"template": {"spec": {"containers": [{"name": "app", "image": "nginx:does-not-exist", "resources": {"requests": {"cpu": "100m", "memory": "64Mi"}}}]}}}})))
+}
+
+fn unschedulable() -> Scenario {
+    let mut d = deployment("default", "big", 3, "nginx:1.25");
+    d["spec"]["template"]["spec"]["containers"][0]["resources"]["requests"]["cpu"] = json!("600m");
+    Scenario::new("unschedulable pods")
+        .config(|c| {
+            c.nodes = vec![
+                NodeSpec::new("node-1", "1", "2Gi"),
+                NodeSpec::new("node-2", "1", "2Gi"),
+            ];
+        })
+        .at(0, create_as("alice", deployments(), "default", d))
+        .until(60_000)
+}
+
+fn crash_and_recovery() -> Scenario {
+    Scenario::new("controller crash and recovery")
+        .at(
+            0,
+            create_as(
+                "alice",
+                deployments(),
+                "default",
+                deployment("default", "web", 2, "nginx:1.25"),
+            ),
+        )
+        .at(
+            8_000,
+            Input::Fault {
+                fault: Fault::CrashController {
+                    controller: "replicaset-controller".into(),
+                },
+            },
+        )
+        .at(
+            9_000,
+            patch_as(
+                "alice",
+                deployments(),
+                "default",
+                "web",
+                json!({"spec": {"replicas": 4}}),
+            ),
+        )
+        .at(
+            20_000,
+            Input::Fault {
+                fault: Fault::RestartController {
+                    controller: "replicaset-controller".into(),
+                },
+            },
+        )
+}
+
+fn autoscaler() -> Scenario {
+    let hpa = json!({
+        "apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler",
+        "metadata": {"name": "web", "namespace": "default"},
+        "spec": {
+            "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
+            "minReplicas": 1, "maxReplicas": 6,
+            "metrics": [{"type": "Resource", "resource": {"name": "cpu", "target": {"type": "Utilization", "averageUtilization": 50}}}],
+        },
+    });
+    Scenario::new("autoscaler reacting to load")
+        .at(
+            0,
+            create_as(
+                "alice",
+                deployments(),
+                "default",
+                deployment("default", "web", 2, "nginx:1.25"),
+            ),
+        )
+        .at(0, create_as("alice", hpas(), "default", hpa))
+        .at(
+            5_000,
+            Input::SetLoad {
+                target: "default/web".into(),
+                millicores: 250,
+            },
+        )
+        .at_least(20_000)
+        .until(120_000)
+}
+
+fn database() -> Scenario {
+    Scenario::new("custom resource convergence").at(
+        0,
+        create_as(
+            "alice",
+            databases(),
+            "default",
+            json!({
+                "apiVersion": "example.com/v1", "kind": "Database",
+                "metadata": {"name": "orders", "namespace": "default"},
+                "spec": {"replicas": 2, "version": "16"},
+            }),
+        ),
+    )
+}
+
+fn stale_cache() -> Scenario {
+    Scenario::new("stale cache")
+        .at(
+            0,
+            create_as(
+                "alice",
+                deployments(),
+                "default",
+                deployment("default", "web", 2, "nginx:1.25"),
+            ),
+        )
+        .at(
+            8_000,
+            Input::Fault {
+                fault: Fault::WatchLatency {
+                    controller: Some("deployment-controller".into()),
+                    ms: 3_000,
+                },
+            },
+        )
+        .at(
+            9_000,
+            patch_as(
+                "alice",
+                deployments(),
+                "default",
+                "web",
+                json!({"spec": {"replicas": 3}}),
+            ),
+        )
+        .at(
+            9_500,
+            patch_as(
+                "alice",
+                deployments(),
+                "default",
+                "web",
+                json!({"spec": {"replicas": 5}}),
+            ),
+        )
+}
+
+fn feedback_loop() -> Scenario {
+    Scenario::new("naive controller feedback loop")
+        .config(|c| c.controllers.naive = Some(databases()))
+        .at(
+            0,
+            create_as(
+                "alice",
+                databases(),
+                "default",
+                json!({
+                    "apiVersion": "example.com/v1", "kind": "Database",
+                    "metadata": {"name": "loop", "namespace": "default"},
+                    "spec": {"replicas": 1},
+                }),
+            ),
+        )
+}
+
+fn declarative() -> Scenario {
+    let spec = DeclarativeSpec {
+        name: "cache-controller".into(),
+        principal: "system:serviceaccount:default:cache-controller".into(),
+        parent: GroupResource::new("example.com", "caches"),
+        parent_kind: "Cache".into(),
+        steps: vec![
+            Step::CreateChild {
+                resource: configmaps(),
+                object: json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "{{name}}-settings"}, "data": {"maxmemory": "64mb"}}),
+            },
+            Step::CreateChild {
+                resource: deployments(),
+                object: deployment("", "{{name}}-redis", 1, "redis:7"),
+            },
+            Step::WaitReady {
+                resource: deployments(),
+                name: "{{name}}-redis".into(),
+            },
+            Step::SetCondition {
+                type_: "Ready".into(),
+                status: "True".into(),
+                reason: "ChildrenReady".into(),
+                message: "redis for {{name}} is ready".into(),
+            },
+        ],
+    };
+    Scenario::new("declarative custom controller")
+        .config(|c| {
+            c.controllers.declarative.push(spec);
+            c.custom_resources.push(("example.com".into(), "caches".into(), "v1".into(), "Cache".into(), true));
+        })
+        .at(0, create_as("alice", GroupResource::new("example.com", "caches"), "default", json!({
+            "apiVersion": "example.com/v1", "kind": "Cache", "metadata": {"name": "session"}, "spec": {},
+        })))
+}
+
+fn all() -> Vec<Scenario> {
+    vec![
+        scale_up(),
+        scale_down(),
+        rolling_update(),
+        bad_image(),
+        unschedulable(),
+        crash_and_recovery(),
+        autoscaler(),
+        database(),
+        stale_cache(),
+        feedback_loop(),
+        declarative(),
+        recreate(),
+        paused_rollout(),
+        crash_loop(),
+        api_failures(),
+        proportional(),
+    ]
+}
+
+fn assert_deployment_done(out: &Outcome, name: &str, replicas: i64) {
+    let d = get(out, &dep_key(name));
+    assert_eq!(
+        d.pointer("/status/observedGeneration"),
+        d.pointer("/metadata/generation")
+    );
+    for f in [
+        "replicas",
+        "updatedReplicas",
+        "readyReplicas",
+        "availableReplicas",
+    ] {
+        assert_eq!(
+            util::i64_at(&d, &format!("/status/{f}")),
+            Some(replicas),
+            "{f} of {d}"
+        );
+    }
+    assert_eq!(
+        condition(&d, "Available"),
+        ("True", "MinimumReplicasAvailable")
+    );
+    assert_eq!(
+        condition(&d, "Progressing"),
+        ("True", "NewReplicaSetAvailable")
+    );
+}
+
+#[test]
+fn scaling_up_converges_to_three_ready_replicas() {
+    let out = check(&scale_up(), expect_file!["snapshots/scale_up.trace"]);
+    assert_eq!(out.stop, StopReason::Converged);
+    assert_deployment_done(&out, "web", 3);
+    assert_eq!(
+        get(&out, &dep_key("web")).pointer("/metadata/generation"),
+        Some(&json!(2))
+    );
+}
+
+#[test]
+fn scaling_down_removes_pods_and_reports_one_replica() {
+    let out = check(&scale_down(), expect_file!["snapshots/scale_down.trace"]);
+    assert_eq!(out.stop, StopReason::Converged);
+    assert_deployment_done(&out, "web", 1);
+    let pods = out
+        .world
+        .objects()
+        .filter(|(k, _)| k.gr.resource == "pods")
+        .count();
+    assert_eq!(pods, 1);
+}
+
+#[test]
+fn a_rolling_update_replaces_every_pod_and_bumps_the_revision() {
+    let out = check(
+        &rolling_update(),
+        expect_file!["snapshots/rolling_update.trace"],
+    );
+    assert_eq!(out.stop, StopReason::Converged);
+    assert_deployment_done(&out, "web", 4);
+    let d = get(&out, &dep_key("web"));
+    assert_eq!(
+        str_at(
+            &d,
+            "/metadata/annotations/deployment.kubernetes.io~1revision"
+        ),
+        "2"
+    );
+    let images: Vec<String> = out
+        .world
+        .objects()
+        .filter(|(k, _)| k.gr.resource == "pods")
+        .map(|(_, p)| str_at(p, "/spec/containers/0/image").to_owned())
+        .collect();
+    assert_eq!(images, vec!["nginx:1.26"; 4]);
+}
+
+#[test]
+fn a_bad_image_ends_in_progress_deadline_exceeded() {
+    let out = check(&bad_image(), expect_file!["snapshots/bad_image.trace"]);
+    let d = get(&out, &dep_key("web"));
+    assert_eq!(
+        condition(&d, "Progressing"),
+        ("False", "ProgressDeadlineExceeded")
+    );
+    assert_eq!(out.world.health(&dep_key("web")), Some(Health::Failed));
+    assert!(out.world.objects().any(|(_, p)| {
+        str_at(p, "/status/containerStatuses/0/state/waiting/reason") == "ImagePullBackOff"
+    }));
+}
+
+#[test]
+fn pods_that_fit_nowhere_are_marked_unschedulable_with_kubes_message() {
+    let out = check(
+        &unschedulable(),
+        expect_file!["snapshots/unschedulable.trace"],
+    );
+    let pending: Vec<&Value> = out
+        .world
+        .objects()
+        .filter(|(k, p)| k.gr.resource == "pods" && str_at(p, "/spec/nodeName").is_empty())
+        .map(|(_, p)| p.as_ref())
+        .collect();
+    assert_eq!(pending.len(), 1);
+    let c = pending[0]
+        .get("status")
+        .and_then(|s| util::find_condition(s, "PodScheduled"))
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(str_at(&c, "/reason"), "Unschedulable");
+    assert_eq!(
+        str_at(&c, "/message"),
+        "0/2 nodes are available: 2 Insufficient cpu. preemption: 0/2 nodes are available: 2 No preemption victims found for incoming pod."
+    );
+}
+
+#[test]
+fn a_crashed_replicaset_controller_catches_up_after_restart() {
+    let out = check(
+        &crash_and_recovery(),
+        expect_file!["snapshots/crash_and_recovery.trace"],
+    );
+    assert_eq!(out.stop, StopReason::Converged);
+    assert_deployment_done(&out, "web", 4);
+}
+
+#[test]
+fn the_autoscaler_raises_replicas_when_load_rises() {
+    let out = check(&autoscaler(), expect_file!["snapshots/autoscaler.trace"]);
+    let d = get(&out, &dep_key("web"));
+    // 250m over pods requesting 100m at a 50 % target wants 5 pods.
+    assert_eq!(d.pointer("/spec/replicas"), Some(&json!(5)));
+    let hpa = get(&out, &ObjectKey::new(hpas(), "default", "web"));
+    assert_eq!(hpa.pointer("/status/desiredReplicas"), Some(&json!(5)));
+    assert_eq!(
+        condition(&hpa, "ScalingActive"),
+        ("True", "ValidMetricFound")
+    );
+    assert_deployment_done(&out, "web", 5);
+}
+
+#[test]
+fn a_database_converges_to_ready_with_its_children() {
+    let out = check(&database(), expect_file!["snapshots/database.trace"]);
+    assert_eq!(out.stop, StopReason::Converged);
+    let db = get(&out, &ObjectKey::new(databases(), "default", "orders"));
+    assert_eq!(condition(&db, "Ready"), ("True", "Available"));
+    assert_eq!(condition(&db, "Reconciling"), ("", ""));
+    assert_eq!(db.pointer("/status/observedGeneration"), Some(&json!(1)));
+    assert_deployment_done(&out, "orders-db", 2);
+}
+
+#[test]
+fn a_stale_deployment_cache_still_converges_on_the_latest_spec() {
+    let out = check(&stale_cache(), expect_file!["snapshots/stale_cache.trace"]);
+    assert_eq!(out.stop, StopReason::Converged);
+    assert_deployment_done(&out, "web", 5);
+    assert!(out
+        .world
+        .trace()
+        .iter()
+        .any(|l| l.contains("(stale, ignored)") || l.contains(" 409")));
+}
+
+#[test]
+fn a_naive_controller_writing_spec_from_status_is_reported_as_a_feedback_loop() {
+    let out = check(
+        &feedback_loop(),
+        expect_file!["snapshots/feedback_loop.trace"],
+    );
+    assert_eq!(out.stop, StopReason::FeedbackLoop);
+    assert!(out
+        .world
+        .trace()
+        .iter()
+        .any(|l| l.contains("engine feedback-loop databases default/loop")));
+}
+
+#[test]
+fn a_declarative_controller_creates_children_waits_and_sets_ready() {
+    let out = check(&declarative(), expect_file!["snapshots/declarative.trace"]);
+    assert_eq!(out.stop, StopReason::Converged);
+    let cache = get(
+        &out,
+        &ObjectKey::new(
+            GroupResource::new("example.com", "caches"),
+            "default",
+            "session",
+        ),
+    );
+    assert_eq!(condition(&cache, "Ready"), ("True", "ChildrenReady"));
+    assert_deployment_done(&out, "session-redis", 1);
+}
+
+#[test]
+fn every_scenario_gives_the_same_trace_twice() {
+    for s in all() {
+        let a = s.run().world.trace_text();
+        let b = s.run().world.trace_text();
+        assert!(a == b, "scenario {} is not deterministic", s.name);
+    }
+}
+
+#[test]
+fn a_clone_taken_mid_run_replays_the_same_future() {
+    let s = rolling_update();
+    let mut w = super::world::World::new(s.config.clone());
+    for (ms, input) in &s.inputs {
+        w.schedule(crate::time::SimTime::from_ms(*ms), input.clone());
+    }
+    w.advance(12_000);
+    let mut fork = w.clone();
+    w.run_until_converged(100_000, 600_000);
+    fork.run_until_converged(100_000, 600_000);
+    assert_eq!(w.trace_text(), fork.trace_text());
+}
+
+fn recreate() -> Scenario {
+    let mut d = deployment("default", "web", 3, "nginx:1.25");
+    d["spec"]["strategy"] = json!({"type": "Recreate"});
+    Scenario::new("recreate")
+        .at(0, create_as("alice", deployments(), "default", d))
+        .at(10_000, patch_as("alice", deployments(), "default", "web",
+            json!({"spec": {"template": {"spec": {"containers": [{"name": "app", "image": "nginx:1.26", "resources": {"requests": {"cpu": "100m", "memory": "64Mi"}}}]}}}})))
+}
+
+fn paused_rollout() -> Scenario {
+    Scenario::new("pause and resume")
+        .at(0, create_as("alice", deployments(), "default", deployment("default", "web", 2, "nginx:1.25")))
+        .at(10_000, patch_as("alice", deployments(), "default", "web", json!({"spec": {"paused": true}})))
+        .at(11_000, patch_as("alice", deployments(), "default", "web",
+            json!({"spec": {"template": {"spec": {"containers": [{"name": "app", "image": "nginx:1.26", "resources": {"requests": {"cpu": "100m", "memory": "64Mi"}}}]}}}})))
+        .at(20_000, patch_as("alice", deployments(), "default", "web", json!({"spec": {"paused": false}})))
+}
+
+fn crash_loop() -> Scenario {
+    let mut d = deployment("default", "web", 1, "example/crasher:1");
+    d["spec"]["progressDeadlineSeconds"] = json!(60);
+    Scenario::new("crash loop")
+        .config(|c| {
+            c.env.images.insert(
+                "example/crasher:1".into(),
+                ImageBehaviour::Crashes { run_ms: 2_000 },
+            );
+        })
+        .at(0, create_as("alice", deployments(), "default", d))
+        .at_least(90_000)
+        .until(120_000)
+}
+
+fn api_failures() -> Scenario {
+    Scenario::new("pod creation failures")
+        .at(
+            0,
+            Input::Fault {
+                fault: Fault::ApiFailures {
+                    principal: Some(
+                        "system:serviceaccount:kube-system:replicaset-controller".into(),
+                    ),
+                    count: 3,
+                    code: 500,
+                },
+            },
+        )
+        .at(
+            0,
+            create_as(
+                "alice",
+                deployments(),
+                "default",
+                deployment("default", "web", 2, "nginx:1.25"),
+            ),
+        )
+}
+
+fn proportional() -> Scenario {
+    let mut d = deployment("default", "web", 10, "nginx:1.25");
+    d["spec"]["template"]["spec"]["containers"][0]["image"] = json!("nginx:1.25");
+    Scenario::new("proportional scaling mid-rollout")
+        .config(|c| {
+            c.env.images.insert("nginx:slow".into(), ImageBehaviour::Ok { pull_ms: 20_000 });
+        })
+        .at(0, create_as("alice", deployments(), "default", d))
+        .at(10_000, patch_as("alice", deployments(), "default", "web",
+            json!({"spec": {"template": {"spec": {"containers": [{"name": "app", "image": "nginx:slow", "resources": {"requests": {"cpu": "100m", "memory": "64Mi"}}}]}}}})))
+        .at(11_000, patch_as("alice", deployments(), "default", "web", json!({"spec": {"replicas": 20}})))
+}
+
+#[test]
+fn recreate_scales_the_old_replica_set_to_zero_before_the_new_one_starts() {
+    let out = check(&recreate(), expect_file!["snapshots/recreate.trace"]);
+    assert_eq!(out.stop, StopReason::Converged);
+    assert_deployment_done(&out, "web", 3);
+    let trace = out.world.trace_text();
+    let old_down = trace
+        .find("reconcile default/web -> update replicasets")
+        .unwrap_or(usize::MAX);
+    assert!(old_down < usize::MAX);
+}
+
+#[test]
+fn a_paused_deployment_waits_and_reports_deployment_paused() {
+    let s = paused_rollout();
+    let mut w = super::world::World::new(s.config.clone());
+    for (ms, input) in &s.inputs {
+        w.schedule(crate::time::SimTime::from_ms(*ms), input.clone());
+    }
+    w.advance(15_000);
+    let d = w.object(&dep_key("web")).cloned().unwrap_or_default();
+    assert_eq!(
+        condition(&d, "Progressing"),
+        ("Unknown", "DeploymentPaused")
+    );
+    let replica_sets = w
+        .objects()
+        .filter(|(k, _)| k.gr.resource == "replicasets")
+        .count();
+    assert_eq!(replica_sets, 1, "no new ReplicaSet while paused");
+    let out = check(&s, expect_file!["snapshots/paused_rollout.trace"]);
+    assert_eq!(out.stop, StopReason::Converged);
+    assert_deployment_done(&out, "web", 2);
+}
+
+#[test]
+fn a_crashing_container_goes_into_crash_loop_back_off() {
+    let out = check(&crash_loop(), expect_file!["snapshots/crash_loop.trace"]);
+    let pod = out
+        .world
+        .objects()
+        .find(|(k, _)| k.gr.resource == "pods")
+        .map(|(_, p)| p.as_ref().clone())
+        .unwrap_or_default();
+    assert_eq!(
+        str_at(&pod, "/status/containerStatuses/0/state/waiting/reason"),
+        "CrashLoopBackOff"
+    );
+    assert!(util::i64_at(&pod, "/status/containerStatuses/0/restartCount").unwrap_or(0) >= 1);
+    // The pod was Ready once, so the rollout completed; now the pod is Failed (CrashLoop) and
+    // the Deployment waits on readiness (kstatus InProgress "Ready: 0/1").
+    let pod_key = out
+        .world
+        .objects()
+        .find(|(k, _)| k.gr.resource == "pods")
+        .map(|(k, _)| k.clone());
+    assert_eq!(
+        pod_key.and_then(|k| out.world.health(&k)),
+        Some(Health::Failed)
+    );
+    let d = get(&out, &dep_key("web"));
+    assert_eq!(
+        condition(&d, "Available"),
+        ("False", "MinimumReplicasUnavailable")
+    );
+}
+
+#[test]
+fn failed_pod_creations_set_replica_failure_until_they_succeed() {
+    let out = check(
+        &api_failures(),
+        expect_file!["snapshots/api_failures.trace"],
+    );
+    assert_eq!(out.stop, StopReason::Converged);
+    assert!(out
+        .world
+        .trace()
+        .iter()
+        .any(|l| l.contains("injected fault")));
+    assert!(out.world.trace().iter().any(|l| l.contains("retry after")));
+    assert_deployment_done(&out, "web", 2);
+}
+
+#[test]
+fn scaling_mid_rollout_spreads_new_replicas_proportionally() {
+    let s = proportional();
+    let mut w = super::world::World::new(s.config.clone());
+    for (ms, input) in &s.inputs {
+        w.schedule(crate::time::SimTime::from_ms(*ms), input.clone());
+    }
+    w.advance(11_500);
+    let mut sizes: Vec<i64> = w
+        .objects()
+        .filter(|(k, _)| k.gr.resource == "replicasets")
+        .map(|(_, rs)| util::i64_at(rs, "/spec/replicas").unwrap_or(0))
+        .collect();
+    sizes.sort();
+    // 10 replicas, surge 3: old 8 + new 5 = 13 (max-replicas 13); to 20 replicas + surge 5 = 25.
+    assert_eq!(sizes.iter().sum::<i64>(), 25, "{sizes:?}");
+    let out = check(&s, expect_file!["snapshots/proportional.trace"]);
+    assert_eq!(out.stop, StopReason::Converged);
+    assert_deployment_done(&out, "web", 20);
+}
+
+#[test]
+fn a_paused_controller_leaves_its_queue_waiting_until_resumed() {
+    let s = Scenario::new("paused controller")
+        .at(
+            0,
+            Input::Fault {
+                fault: Fault::PauseController {
+                    controller: "deployment-controller".into(),
+                },
+            },
+        )
+        .at(
+            0,
+            create_as(
+                "alice",
+                deployments(),
+                "default",
+                deployment("default", "web", 1, "nginx:1.25"),
+            ),
+        );
+    let mut w = super::world::World::new(s.config.clone());
+    for (ms, input) in &s.inputs {
+        w.schedule(crate::time::SimTime::from_ms(*ms), input.clone());
+    }
+    w.advance(5_000);
+    assert_eq!(w.queue_len("deployment-controller"), Some((1, 0)));
+    assert!(!w.is_converged());
+    w.apply(Input::Fault {
+        fault: Fault::ResumeController {
+            controller: "deployment-controller".into(),
+        },
+    });
+    let r = w.run_until_converged(100_000, 600_000);
+    assert_eq!(r.stop, Some(StopReason::Converged));
+}
+
+#[test]
+fn history_keeps_a_bounded_number_of_snapshots_and_forks_from_any() {
+    let s = scale_up();
+    let mut w = super::world::World::new(s.config.clone());
+    for (ms, input) in &s.inputs {
+        w.schedule(crate::time::SimTime::from_ms(*ms), input.clone());
+    }
+    let mut h = super::history::History::new(5);
+    for _ in 0..8 {
+        w.step();
+        h.push(&w);
+    }
+    assert_eq!(h.len(), 5);
+    let steps: Vec<u64> = h.steps().collect();
+    let fork = h.fork(steps[1]).map(|f| f.trace().len());
+    assert_eq!(fork, Some(w.trace().len() - 3));
+    assert_eq!(h.len(), 2);
+}
+
+#[test]
+fn step_reports_carry_requests_and_changed_fields() {
+    let mut w = super::world::World::new(Default::default());
+    let r = w.apply(create_as(
+        "alice",
+        deployments(),
+        "default",
+        deployment("default", "web", 2, "nginx:1.25"),
+    ));
+    assert_eq!(r.events.len(), 1);
+    assert_eq!(r.events[0].lane, "user:alice");
+    assert_eq!(r.events[0].requests[0].code, 201);
+    // The Deployment controller's first reconcile creates the ReplicaSet and writes status.
+    let mut reconcile = None;
+    for _ in 0..20 {
+        let r = w.step();
+        if let Some(e) = r
+            .events
+            .iter()
+            .find(|e| e.lane == "deployment-controller" && !e.requests.is_empty())
+        {
+            reconcile = Some(e.clone());
+            break;
+        }
+    }
+    let e = reconcile.unwrap_or_else(|| panic!("no reconcile"));
+    assert!(e.line.contains("create replicasets default/web-"));
+    let status_change = e
+        .changes
+        .iter()
+        .find(|c| c.key == dep_key("web"))
+        .map(|c| c.fields.iter().map(|f| f.path.clone()).collect::<Vec<_>>())
+        .unwrap_or_default();
+    assert!(
+        status_change.iter().any(|p| p.starts_with("/status")),
+        "{status_change:?}"
+    );
+    assert!(
+        status_change.iter().any(|p| p == "/metadata/annotations"),
+        "the revision annotation is written with status"
+    );
+}
+
+#[test]
+fn a_user_cannot_write_status_but_the_controller_can() {
+    let mut w = super::world::World::new(Default::default());
+    w.apply(create_as(
+        "alice",
+        deployments(),
+        "default",
+        deployment("default", "web", 1, "nginx:1.25"),
+    ));
+    let mut req = util::patch(
+        "app",
+        deployments(),
+        "default",
+        "web",
+        json!({"status": {"readyReplicas": 9}}),
+    );
+    req.subresource = Some(crate::api::Subresource::Status);
+    let r = w.apply(Input::Request { request: req });
+    assert_eq!(r.events[0].requests[0].code, 403);
+    assert!(r.events[0]
+        .line
+        .ends_with("patch deployments/status default/web 403"));
+}

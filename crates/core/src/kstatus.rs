@@ -1,1 +1,0 @@
-//! kstatus: the health verdict (`status.Compute`) of sigs.k8s.io/cli-utils/pkg/kstatus.
