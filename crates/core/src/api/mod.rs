@@ -1,6 +1,40 @@
 //! The simulated kube-apiserver: storage, verbs, generation rules, the status subresource,
 //! optimistic concurrency, validation, RBAC, watch and audit.
+//!
+//! The entry point is [`ApiServer::handle`]; requests are built with the [`ApiRequest`]
+//! builders (`create`, `get`, `list`, `update`, `update_status`, `patch`, `patch_status`,
+//! `delete`, `bind`). Submodules:
+//! - [`types`]: the wire vocabulary shared with the engine, controllers, CLI and web view.
+//! - [`kinds`]: the kind registry (built-in kinds and CRD-defined ones).
+//! - [`store`]: persistent object storage with uid and owner indexes.
+//! - [`strategy`]: per-kind defaults, typed decoding checks, validation and generation rules.
+//! - [`validation`]: field errors and name/label/condition formats with kube's messages.
+//! - [`rbac`]: the authorizer and the default policy.
+//! - [`selector`]: label selectors.
+//! - [`decode`]: JSON/YAML manifests and request-size guards.
+//! - [`errors`]: kube's refusal messages.
 
+#![allow(
+    clippy::result_large_err,
+    reason = "ApiError mirrors metav1.Status (the agreed contract); requests are not a hot path"
+)]
+
+pub mod decode;
+pub mod errors;
+pub mod kinds;
+#[cfg(test)]
+mod properties;
+pub mod rbac;
+pub mod selector;
+mod server;
+pub mod store;
+pub mod strategy;
 pub mod types;
+pub mod validation;
 
+pub use decode::parse_manifests;
+pub use kinds::{KindRules, ResourceInfo};
+pub use rbac::principals;
+pub use selector::Selector;
+pub use server::{ApiServer, GcMode, INITIAL_NAMESPACES};
 pub use types::*;

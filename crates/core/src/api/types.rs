@@ -7,6 +7,22 @@ use serde_json::Value;
 
 use crate::time::SimTime;
 
+/// Serializes [`SimTime`] as its integer milliseconds (works whether or not `SimTime` itself
+/// implements serde's traits).
+mod sim_time_ms {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    use crate::time::SimTime;
+
+    pub fn serialize<S: Serializer>(t: &SimTime, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_u64(t.as_ms())
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<SimTime, D::Error> {
+        u64::deserialize(d).map(SimTime::from_ms)
+    }
+}
+
 /// A REST resource: API group (empty for the core group) and lower-case plural, e.g.
 /// `apps`/`deployments`, ``/`pods`, `example.com`/`databases`.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -198,12 +214,14 @@ pub struct WatchEvent {
     pub object: Value,
     pub resource_version: u64,
     /// When the write was persisted.
+    #[serde(with = "sim_time_ms")]
     pub time: SimTime,
 }
 
 /// One audit log entry; every request, allowed or refused, gets one.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct AuditEntry {
+    #[serde(with = "sim_time_ms")]
     pub time: SimTime,
     pub principal: String,
     pub verb: Verb,
@@ -217,4 +235,200 @@ pub struct AuditEntry {
     /// The object's resourceVersion before and after (0 when absent).
     pub rv_before: u64,
     pub rv_after: u64,
+}
+
+/// Request builders: one per verb and subresource, the way a typed client offers them.
+impl ApiRequest {
+    fn base(principal: &str, verb: Verb, gr: GroupResource, namespace: &str, name: &str) -> Self {
+        ApiRequest {
+            principal: principal.to_owned(),
+            verb,
+            gr,
+            namespace: namespace.to_owned(),
+            name: name.to_owned(),
+            subresource: None,
+            body: RequestBody::None,
+            label_selector: None,
+        }
+    }
+
+    /// `POST`: create `body` in `namespace` (empty: the body's namespace, else `default`, for
+    /// namespaced kinds; ignored for cluster-scoped ones). The name comes from the body
+    /// (`metadata.name`, or `metadata.generateName` plus a server-chosen suffix).
+    pub fn create(principal: &str, gr: GroupResource, namespace: &str, body: Value) -> Self {
+        let mut r = Self::base(principal, Verb::Create, gr, namespace, "");
+        r.body = RequestBody::Object(body);
+        r
+    }
+
+    /// `GET` one object.
+    pub fn get(principal: &str, gr: GroupResource, namespace: &str, name: &str) -> Self {
+        Self::base(principal, Verb::Get, gr, namespace, name)
+    }
+
+    /// `GET .../status`.
+    pub fn get_status(principal: &str, gr: GroupResource, namespace: &str, name: &str) -> Self {
+        let mut r = Self::base(principal, Verb::Get, gr, namespace, name);
+        r.subresource = Some(Subresource::Status);
+        r
+    }
+
+    /// `LIST` in one namespace (empty: all namespaces, or a cluster-scoped resource), optionally
+    /// filtered by a label selector in kube's string form (`app=web,tier in (a,b),!canary`).
+    pub fn list(
+        principal: &str,
+        gr: GroupResource,
+        namespace: &str,
+        label_selector: Option<&str>,
+    ) -> Self {
+        let mut r = Self::base(principal, Verb::List, gr, namespace, "");
+        r.label_selector = label_selector.map(str::to_owned);
+        r
+    }
+
+    /// `PUT`: replace the main resource (status is ignored when the kind has a status
+    /// subresource).
+    pub fn update(
+        principal: &str,
+        gr: GroupResource,
+        namespace: &str,
+        name: &str,
+        body: Value,
+    ) -> Self {
+        let mut r = Self::base(principal, Verb::Update, gr, namespace, name);
+        r.body = RequestBody::Object(body);
+        r
+    }
+
+    /// `PUT .../status`: replace the status (spec and most metadata are ignored).
+    pub fn update_status(
+        principal: &str,
+        gr: GroupResource,
+        namespace: &str,
+        name: &str,
+        body: Value,
+    ) -> Self {
+        let mut r = Self::update(principal, gr, namespace, name, body);
+        r.subresource = Some(Subresource::Status);
+        r
+    }
+
+    /// `PATCH` the main resource with a merge patch or a JSON patch.
+    pub fn patch(
+        principal: &str,
+        gr: GroupResource,
+        namespace: &str,
+        name: &str,
+        patch_type: PatchType,
+        patch: Value,
+    ) -> Self {
+        let mut r = Self::base(principal, Verb::Patch, gr, namespace, name);
+        r.body = RequestBody::Patch(patch_type, patch);
+        r
+    }
+
+    /// `PATCH .../status`.
+    pub fn patch_status(
+        principal: &str,
+        gr: GroupResource,
+        namespace: &str,
+        name: &str,
+        patch_type: PatchType,
+        patch: Value,
+    ) -> Self {
+        let mut r = Self::patch(principal, gr, namespace, name, patch_type, patch);
+        r.subresource = Some(Subresource::Status);
+        r
+    }
+
+    /// `DELETE` with background propagation (dependents are garbage-collected afterwards).
+    pub fn delete(principal: &str, gr: GroupResource, namespace: &str, name: &str) -> Self {
+        Self::base(principal, Verb::Delete, gr, namespace, name)
+    }
+
+    /// `DELETE` with `DeleteOptions` (`propagationPolicy: Orphan|Background|Foreground`,
+    /// `preconditions: {uid, resourceVersion}`).
+    pub fn delete_with_options(
+        principal: &str,
+        gr: GroupResource,
+        namespace: &str,
+        name: &str,
+        options: Value,
+    ) -> Self {
+        let mut r = Self::base(principal, Verb::Delete, gr, namespace, name);
+        r.body = RequestBody::Object(options);
+        r
+    }
+
+    /// The scheduler's binding: `POST /api/v1/namespaces/{ns}/bindings` with a `v1/Binding`
+    /// whose target is the node. The server sets the pod's `spec.nodeName` and its
+    /// `PodScheduled=True` condition, as kube's binding REST does.
+    pub fn bind(principal: &str, namespace: &str, pod: &str, node: &str) -> Self {
+        Self::create(
+            principal,
+            GroupResource::new("", "bindings"),
+            namespace,
+            serde_json::json!({
+                "apiVersion": "v1",
+                "kind": "Binding",
+                "metadata": {"name": pod, "namespace": namespace},
+                "target": {"apiVersion": "v1", "kind": "Node", "name": node},
+            }),
+        )
+    }
+
+    /// The same request sent by another principal.
+    pub fn as_principal(mut self, principal: &str) -> Self {
+        self.principal = principal.to_owned();
+        self
+    }
+}
+
+impl ApiError {
+    /// A refusal with no details (used for request-level errors such as BadRequest).
+    pub fn new(reason: StatusReason, message: impl Into<String>) -> Self {
+        ApiError {
+            reason,
+            message: message.into(),
+            details_name: String::new(),
+            details_group: String::new(),
+            details_kind: String::new(),
+            causes: Vec::new(),
+        }
+    }
+
+    /// kube's `metav1.Status` failure object for this error, as the API server sends it.
+    pub fn to_status(&self) -> Value {
+        let mut details = serde_json::Map::new();
+        if !self.details_name.is_empty() {
+            details.insert("name".into(), Value::from(self.details_name.clone()));
+        }
+        if !self.details_group.is_empty() {
+            details.insert("group".into(), Value::from(self.details_group.clone()));
+        }
+        if !self.details_kind.is_empty() {
+            details.insert("kind".into(), Value::from(self.details_kind.clone()));
+        }
+        if !self.causes.is_empty() {
+            let causes: Vec<Value> = self
+                .causes
+                .iter()
+                .map(|(field, message)| serde_json::json!({"field": field, "message": message}))
+                .collect();
+            details.insert("causes".into(), Value::from(causes));
+        }
+        let mut status = serde_json::json!({
+            "kind": "Status",
+            "apiVersion": "v1",
+            "metadata": {},
+            "status": "Failure",
+            "message": self.message,
+            "reason": format!("{:?}", self.reason),
+            "code": self.code(),
+        });
+        if !details.is_empty() {
+            status["details"] = Value::Object(details);
+        }
+        status
+    }
 }

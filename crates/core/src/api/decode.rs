@@ -1,0 +1,210 @@
+//! Manifest decoding and request-size guards: JSON or YAML text (one or many documents,
+//! `List`s expanded) into objects, with line and column on syntax errors; limits on the size
+//! and nesting depth of request bodies so hostile input is refused, not a crash.
+
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::errors::bad_request;
+use super::types::ApiError;
+
+/// kube-apiserver's request body limit (3 MiB).
+pub const MAX_BODY_BYTES: usize = 3 * 1024 * 1024;
+/// The deepest object nesting accepted.
+pub const MAX_DEPTH: usize = 100;
+
+struct Counter(usize);
+
+impl std::io::Write for Counter {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0 += buf.len();
+        if self.0 > MAX_BODY_BYTES {
+            return Err(std::io::Error::other("too large"));
+        }
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Nesting depth of a value, computed without recursion (so absurd depths cannot overflow the
+/// stack); stops counting past `limit`.
+pub fn depth_exceeds(v: &Value, limit: usize) -> Option<String> {
+    let mut stack: Vec<(&Value, usize, String)> = vec![(v, 1, String::new())];
+    while let Some((v, d, path)) = stack.pop() {
+        if d > limit {
+            return Some(if path.is_empty() {
+                "<root>".to_owned()
+            } else {
+                path
+            });
+        }
+        match v {
+            Value::Object(m) => {
+                for (k, c) in m {
+                    if c.is_object() || c.is_array() {
+                        let p = if path.is_empty() {
+                            k.clone()
+                        } else {
+                            format!("{path}.{k}")
+                        };
+                        stack.push((c, d + 1, p));
+                    }
+                }
+            }
+            Value::Array(a) => {
+                for (i, c) in a.iter().enumerate() {
+                    if c.is_object() || c.is_array() {
+                        stack.push((c, d + 1, format!("{path}[{i}]")));
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// Refuses bodies over [`MAX_BODY_BYTES`] or nested deeper than [`MAX_DEPTH`].
+pub fn check_body(v: &Value) -> Result<(), ApiError> {
+    if let Some(path) = depth_exceeds(v, MAX_DEPTH) {
+        return Err(bad_request(format!(
+            "object nesting is too deep: more than {MAX_DEPTH} levels at {path}"
+        )));
+    }
+    let mut c = Counter(0);
+    if serde_json::to_writer(&mut c, v).is_err() {
+        return Err(bad_request(format!(
+            "Request entity too large: limit is {MAX_BODY_BYTES}"
+        )));
+    }
+    Ok(())
+}
+
+/// Takes a value apart iteratively, so dropping a pathologically deep document cannot
+/// overflow the stack.
+pub fn drop_deep(v: Value) {
+    let mut stack = vec![v];
+    while let Some(v) = stack.pop() {
+        match v {
+            Value::Object(m) => stack.extend(m.into_iter().map(|(_, c)| c)),
+            Value::Array(a) => stack.extend(a),
+            _ => {}
+        }
+    }
+}
+
+fn expand(v: Value, out: &mut Vec<Value>) {
+    let is_list = v
+        .get("kind")
+        .and_then(Value::as_str)
+        .is_some_and(|k| k == "List" || (k.ends_with("List") && v.get("items").is_some()));
+    if is_list {
+        if let Some(Value::Array(items)) = v.get("items") {
+            for item in items {
+                expand(item.clone(), out);
+            }
+            return;
+        }
+    }
+    if !v.is_null() {
+        out.push(v);
+    }
+}
+
+/// Parses JSON or YAML text (several `---`-separated YAML documents allowed; `List` and
+/// `*List` objects expanded to their items). Syntax errors name the line and column.
+pub fn parse_manifests(text: &str) -> Result<Vec<Value>, ApiError> {
+    if text.len() > MAX_BODY_BYTES {
+        return Err(bad_request(format!(
+            "Request entity too large: limit is {MAX_BODY_BYTES}"
+        )));
+    }
+    let mut out = Vec::new();
+    let trimmed = text.trim_start();
+    if trimmed.starts_with('{') || trimmed.starts_with('[') {
+        let v: Value = serde_json::from_str(text).map_err(|e| {
+            bad_request(format!(
+                "error parsing JSON: {} (line {}, column {})",
+                e,
+                e.line(),
+                e.column()
+            ))
+        })?;
+        match v {
+            Value::Array(items) => items.into_iter().for_each(|i| expand(i, &mut out)),
+            other => expand(other, &mut out),
+        }
+    } else {
+        for doc in serde_yaml_ng::Deserializer::from_str(text) {
+            let v = Value::deserialize(doc).map_err(|e| {
+                let loc = e
+                    .location()
+                    .map(|l| format!(" (line {}, column {})", l.line(), l.column()))
+                    .unwrap_or_default();
+                bad_request(format!("error parsing YAML: {e}{loc}"))
+            })?;
+            expand(v, &mut out);
+        }
+    }
+    for v in &out {
+        if !v.is_object() {
+            return Err(bad_request(format!(
+                "a manifest must be an object, found {}",
+                v
+            )));
+        }
+        check_body(v)?;
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn yaml_documents_and_lists_are_expanded() {
+        let text = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n---\napiVersion: v1\nkind: List\nitems:\n- {apiVersion: v1, kind: ConfigMap, metadata: {name: b}}\n- {apiVersion: v1, kind: ConfigMap, metadata: {name: c}}\n";
+        let objs = parse_manifests(text).unwrap();
+        let names: Vec<&str> = objs
+            .iter()
+            .map(|o| o["metadata"]["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(names, ["a", "b", "c"]);
+    }
+
+    #[test]
+    fn json_input_is_accepted_and_errors_carry_line_and_column() {
+        assert_eq!(parse_manifests("{\"kind\": \"Pod\"}").unwrap().len(), 1);
+        let e = parse_manifests("{\n  \"kind\": \"Pod\",\n  oops\n}").unwrap_err();
+        assert!(e.message.contains("line 3"), "{}", e.message);
+        let e = parse_manifests("kind: Pod\nmetadata:\n  name: [unclosed\n").unwrap_err();
+        assert!(e.message.contains("line"), "{}", e.message);
+        assert_eq!(e.code(), 400);
+    }
+
+    #[test]
+    fn deep_and_huge_documents_are_refused() {
+        let mut v = Value::from(1);
+        for _ in 0..200 {
+            v = serde_json::json!({"a": v});
+        }
+        assert!(check_body(&v)
+            .unwrap_err()
+            .message
+            .contains("nesting is too deep"));
+        drop_deep(v);
+        let big = serde_json::json!({"data": "x".repeat(MAX_BODY_BYTES + 1)});
+        assert!(check_body(&big)
+            .unwrap_err()
+            .message
+            .contains("Request entity too large"));
+    }
+
+    #[test]
+    fn scalars_are_not_manifests() {
+        assert!(parse_manifests("42").is_err());
+    }
+}

@@ -1,0 +1,2601 @@
+//! [`ApiServer`]: the request pipeline (resolve the resource, authorize, decode, apply the
+//! kind's strategy, check concurrency, validate, persist, emit a watch event, audit) and the
+//! deletion machinery (finalizers, background garbage collection, CRD and namespace cleanup).
+
+use imbl::{OrdSet, Vector};
+use serde_json::{json, Map, Value};
+
+use super::decode::{check_body, drop_deep, MAX_DEPTH};
+use super::errors::{
+    already_exists, bad_request, conflict, conflict_with, forbidden, invalid, method_not_allowed,
+    not_found, unknown_resource,
+};
+use super::kinds::{crd_resource_info, split_api_version, KindRules, Registry, ResourceInfo};
+use super::rbac::{self, principals, Attributes};
+use super::selector::Selector;
+use super::store::{owner_uids, uid_of, Store};
+use super::strategy;
+use super::types::{
+    ApiError, ApiRequest, ApiResult, AuditEntry, GroupResource, ObjectKey, PatchType, RequestBody,
+    StatusReason, Subresource, Verb, WatchEvent, WatchEventType,
+};
+use super::validation::FieldError;
+use crate::time::SimTime;
+
+/// When dependents of deleted owners are garbage-collected.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum GcMode {
+    /// Right after the request that removed the owner, as separate audited DELETE requests by
+    /// [`principals::GARBAGE_COLLECTOR`] (the default).
+    #[default]
+    Auto,
+    /// Only when the engine calls [`ApiServer::collect_garbage`] (to show the delay).
+    Manual,
+}
+
+/// Everything a request may change; restored wholesale when a request fails, so refused
+/// requests change nothing.
+#[derive(Clone, Debug)]
+struct State {
+    store: Store,
+    registry: Registry,
+    rv: u64,
+    uid_counter: u64,
+    name_counter: u64,
+    ip_counter: u64,
+    pending: Vector<WatchEvent>,
+    audit: Vector<AuditEntry>,
+    /// uids of removed owners whose dependents the garbage collector must look at.
+    gc_queue: OrdSet<String>,
+}
+
+/// The simulated kube-apiserver. Cloning is O(1) (persistent maps and vectors), so the engine
+/// may snapshot it after every step.
+#[derive(Clone, Debug)]
+pub struct ApiServer {
+    state: State,
+    rbac_enforced: bool,
+    gc_mode: GcMode,
+    in_gc: bool,
+}
+
+impl Default for ApiServer {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// Namespaces that exist from the start.
+pub const INITIAL_NAMESPACES: &[&str] = &[
+    "default",
+    "kube-system",
+    "kube-public",
+    "kube-node-lease",
+    "converge-system",
+];
+
+fn meta(obj: &Value) -> Option<&Map<String, Value>> {
+    obj.get("metadata").and_then(Value::as_object)
+}
+
+fn meta_str<'a>(obj: &'a Value, key: &str) -> &'a str {
+    meta(obj)
+        .and_then(|m| m.get(key))
+        .and_then(Value::as_str)
+        .unwrap_or("")
+}
+
+fn meta_mut(obj: &mut Value) -> &mut Map<String, Value> {
+    if !obj.is_object() {
+        *obj = json!({});
+    }
+    let map = obj.as_object_mut().expect("just made an object");
+    let m = map.entry("metadata").or_insert_with(|| json!({}));
+    if !m.is_object() {
+        *m = json!({});
+    }
+    m.as_object_mut().expect("just made an object")
+}
+
+fn rv_of(obj: &Value) -> u64 {
+    meta_str(obj, "resourceVersion").parse().unwrap_or(0)
+}
+
+fn finalizers(obj: &Value) -> Vec<String> {
+    meta(obj)
+        .and_then(|m| m.get("finalizers"))
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_owned)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn is_deleting(obj: &Value) -> bool {
+    !meta_str(obj, "deletionTimestamp").is_empty()
+}
+
+fn set_or_remove(map: &mut Map<String, Value>, key: &str, v: Option<&Value>) {
+    match v {
+        Some(v) => {
+            map.insert(key.to_owned(), v.clone());
+        }
+        None => {
+            map.remove(key);
+        }
+    }
+}
+
+fn status_success(gr: &GroupResource, name: &str, uid: &str) -> Value {
+    json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success",
+        "details": {"name": name, "group": gr.group, "kind": gr.resource, "uid": uid}})
+}
+
+/// Deterministic uid in UUID form, from a counter.
+fn make_uid(n: u64) -> String {
+    let a = n.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ 0x5851_F42D_4C95_7F2D;
+    format!(
+        "{:08x}-{:04x}-4{:03x}-8{:03x}-{:012x}",
+        (a >> 32) as u32,
+        (a >> 16) as u16,
+        (a & 0xfff) as u16,
+        (n >> 48) as u16 & 0xfff,
+        n & 0xffff_ffff_ffff
+    )
+}
+
+/// kube's generateName suffix: 5 characters from its consonant-and-digit alphabet.
+fn name_suffix(n: u64) -> String {
+    const ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
+    let mut x = n
+        .wrapping_mul(0x2545_F491_4F6C_DD1D)
+        .wrapping_add(0x1234_5678);
+    (0..5)
+        .map(|_| {
+            let c = ALPHABET[(x % ALPHABET.len() as u64) as usize] as char;
+            x /= ALPHABET.len() as u64;
+            c
+        })
+        .collect()
+}
+
+impl ApiServer {
+    /// A server with the built-in kinds, the initial namespaces and the default RBAC policy
+    /// (`docs/rbac-policy.md`). The set-up writes are neither audited nor left as pending watch
+    /// events: the world starts "already listed".
+    pub fn new() -> Self {
+        let mut s = ApiServer {
+            state: State {
+                store: Store::default(),
+                registry: Registry::builtin(),
+                rv: 0,
+                uid_counter: 0,
+                name_counter: 0,
+                ip_counter: 0,
+                pending: Vector::new(),
+                audit: Vector::new(),
+                gc_queue: OrdSet::new(),
+            },
+            rbac_enforced: true,
+            gc_mode: GcMode::Auto,
+            in_gc: false,
+        };
+        let mut seed: Vec<Value> = INITIAL_NAMESPACES
+            .iter()
+            .map(|ns| json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}}))
+            .collect();
+        seed.extend(rbac::default_policy());
+        for obj in seed {
+            let req =
+                ApiRequest::create(principals::APISERVER, GroupResource::new("", ""), "", obj);
+            let saved = s.rbac_enforced;
+            s.rbac_enforced = false;
+            if let RequestBody::Object(body) = &req.body {
+                if let Some(info) = s.kind_of(body) {
+                    let _ = s.create(
+                        SimTime::ZERO,
+                        &info,
+                        "",
+                        body.clone(),
+                        principals::APISERVER,
+                    );
+                }
+            }
+            s.rbac_enforced = saved;
+        }
+        s.state.pending = Vector::new();
+        s.state.audit = Vector::new();
+        s
+    }
+
+    fn kind_of(&self, body: &Value) -> Option<ResourceInfo> {
+        let av = body.get("apiVersion")?.as_str()?;
+        let kind = body.get("kind")?.as_str()?;
+        self.state.registry.for_kind(av, kind).cloned()
+    }
+
+    /// Turns RBAC enforcement on (the default) or off. With it off every principal may do
+    /// everything, which shows what status spoofing would do.
+    pub fn set_rbac_enforced(&mut self, enforced: bool) {
+        self.rbac_enforced = enforced;
+    }
+
+    pub fn rbac_enforced(&self) -> bool {
+        self.rbac_enforced
+    }
+
+    /// Chooses when garbage collection runs (see [`GcMode`]).
+    pub fn set_gc_mode(&mut self, mode: GcMode) {
+        self.gc_mode = mode;
+    }
+
+    pub fn gc_mode(&self) -> GcMode {
+        self.gc_mode
+    }
+
+    /// Whether some removed owner still has dependents to collect.
+    pub fn gc_pending(&self) -> bool {
+        !self.state.gc_queue.is_empty()
+    }
+
+    /// Handles one request with every rule applied: authorization, decoding, the kind's
+    /// strategy, optimistic concurrency, validation, persistence, the watch event and the audit
+    /// entry. A refused request changes nothing but the audit log.
+    pub fn handle(&mut self, now: SimTime, req: ApiRequest) -> ApiResult {
+        let checkpoint = self.state.clone();
+        let target = self.target_key(&req);
+        let rv_before = target
+            .as_ref()
+            .and_then(|k| self.state.store.get(k))
+            .map_or(0, |o| rv_of(o));
+        let result = self.dispatch(now, &req);
+        let (code, message) = match &result {
+            Ok(_) if req.verb == Verb::Create => (201, String::new()),
+            Ok(_) => (200, String::new()),
+            Err(e) => (e.code(), e.message.clone()),
+        };
+        if result.is_err() {
+            self.state = checkpoint;
+        }
+        let name = if req.name.is_empty() {
+            result
+                .as_ref()
+                .ok()
+                .map(|v| meta_str(v, "name").to_owned())
+                .filter(|n| !n.is_empty())
+                .or_else(|| target.as_ref().map(|k| k.name.clone()))
+                .unwrap_or_default()
+        } else {
+            req.name.clone()
+        };
+        let namespace = target
+            .as_ref()
+            .map_or_else(|| req.namespace.clone(), |k| k.namespace.clone());
+        let key_after = target.map(|k| ObjectKey {
+            name: name.clone(),
+            ..k
+        });
+        let rv_after = key_after
+            .as_ref()
+            .and_then(|k| self.state.store.get(k))
+            .map_or(0, |o| rv_of(o));
+        self.state.audit.push_back(AuditEntry {
+            time: now,
+            principal: req.principal.clone(),
+            verb: req.verb,
+            gr: req.gr.clone(),
+            subresource: req.subresource,
+            namespace,
+            name,
+            code,
+            message,
+            rv_before,
+            rv_after,
+        });
+        if let RequestBody::Object(v) | RequestBody::Patch(_, v) = req.body {
+            if result.is_err() && super::decode::depth_exceeds(&v, MAX_DEPTH).is_some() {
+                drop_deep(v);
+            }
+        }
+        if result.is_ok() && self.gc_mode == GcMode::Auto && !self.in_gc && self.gc_pending() {
+            self.collect_garbage(now);
+        }
+        result
+    }
+
+    /// Runs the garbage collector until nothing is left: every object whose ownerReferences
+    /// all name removed owners is deleted (background propagation) by a DELETE request from
+    /// [`principals::GARBAGE_COLLECTOR`], audited like any other. Returns how many
+    /// delete requests it sent.
+    pub fn collect_garbage(&mut self, now: SimTime) -> usize {
+        let was = self.in_gc;
+        self.in_gc = true;
+        let mut sent = 0;
+        while let Some(owner) = self.state.gc_queue.get_min().cloned() {
+            self.state.gc_queue.remove(&owner);
+            for key in self.state.store.dependents_of(&owner) {
+                let Some(obj) = self.state.store.get(&key) else {
+                    continue;
+                };
+                let orphaned = owner_uids(obj)
+                    .iter()
+                    .all(|u| !self.state.store.contains_uid(u));
+                if !orphaned || is_deleting(obj) {
+                    continue;
+                }
+                let uid = uid_of(obj).to_owned();
+                let req = ApiRequest::delete_with_options(
+                    principals::GARBAGE_COLLECTOR,
+                    key.gr.clone(),
+                    &key.namespace,
+                    &key.name,
+                    json!({"propagationPolicy": "Background", "preconditions": {"uid": uid}}),
+                );
+                let _ = self.handle(now, req);
+                sent += 1;
+            }
+        }
+        self.in_gc = was;
+        sent
+    }
+
+    /// Watch events of every persisted write since the last drain, in order.
+    pub fn drain_watch_events(&mut self) -> Vec<WatchEvent> {
+        let events: Vec<WatchEvent> = self.state.pending.iter().cloned().collect();
+        self.state.pending = Vector::new();
+        events
+    }
+
+    /// Number of watch events waiting to be drained.
+    pub fn pending_watch_events(&self) -> usize {
+        self.state.pending.len()
+    }
+
+    /// The full audit log, oldest first.
+    pub fn audit(&self) -> impl Iterator<Item = &AuditEntry> {
+        self.state.audit.iter()
+    }
+
+    /// Number of audit entries.
+    pub fn audit_len(&self) -> usize {
+        self.state.audit.len()
+    }
+
+    /// Audit entries from index `from` on (for incremental display).
+    pub fn audit_since(&self, from: usize) -> impl Iterator<Item = &AuditEntry> {
+        self.state.audit.iter().skip(from)
+    }
+
+    /// Direct read of a stored object: no RBAC, no audit (for the UI, kstatus and tests).
+    pub fn get(&self, key: &ObjectKey) -> Option<&Value> {
+        self.state.store.get(key).map(AsRef::as_ref)
+    }
+
+    /// Every stored object, ordered by key.
+    pub fn objects(&self) -> impl Iterator<Item = (&ObjectKey, &Value)> {
+        self.state.store.iter().map(|(k, v)| (k, v.as_ref()))
+    }
+
+    /// Stored objects of one resource in one namespace (`Some`) or all (`None`), ordered by
+    /// key: a direct read without RBAC or audit, served by a range scan.
+    pub fn list_objects<'a>(
+        &'a self,
+        gr: &'a GroupResource,
+        namespace: Option<&'a str>,
+    ) -> impl Iterator<Item = (&'a ObjectKey, &'a Value)> + 'a {
+        self.state
+            .store
+            .range(gr, namespace)
+            .map(|(k, v)| (k, v.as_ref()))
+    }
+
+    /// Keys of the objects whose ownerReferences name `owner_uid`.
+    pub fn dependents_of(&self, owner_uid: &str) -> Vec<ObjectKey> {
+        self.state.store.dependents_of(owner_uid)
+    }
+
+    /// The stored object with this uid, if any.
+    pub fn key_for_uid(&self, uid: &str) -> Option<&ObjectKey> {
+        self.state.store.key_for_uid(uid)
+    }
+
+    pub fn object_count(&self) -> usize {
+        self.state.store.len()
+    }
+
+    /// The resource serving `apiVersion`/`kind`, e.g. (`apps/v1`, `Deployment`).
+    pub fn resource_for(&self, api_version: &str, kind: &str) -> Option<ResourceInfo> {
+        self.state.registry.for_kind(api_version, kind).cloned()
+    }
+
+    pub fn resource_info(&self, gr: &GroupResource) -> Option<ResourceInfo> {
+        self.state.registry.get(gr).cloned()
+    }
+
+    /// Every served resource (built-in and custom), ordered by group and resource.
+    pub fn resources(&self) -> impl Iterator<Item = &ResourceInfo> {
+        self.state.registry.iter()
+    }
+
+    /// The global resourceVersion counter: the resourceVersion of the latest persisted write.
+    pub fn resource_version(&self) -> u64 {
+        self.state.rv
+    }
+
+    /// The key a manifest would be stored under (namespace defaulted to `default` for
+    /// namespaced kinds), or why it can't be.
+    pub fn key_for_manifest(&self, manifest: &Value) -> Result<ObjectKey, ApiError> {
+        let info = self.info_for_body(manifest)?;
+        let ns = if info.namespaced {
+            let ns = meta_str(manifest, "namespace");
+            if ns.is_empty() {
+                "default"
+            } else {
+                ns
+            }
+        } else {
+            ""
+        };
+        Ok(ObjectKey::new(
+            info.gr.clone(),
+            ns,
+            meta_str(manifest, "name"),
+        ))
+    }
+
+    /// A create request for a pasted manifest, its resource found from `apiVersion`/`kind`.
+    pub fn create_request_for(
+        &self,
+        principal: &str,
+        manifest: Value,
+    ) -> Result<ApiRequest, ApiError> {
+        let info = self.info_for_body(&manifest)?;
+        let ns = if info.namespaced {
+            meta_str(&manifest, "namespace").to_owned()
+        } else {
+            String::new()
+        };
+        Ok(ApiRequest::create(
+            principal,
+            info.gr.clone(),
+            &ns,
+            manifest,
+        ))
+    }
+
+    fn info_for_body(&self, body: &Value) -> Result<ResourceInfo, ApiError> {
+        let Some(obj) = body.as_object() else {
+            return Err(bad_request(format!(
+                "a manifest must be an object, found {body}"
+            )));
+        };
+        let short = || {
+            let s = body.to_string();
+            if s.len() > 120 {
+                format!(
+                    "{}...",
+                    &s[..s
+                        .char_indices()
+                        .take_while(|(i, _)| *i < 120)
+                        .last()
+                        .map_or(0, |(i, c)| i + c.len_utf8())]
+                )
+            } else {
+                s
+            }
+        };
+        let av = match obj.get("apiVersion") {
+            Some(Value::String(s)) if !s.is_empty() => s.as_str(),
+            Some(Value::String(_)) | None => {
+                return Err(bad_request(format!(
+                    "Object 'apiVersion' is missing in '{}'",
+                    short()
+                )))
+            }
+            Some(other) => {
+                return Err(bad_request(format!(
+                    "json: cannot unmarshal {} into Go struct field .apiVersion of type string",
+                    other
+                )))
+            }
+        };
+        let kind = match obj.get("kind") {
+            Some(Value::String(s)) if !s.is_empty() => s.as_str(),
+            Some(Value::String(_)) | None => {
+                return Err(bad_request(format!(
+                    "Object 'Kind' is missing in '{}'",
+                    short()
+                )))
+            }
+            Some(other) => {
+                return Err(bad_request(format!(
+                    "json: cannot unmarshal {} into Go struct field .kind of type string",
+                    other
+                )))
+            }
+        };
+        self.state
+            .registry
+            .for_kind(av, kind)
+            .cloned()
+            .ok_or_else(|| {
+                let (group, version) = split_api_version(av);
+                bad_request(format!(
+                    "no matches for kind \"{kind}\" in version \"{}\"",
+                    if group.is_empty() {
+                        version.to_owned()
+                    } else {
+                        format!("{group}/{version}")
+                    }
+                ))
+            })
+    }
+
+    fn target_key(&self, req: &ApiRequest) -> Option<ObjectKey> {
+        let info = self.state.registry.get(&req.gr)?;
+        if info.rules == KindRules::Binding {
+            let ns = self.request_namespace(info, req).ok()?;
+            let name = match &req.body {
+                RequestBody::Object(b) => meta_str(b, "name").to_owned(),
+                _ => String::new(),
+            };
+            return Some(ObjectKey::new(GroupResource::new("", "pods"), &ns, &name));
+        }
+        let ns = self.request_namespace(info, req).ok()?;
+        let name = if req.name.is_empty() {
+            match &req.body {
+                RequestBody::Object(b) if req.verb == Verb::Create => {
+                    meta_str(b, "name").to_owned()
+                }
+                _ => String::new(),
+            }
+        } else {
+            req.name.clone()
+        };
+        Some(ObjectKey::new(req.gr.clone(), &ns, &name))
+    }
+
+    fn request_namespace(&self, info: &ResourceInfo, req: &ApiRequest) -> Result<String, ApiError> {
+        if !info.namespaced {
+            return Ok(String::new());
+        }
+        if !req.namespace.is_empty() || req.verb == Verb::List {
+            return Ok(req.namespace.clone());
+        }
+        if let RequestBody::Object(b) = &req.body {
+            let ns = meta_str(b, "namespace");
+            if !ns.is_empty() {
+                return Ok(ns.to_owned());
+            }
+        }
+        Ok("default".to_owned())
+    }
+
+    fn dispatch(&mut self, now: SimTime, req: &ApiRequest) -> ApiResult {
+        let info = self
+            .state
+            .registry
+            .get(&req.gr)
+            .cloned()
+            .ok_or_else(unknown_resource)?;
+        if req.subresource.is_some() {
+            if !info.status_subresource {
+                return Err(unknown_resource());
+            }
+            if matches!(req.verb, Verb::Create | Verb::List | Verb::Delete) {
+                return Err(method_not_allowed(req.verb.as_str(), &req.gr));
+            }
+        }
+        if info.rules == KindRules::Binding && req.verb != Verb::Create {
+            return Err(method_not_allowed(req.verb.as_str(), &req.gr));
+        }
+        let ns = self.request_namespace(&info, req)?;
+        let authz_name = if req.verb == Verb::Create {
+            ""
+        } else {
+            req.name.as_str()
+        };
+        if self.rbac_enforced {
+            let attrs = Attributes {
+                user: &req.principal,
+                verb: req.verb.as_str(),
+                gr: &req.gr,
+                subresource: req.subresource,
+                namespace: &ns,
+                name: authz_name,
+            };
+            if !rbac::authorize(&self.state.store, &attrs) {
+                return Err(forbidden(&req.gr, authz_name, &rbac::denial_reason(&attrs)));
+            }
+        }
+        if req.verb != Verb::Create && req.verb != Verb::List && req.name.is_empty() {
+            return Err(bad_request("resource name may not be empty"));
+        }
+        let status = req.subresource == Some(Subresource::Status);
+        match req.verb {
+            Verb::Get => {
+                let key = ObjectKey::new(req.gr.clone(), &ns, &req.name);
+                self.state
+                    .store
+                    .get(&key)
+                    .map(|o| (**o).clone())
+                    .ok_or_else(|| not_found(&req.gr, &req.name))
+            }
+            Verb::List => self.list(&info, &ns, req.label_selector.as_deref()),
+            Verb::Create => {
+                let RequestBody::Object(body) = &req.body else {
+                    return Err(bad_request(
+                        "the body of a create request must be an object",
+                    ));
+                };
+                check_body(body)?;
+                if let Some(b) = body.as_object() {
+                    let body_ns = b
+                        .get("metadata")
+                        .and_then(|m| m.get("namespace"))
+                        .and_then(Value::as_str)
+                        .unwrap_or("");
+                    if info.namespaced && !body_ns.is_empty() && body_ns != ns {
+                        return Err(bad_request("the namespace of the provided object does not match the namespace sent on the request"));
+                    }
+                }
+                let body_info = self.info_for_body(body)?;
+                if body_info.gr != info.gr {
+                    return Err(bad_request(format!(
+                        "the API version in the data ({}) does not match the expected API version ({}) for kind {}",
+                        body.get("apiVersion").and_then(Value::as_str).unwrap_or(""),
+                        info.api_version(),
+                        info.kind
+                    )));
+                }
+                if info.rules == KindRules::Binding {
+                    return self.bind(now, &ns, body, &req.principal);
+                }
+                self.create(now, &info, &ns, body.clone(), &req.principal)
+            }
+            Verb::Update => {
+                let RequestBody::Object(body) = &req.body else {
+                    return Err(bad_request(
+                        "the body of an update request must be an object",
+                    ));
+                };
+                check_body(body)?;
+                let body_info = self.info_for_body(body)?;
+                if body_info.gr != info.gr {
+                    return Err(bad_request(format!(
+                        "the API version in the data ({}) does not match the expected API version ({}) for kind {}",
+                        body.get("apiVersion").and_then(Value::as_str).unwrap_or(""),
+                        info.api_version(),
+                        info.kind
+                    )));
+                }
+                self.write(
+                    now,
+                    &info,
+                    &ns,
+                    &req.name,
+                    body.clone(),
+                    status,
+                    &req.principal,
+                )
+            }
+            Verb::Patch => {
+                let RequestBody::Patch(pt, patch) = &req.body else {
+                    return Err(bad_request("the body of a patch request must be a patch"));
+                };
+                check_body(patch)?;
+                let key = ObjectKey::new(req.gr.clone(), &ns, &req.name);
+                let Some(stored) = self.state.store.get(&key) else {
+                    return Err(not_found(&req.gr, &req.name));
+                };
+                let mut doc = (**stored).clone();
+                match pt {
+                    PatchType::Merge => {
+                        if !patch.is_object() {
+                            return Err(bad_request(format!(
+                                "the merge patch must be a JSON object, found {patch}"
+                            )));
+                        }
+                        json_patch::merge(&mut doc, patch);
+                    }
+                    PatchType::Json => {
+                        let ops: json_patch::Patch = serde_json::from_value(patch.clone())
+                            .map_err(|e| bad_request(format!("invalid JSON patch: {e}")))?;
+                        json_patch::patch(&mut doc, &ops).map_err(|e| {
+                            ApiError::new(
+                                StatusReason::Invalid,
+                                format!("the server rejected our request due to an error in our request: {e}"),
+                            )
+                        })?;
+                    }
+                }
+                check_body(&doc)?;
+                if !doc.is_object() {
+                    return Err(bad_request("the patched document is not an object"));
+                }
+                self.write(now, &info, &ns, &req.name, doc, status, &req.principal)
+            }
+            Verb::Delete => {
+                let options = match &req.body {
+                    RequestBody::Object(o) => Some(o.clone()),
+                    _ => None,
+                };
+                self.delete(now, &info, &ns, &req.name, options.as_ref())
+            }
+        }
+    }
+
+    fn list(&self, info: &ResourceInfo, ns: &str, selector: Option<&str>) -> ApiResult {
+        let sel = match selector {
+            Some(s) => Selector::parse(s).map_err(bad_request)?,
+            None => Selector::default(),
+        };
+        let scope = if info.namespaced && !ns.is_empty() {
+            Some(ns)
+        } else {
+            None
+        };
+        let items: Vec<Value> = self
+            .state
+            .store
+            .range(&info.gr, scope)
+            .filter(|(_, o)| sel.matches_object(o))
+            .map(|(_, o)| (**o).clone())
+            .collect();
+        Ok(json!({
+            "apiVersion": info.api_version(),
+            "kind": format!("{}List", info.kind),
+            "metadata": {"resourceVersion": self.state.rv.to_string()},
+            "items": items,
+        }))
+    }
+
+    fn next_rv(&mut self) -> u64 {
+        self.state.rv += 1;
+        self.state.rv
+    }
+
+    fn emit(
+        &mut self,
+        now: SimTime,
+        event_type: WatchEventType,
+        key: ObjectKey,
+        object: Value,
+        rv: u64,
+    ) {
+        self.state.pending.push_back(WatchEvent {
+            event_type,
+            key,
+            object,
+            resource_version: rv,
+            time: now,
+        });
+    }
+
+    /// Persists `obj` under `key` with a fresh resourceVersion and emits the watch event.
+    fn persist(
+        &mut self,
+        now: SimTime,
+        key: ObjectKey,
+        mut obj: Value,
+        event: WatchEventType,
+    ) -> Value {
+        let rv = self.next_rv();
+        meta_mut(&mut obj).insert("resourceVersion".into(), Value::from(rv.to_string()));
+        self.state.store.put(key.clone(), obj.clone());
+        self.emit(now, event, key, obj.clone(), rv);
+        obj
+    }
+
+    /// Removes an object for good: a fresh resourceVersion, a DELETED event, the owner queued
+    /// for garbage collection, and kind-specific cleanup (CRD instances, namespace contents).
+    fn remove(&mut self, now: SimTime, key: &ObjectKey) -> Option<Value> {
+        let old = self.state.store.remove(key)?;
+        let mut obj = (*old).clone();
+        let rv = self.next_rv();
+        meta_mut(&mut obj).insert("resourceVersion".into(), Value::from(rv.to_string()));
+        let uid = uid_of(&obj).to_owned();
+        self.emit(now, WatchEventType::Deleted, key.clone(), obj.clone(), rv);
+        if !uid.is_empty() && !self.state.store.dependents_of(&uid).is_empty() {
+            self.state.gc_queue.insert(uid);
+        }
+        match self.state.registry.get(&key.gr).map(|i| i.rules) {
+            Some(KindRules::CustomResourceDefinition) => {
+                if let Some(info) = crd_resource_info(&obj) {
+                    let keys: Vec<ObjectKey> = self
+                        .state
+                        .store
+                        .range(&info.gr, None)
+                        .map(|(k, _)| k.clone())
+                        .collect();
+                    for k in keys {
+                        self.remove(now, &k);
+                    }
+                    self.state.registry.remove(&info.gr);
+                }
+            }
+            Some(KindRules::Namespace) => {
+                let grs: Vec<GroupResource> = self
+                    .state
+                    .registry
+                    .iter()
+                    .filter(|i| i.namespaced)
+                    .map(|i| i.gr.clone())
+                    .collect();
+                for gr in grs {
+                    let keys: Vec<ObjectKey> = self
+                        .state
+                        .store
+                        .range(&gr, Some(&key.name))
+                        .map(|(k, _)| k.clone())
+                        .collect();
+                    for k in keys {
+                        self.remove(now, &k);
+                    }
+                }
+            }
+            _ => {}
+        }
+        Some(obj)
+    }
+
+    fn invalid(&self, info: &ResourceInfo, name: &str, errs: &[FieldError]) -> ApiError {
+        invalid(
+            &info.qualified_kind(),
+            &info.gr.group,
+            &info.kind,
+            name,
+            errs,
+        )
+    }
+
+    fn create(
+        &mut self,
+        now: SimTime,
+        info: &ResourceInfo,
+        ns: &str,
+        mut obj: Value,
+        principal: &str,
+    ) -> ApiResult {
+        strategy::type_check(info, &obj).map_err(bad_request)?;
+        if obj
+            .get("metadata")
+            .is_some_and(|m| !m.is_object() && !m.is_null())
+        {
+            return Err(bad_request("metadata must be an object"));
+        }
+        if !meta_str(&obj, "resourceVersion").is_empty() {
+            return Err(bad_request(
+                "resourceVersion should not be set on objects to be created",
+            ));
+        }
+        let mut name = meta_str(&obj, "name").to_owned();
+        if name.is_empty() {
+            let prefix = meta_str(&obj, "generateName").to_owned();
+            if !prefix.is_empty() {
+                loop {
+                    self.state.name_counter += 1;
+                    let candidate = format!("{prefix}{}", name_suffix(self.state.name_counter));
+                    let key = ObjectKey::new(info.gr.clone(), ns, &candidate);
+                    if self.state.store.get(&key).is_none() {
+                        name = candidate;
+                        break;
+                    }
+                }
+            }
+        }
+        if info.namespaced {
+            let ns_key = ObjectKey::new(GroupResource::new("", "namespaces"), "", ns);
+            match self.state.store.get(&ns_key) {
+                None => return Err(not_found(&GroupResource::new("", "namespaces"), ns)),
+                Some(n) if is_deleting(n) => {
+                    return Err(forbidden(
+                        &info.gr,
+                        &name,
+                        &format!("unable to create new content in namespace {ns} because it is being terminated"),
+                    ))
+                }
+                Some(_) => {}
+            }
+        }
+        let key = ObjectKey::new(info.gr.clone(), ns, &name);
+        if !name.is_empty() && self.state.store.get(&key).is_some() {
+            return Err(already_exists(&info.gr, &name));
+        }
+        self.state.uid_counter += 1;
+        let uid = make_uid(self.state.uid_counter);
+        {
+            let m = meta_mut(&mut obj);
+            if !name.is_empty() {
+                m.insert("name".into(), Value::from(name.clone()));
+            }
+            if info.namespaced {
+                m.insert("namespace".into(), Value::from(ns));
+            } else {
+                m.remove("namespace");
+            }
+            m.insert("uid".into(), Value::from(uid));
+            m.insert("creationTimestamp".into(), Value::from(now.rfc3339()));
+            m.remove("deletionTimestamp");
+            m.remove("deletionGracePeriodSeconds");
+            if info.has_generation() {
+                m.insert("generation".into(), Value::from(1));
+            } else {
+                m.remove("generation");
+            }
+        }
+        if info.status_subresource {
+            if let Some(o) = obj.as_object_mut() {
+                o.remove("status");
+            }
+        }
+        strategy::apply_defaults(info, &mut obj);
+        let mut errs = Vec::new();
+        strategy::validate_metadata(info, &obj, &mut errs);
+        strategy::validate_spec(info, &obj, &mut errs);
+        strategy::validate_status(info, &obj, &mut errs);
+        if !errs.is_empty() {
+            return Err(self.invalid(info, &name, &errs));
+        }
+        self.prepare_create(now, info, &mut obj);
+        let created = self.persist(now, key, obj, WatchEventType::Added);
+        if info.rules == KindRules::CustomResourceDefinition {
+            self.install_crd(now, &created, principal);
+        }
+        let dangling: Vec<String> = owner_uids(&created)
+            .into_iter()
+            .filter(|u| !self.state.store.contains_uid(u))
+            .collect();
+        for u in dangling {
+            self.state.gc_queue.insert(u);
+        }
+        Ok(created)
+    }
+
+    /// Server-side fields some kinds get on create (kube's registries and controllers that
+    /// run inside the API server).
+    fn prepare_create(&mut self, _now: SimTime, info: &ResourceInfo, obj: &mut Value) {
+        match info.rules {
+            KindRules::Pod => {
+                obj["status"] = json!({"phase": "Pending", "qosClass": "BestEffort"});
+            }
+            KindRules::Namespace => {
+                obj["status"] = json!({"phase": "Active"});
+            }
+            KindRules::Service => {
+                let ty = obj
+                    .pointer("/spec/type")
+                    .and_then(Value::as_str)
+                    .unwrap_or("ClusterIP");
+                let ip = obj
+                    .pointer("/spec/clusterIP")
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+                    .to_owned();
+                if ty != "ExternalName" && ip.is_empty() {
+                    self.state.ip_counter += 1;
+                    let n = self.state.ip_counter;
+                    let ip = format!("10.96.{}.{}", (n / 250) % 256, n % 250 + 1);
+                    obj["spec"]["clusterIP"] = json!(ip);
+                    obj["spec"]["clusterIPs"] = json!([ip]);
+                }
+                obj["status"] = json!({"loadBalancer": {}});
+            }
+            _ => {}
+        }
+    }
+
+    /// Registers a new CRD's resource, marks the CRD Established (as kube's apiextensions
+    /// controllers do), and adds the resource to the users' role (as clusterrole aggregation
+    /// does for `edit`).
+    fn install_crd(&mut self, now: SimTime, crd: &Value, _principal: &str) {
+        let Some(info) = crd_resource_info(crd) else {
+            return;
+        };
+        self.state.registry.insert(info.clone());
+        let key = ObjectKey::new(
+            GroupResource::new("apiextensions.k8s.io", "customresourcedefinitions"),
+            "",
+            meta_str(crd, "name"),
+        );
+        let mut obj = crd.clone();
+        let t = now.rfc3339();
+        obj["status"] = json!({
+            "conditions": [
+                {"type": "NamesAccepted", "status": "True", "reason": "NoConflicts", "message": "no conflicts found", "lastTransitionTime": t},
+                {"type": "Established", "status": "True", "reason": "InitialNamesAccepted", "message": "the initial names have been accepted", "lastTransitionTime": t},
+            ],
+            "acceptedNames": obj.pointer("/spec/names").cloned().unwrap_or(json!({})),
+            "storedVersions": info.versions.first().map(|v| vec![v.clone()]).unwrap_or_default(),
+        });
+        self.persist(now, key, obj, WatchEventType::Modified);
+        let role_key = ObjectKey::new(
+            GroupResource::new("rbac.authorization.k8s.io", "clusterroles"),
+            "",
+            rbac::USER_ROLE,
+        );
+        if let Some(role) = self.state.store.get(&role_key) {
+            let mut role = (**role).clone();
+            let rule = json!({"apiGroups": [info.gr.group], "resources": [info.gr.resource], "verbs": ["get", "list", "watch", "create", "update", "patch", "delete"]});
+            if let Some(rules) = role.get_mut("rules").and_then(Value::as_array_mut) {
+                if !rules.contains(&rule) {
+                    rules.push(rule);
+                    self.persist(now, role_key, role, WatchEventType::Modified);
+                }
+            }
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn write(
+        &mut self,
+        now: SimTime,
+        info: &ResourceInfo,
+        ns: &str,
+        name: &str,
+        mut new: Value,
+        status_write: bool,
+        principal: &str,
+    ) -> ApiResult {
+        let gr = &info.gr;
+        strategy::type_check(info, &new).map_err(bad_request)?;
+        if new
+            .get("metadata")
+            .is_some_and(|m| !m.is_object() && !m.is_null())
+        {
+            return Err(bad_request("metadata must be an object"));
+        }
+        let key = ObjectKey::new(gr.clone(), ns, name);
+        let Some(old) = self.state.store.get(&key).map(|o| (**o).clone()) else {
+            return Err(not_found(gr, name));
+        };
+        let body_name = meta_str(&new, "name").to_owned();
+        if !body_name.is_empty() && body_name != name {
+            return Err(bad_request(format!(
+                "the name of the object ({body_name}) does not match the name on the URL ({name})"
+            )));
+        }
+        let body_ns = meta_str(&new, "namespace").to_owned();
+        if info.namespaced && !body_ns.is_empty() && body_ns != ns {
+            return Err(bad_request("the namespace of the provided object does not match the namespace sent on the request"));
+        }
+        // Optimistic concurrency.
+        let req_rv = meta_str(&new, "resourceVersion").to_owned();
+        if req_rv.is_empty() {
+            if !info.allows_unconditional_update() {
+                let err = FieldError::invalid(
+                    "metadata.resourceVersion",
+                    Value::from(0),
+                    "must be specified for an update",
+                );
+                return Err(invalid(
+                    &gr.qualified(),
+                    &gr.group,
+                    &gr.resource,
+                    name,
+                    &[err],
+                ));
+            }
+        } else if req_rv != meta_str(&old, "resourceVersion") {
+            return Err(conflict(gr, name));
+        }
+        // Identity: uid may be omitted, not changed.
+        let req_uid = meta_str(&new, "uid").to_owned();
+        if !req_uid.is_empty() && req_uid != meta_str(&old, "uid") {
+            let err =
+                FieldError::invalid("metadata.uid", Value::from(req_uid), "field is immutable");
+            return Err(self.invalid(info, name, &[err]));
+        }
+        let mut result = if status_write {
+            self.status_result(info, &old, new)
+        } else {
+            if info.status_subresource {
+                if let Some(o) = new.as_object_mut() {
+                    set_or_remove(o, "status", old.get("status"));
+                }
+            }
+            new
+        };
+        // Server-owned metadata always comes from the stored object.
+        {
+            let old_meta = meta(&old).cloned().unwrap_or_default();
+            let m = meta_mut(&mut result);
+            for k in [
+                "name",
+                "namespace",
+                "uid",
+                "creationTimestamp",
+                "generation",
+                "deletionTimestamp",
+                "deletionGracePeriodSeconds",
+            ] {
+                set_or_remove(m, k, old_meta.get(k));
+            }
+            m.insert(
+                "resourceVersion".into(),
+                old_meta
+                    .get("resourceVersion")
+                    .cloned()
+                    .unwrap_or(Value::Null),
+            );
+        }
+        if is_deleting(&old) {
+            let before = finalizers(&old);
+            let added: Vec<String> = finalizers(&result)
+                .into_iter()
+                .filter(|f| !before.contains(f))
+                .collect();
+            if !added.is_empty() {
+                let list: Vec<String> = added
+                    .iter()
+                    .map(|f| super::validation::go_quote(f))
+                    .collect();
+                let err = FieldError::forbidden(
+                    "metadata.finalizers",
+                    format!("no new finalizers can be added if the object is being deleted, found new finalizers []string{{{}}}", list.join(", ")),
+                );
+                return Err(self.invalid(info, name, &[err]));
+            }
+        }
+        strategy::apply_defaults(info, &mut result);
+        let mut errs = Vec::new();
+        strategy::validate_metadata(info, &result, &mut errs);
+        if !status_write {
+            strategy::validate_spec(info, &result, &mut errs);
+            strategy::validate_update(info, &old, &result, &mut errs);
+        }
+        if status_write || !info.status_subresource {
+            strategy::validate_status(info, &result, &mut errs);
+        }
+        if !errs.is_empty() {
+            return Err(self.invalid(info, name, &errs));
+        }
+        self.node_restriction(principal, info, &old, status_write)?;
+        if !status_write && info.has_generation() && strategy::generation_bumps(info, &old, &result)
+        {
+            let g = old
+                .pointer("/metadata/generation")
+                .and_then(Value::as_i64)
+                .unwrap_or(0);
+            meta_mut(&mut result).insert("generation".into(), Value::from(g + 1));
+        }
+        if result == old {
+            return Ok(old);
+        }
+        if is_deleting(&result) && finalizers(&result).is_empty() {
+            self.state.store.put(key.clone(), result);
+            let removed = self.remove(now, &key).unwrap_or_default();
+            return Ok(removed);
+        }
+        let saved = self.persist(now, key, result, WatchEventType::Modified);
+        if info.rules == KindRules::CustomResourceDefinition {
+            if let Some(new_info) = crd_resource_info(&saved) {
+                self.state.registry.insert(new_info);
+            }
+        }
+        Ok(saved)
+    }
+
+    /// The object a `/status` write produces: built-in kinds take the request's status and
+    /// metadata but keep the stored spec (Deployments also keep their labels); custom resources
+    /// keep everything stored except status.
+    fn status_result(&self, info: &ResourceInfo, old: &Value, new: Value) -> Value {
+        let mut result = old.clone();
+        if info.rules == KindRules::Custom {
+            if let Some(o) = result.as_object_mut() {
+                set_or_remove(o, "status", new.get("status"));
+            }
+            return result;
+        }
+        let mut result = new;
+        if let (Some(r), Some(o)) = (result.as_object_mut(), old.as_object()) {
+            let keys: Vec<String> = r.keys().chain(o.keys()).cloned().collect();
+            for k in keys {
+                if !matches!(k.as_str(), "metadata" | "status" | "apiVersion" | "kind") {
+                    set_or_remove(r, &k, o.get(&k));
+                }
+            }
+        }
+        if info.rules == KindRules::Deployment {
+            let labels = old.pointer("/metadata/labels").cloned();
+            set_or_remove(meta_mut(&mut result), "labels", labels.as_ref());
+        }
+        result
+    }
+
+    /// kube's NodeRestriction admission: a kubelet may only write its own Node and the status
+    /// of pods bound to it.
+    fn node_restriction(
+        &self,
+        principal: &str,
+        info: &ResourceInfo,
+        old: &Value,
+        status_write: bool,
+    ) -> Result<(), ApiError> {
+        let Some(node) = principal.strip_prefix("system:node:") else {
+            return Ok(());
+        };
+        let name = meta_str(old, "name");
+        match info.rules {
+            KindRules::Pod if status_write => {
+                let bound = old
+                    .pointer("/spec/nodeName")
+                    .and_then(Value::as_str)
+                    .unwrap_or("");
+                if bound != node {
+                    return Err(forbidden(&info.gr, name, &format!("node \"{node}\" can only update pod status for pods with spec.nodeName set to itself")));
+                }
+            }
+            KindRules::Node if name != node => {
+                return Err(forbidden(
+                    &info.gr,
+                    name,
+                    &format!("node \"{node}\" is not allowed to modify node \"{name}\""),
+                ));
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    fn delete(
+        &mut self,
+        now: SimTime,
+        info: &ResourceInfo,
+        ns: &str,
+        name: &str,
+        options: Option<&Value>,
+    ) -> ApiResult {
+        let gr = &info.gr;
+        let key = ObjectKey::new(gr.clone(), ns, name);
+        let Some(old) = self.state.store.get(&key).map(|o| (**o).clone()) else {
+            return Err(not_found(gr, name));
+        };
+        if let Some(pre) = options.and_then(|o| o.get("preconditions")) {
+            if let Some(uid) = pre.get("uid").and_then(Value::as_str) {
+                if uid != uid_of(&old) {
+                    return Err(conflict_with(
+                        gr,
+                        name,
+                        &format!(
+                        "Precondition failed: UID in precondition: {uid}, UID in object meta: {}",
+                        uid_of(&old)
+                    ),
+                    ));
+                }
+            }
+            if let Some(rv) = pre.get("resourceVersion").and_then(Value::as_str) {
+                if rv != meta_str(&old, "resourceVersion") {
+                    return Err(conflict_with(gr, name, &format!(
+                        "Precondition failed: ResourceVersion in precondition: {rv}, ResourceVersion in object meta: {}",
+                        meta_str(&old, "resourceVersion")
+                    )));
+                }
+            }
+        }
+        let policy = options
+            .and_then(|o| o.get("propagationPolicy"))
+            .and_then(Value::as_str)
+            .unwrap_or("Background");
+        if !matches!(policy, "Background" | "Foreground" | "Orphan") {
+            let err = FieldError::not_supported(
+                "propagationPolicy",
+                Value::from(policy),
+                &["Foreground", "Background", "Orphan"],
+            );
+            return Err(invalid("DeleteOptions", "", "", "", &[err]));
+        }
+        if is_deleting(&old) {
+            return Ok(old);
+        }
+        if policy == "Orphan" {
+            self.orphan_dependents(now, &old);
+        }
+        if !finalizers(&old).is_empty() {
+            let mut obj = old.clone();
+            let m = meta_mut(&mut obj);
+            m.insert("deletionTimestamp".into(), Value::from(now.rfc3339()));
+            m.insert("deletionGracePeriodSeconds".into(), Value::from(0));
+            if let Some(g) = m
+                .get("generation")
+                .and_then(Value::as_i64)
+                .filter(|g| *g > 0)
+            {
+                m.insert("generation".into(), Value::from(g + 1));
+            }
+            return Ok(self.persist(now, key, obj, WatchEventType::Modified));
+        }
+        let uid = uid_of(&old).to_owned();
+        self.remove(now, &key);
+        Ok(status_success(gr, name, &uid))
+    }
+
+    /// `propagationPolicy: Orphan`: dependents lose their ownerReference to the owner.
+    fn orphan_dependents(&mut self, now: SimTime, owner: &Value) {
+        let uid = uid_of(owner).to_owned();
+        for key in self.state.store.dependents_of(&uid) {
+            let Some(dep) = self.state.store.get(&key).map(|o| (**o).clone()) else {
+                continue;
+            };
+            let mut dep = dep;
+            if let Some(refs) = meta_mut(&mut dep)
+                .get_mut("ownerReferences")
+                .and_then(Value::as_array_mut)
+            {
+                refs.retain(|r| r.get("uid").and_then(Value::as_str) != Some(uid.as_str()));
+            }
+            self.persist(now, key, dep, WatchEventType::Modified);
+        }
+    }
+
+    /// `POST bindings`: sets the pod's node and its PodScheduled condition.
+    fn bind(&mut self, now: SimTime, ns: &str, body: &Value, _principal: &str) -> ApiResult {
+        let pod_name = meta_str(body, "name").to_owned();
+        let node = body
+            .pointer("/target/name")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_owned();
+        let pods = GroupResource::new("", "pods");
+        let mut errs = Vec::new();
+        if pod_name.is_empty() {
+            errs.push(FieldError::required(
+                "metadata.name",
+                "name or generateName is required",
+            ));
+        }
+        if node.is_empty() {
+            errs.push(FieldError::required("target.name", ""));
+        }
+        if !errs.is_empty() {
+            return Err(invalid("Binding", "", "Binding", &pod_name, &errs));
+        }
+        let key = ObjectKey::new(pods.clone(), ns, &pod_name);
+        let Some(mut pod) = self.state.store.get(&key).map(|o| (**o).clone()) else {
+            return Err(not_found(&pods, &pod_name));
+        };
+        let binding_gr = GroupResource::new("", "pods/binding");
+        if is_deleting(&pod) {
+            return Err(conflict_with(
+                &binding_gr,
+                &pod_name,
+                &format!("pod {pod_name} is being deleted, cannot be assigned to a host"),
+            ));
+        }
+        let current = pod
+            .pointer("/spec/nodeName")
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        if !current.is_empty() {
+            return Err(conflict_with(
+                &binding_gr,
+                &pod_name,
+                &format!("pod {pod_name} is already assigned to node \"{current}\""),
+            ));
+        }
+        if let Some(spec) = pod.get_mut("spec").and_then(Value::as_object_mut) {
+            spec.insert("nodeName".into(), Value::from(node));
+        }
+        let cond = json!({"type": "PodScheduled", "status": "True", "lastProbeTime": null, "lastTransitionTime": now.rfc3339()});
+        let status = pod
+            .as_object_mut()
+            .map(|o| o.entry("status").or_insert_with(|| json!({})));
+        if let Some(Value::Object(st)) = status {
+            let conds = st.entry("conditions").or_insert_with(|| json!([]));
+            if let Some(list) = conds.as_array_mut() {
+                match list
+                    .iter_mut()
+                    .find(|c| c.get("type").and_then(Value::as_str) == Some("PodScheduled"))
+                {
+                    Some(c) => *c = cond,
+                    None => list.push(cond),
+                }
+            }
+        }
+        let uid = uid_of(&pod).to_owned();
+        self.persist(now, key, pod, WatchEventType::Modified);
+        Ok(status_success(&pods, &pod_name, &uid))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    const ALICE: &str = "alice";
+    const T0: SimTime = SimTime(1_000);
+
+    fn deployments() -> GroupResource {
+        GroupResource::new("apps", "deployments")
+    }
+
+    fn deployment(name: &str, replicas: i64) -> Value {
+        json!({
+            "apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": name, "labels": {"app": name}},
+            "spec": {"replicas": replicas, "selector": {"matchLabels": {"app": name}},
+                "template": {"metadata": {"labels": {"app": name}},
+                    "spec": {"containers": [{"name": "web", "image": "nginx:1.27"}]}}}
+        })
+    }
+
+    fn dkey(name: &str) -> ObjectKey {
+        ObjectKey::new(deployments(), "default", name)
+    }
+
+    fn server_with_web() -> ApiServer {
+        let mut s = ApiServer::new();
+        s.handle(
+            T0,
+            ApiRequest::create(ALICE, deployments(), "default", deployment("web", 3)),
+        )
+        .unwrap();
+        s
+    }
+
+    #[test]
+    fn a_new_server_has_namespaces_and_the_default_policy_but_no_history() {
+        let s = ApiServer::new();
+        assert!(s
+            .get(&ObjectKey::new(
+                GroupResource::new("", "namespaces"),
+                "",
+                "default"
+            ))
+            .is_some());
+        let crb = GroupResource::new("rbac.authorization.k8s.io", "clusterrolebindings");
+        assert!(s.get(&ObjectKey::new(crb, "", "cluster-admin")).is_some());
+        assert_eq!(s.audit().count(), 0);
+        assert_eq!(s.pending_watch_events(), 0);
+        assert_eq!(s.resource_version() as usize, s.object_count());
+    }
+
+    #[test]
+    fn create_sets_server_fields_and_defaults() {
+        let mut s = ApiServer::new();
+        let rv0 = s.resource_version();
+        let d = s
+            .handle(
+                T0,
+                ApiRequest::create(ALICE, deployments(), "default", deployment("web", 3)),
+            )
+            .unwrap();
+        assert_eq!(d["metadata"]["generation"], 1);
+        assert_eq!(d["metadata"]["resourceVersion"], (rv0 + 1).to_string());
+        assert_eq!(d["metadata"]["creationTimestamp"], "2025-01-01T00:00:01Z");
+        assert_eq!(d["metadata"]["namespace"], "default");
+        assert_eq!(d["metadata"]["uid"].as_str().unwrap().len(), 36);
+        assert_eq!(d["spec"]["progressDeadlineSeconds"], 600);
+        assert!(d.get("status").is_none());
+        assert_eq!(s.get(&dkey("web")), Some(&d));
+        let events = s.drain_watch_events();
+        assert_eq!(events.len(), 1);
+        assert_eq!(events[0].event_type, WatchEventType::Added);
+        assert_eq!(events[0].resource_version, rv0 + 1);
+        let audit: Vec<&AuditEntry> = s.audit().collect();
+        assert_eq!(audit.len(), 1);
+        assert_eq!(
+            (audit[0].code, audit[0].rv_before, audit[0].rv_after),
+            (201, 0, rv0 + 1)
+        );
+        assert_eq!(audit[0].name, "web");
+    }
+
+    fn ok(s: &mut ApiServer, req: ApiRequest) -> Value {
+        match s.handle(T0, req) {
+            Ok(v) => v,
+            Err(e) => panic!("unexpected refusal: {}", e.message),
+        }
+    }
+
+    fn err(s: &mut ApiServer, req: ApiRequest) -> ApiError {
+        let before: Vec<(ObjectKey, Value)> =
+            s.objects().map(|(k, v)| (k.clone(), v.clone())).collect();
+        let rv = s.resource_version();
+        let pending = s.pending_watch_events();
+        let e = s.handle(T0, req).expect_err("request should be refused");
+        let after: Vec<(ObjectKey, Value)> =
+            s.objects().map(|(k, v)| (k.clone(), v.clone())).collect();
+        assert_eq!(before, after, "a refused request changed the store");
+        assert_eq!(rv, s.resource_version());
+        assert_eq!(pending, s.pending_watch_events());
+        let last = s.audit().last().unwrap();
+        assert_eq!(last.code, e.code());
+        assert_eq!(last.message, e.message);
+        e
+    }
+
+    fn web(s: &ApiServer) -> Value {
+        s.get(&dkey("web")).unwrap().clone()
+    }
+
+    fn put(s: &mut ApiServer, principal: &str, obj: Value) -> ApiResult {
+        s.handle(
+            T0,
+            ApiRequest::update(principal, deployments(), "default", "web", obj),
+        )
+    }
+
+    fn put_status(s: &mut ApiServer, principal: &str, obj: Value) -> ApiResult {
+        s.handle(
+            T0,
+            ApiRequest::update_status(principal, deployments(), "default", "web", obj),
+        )
+    }
+
+    const DC: &str = principals::DEPLOYMENT_CONTROLLER;
+
+    #[test]
+    fn spec_changes_bump_generation_and_label_changes_do_not() {
+        let mut s = server_with_web();
+        let mut d = web(&s);
+        d["metadata"]["labels"]["team"] = json!("a");
+        let d = put(&mut s, ALICE, d).unwrap();
+        assert_eq!(d["metadata"]["generation"], 1);
+        let mut d2 = d.clone();
+        d2["spec"]["replicas"] = json!(5);
+        let d2 = put(&mut s, ALICE, d2).unwrap();
+        assert_eq!(d2["metadata"]["generation"], 2);
+        let mut d3 = d2.clone();
+        d3["metadata"]["annotations"] = json!({"note": "x"});
+        d3["metadata"]["generation"] = json!(40);
+        let d3 = put(&mut s, ALICE, d3).unwrap();
+        assert_eq!(
+            d3["metadata"]["generation"], 3,
+            "annotations bump; clients can't set it"
+        );
+    }
+
+    #[test]
+    fn main_resource_writes_silently_keep_the_stored_status() {
+        let mut s = server_with_web();
+        let mut st = web(&s);
+        st["status"] = json!({"replicas": 3, "observedGeneration": 1});
+        put_status(&mut s, DC, st).unwrap();
+        let mut spoof = web(&s);
+        spoof["status"] = json!({"replicas": 3, "readyReplicas": 3, "availableReplicas": 3});
+        spoof["spec"]["replicas"] = json!(4);
+        let d = put(&mut s, ALICE, spoof).unwrap();
+        assert_eq!(d["status"], json!({"replicas": 3, "observedGeneration": 1}));
+        assert_eq!(d["spec"]["replicas"], 4);
+    }
+
+    #[test]
+    fn status_writes_keep_spec_and_labels_but_take_annotations() {
+        let mut s = server_with_web();
+        let mut st = web(&s);
+        st["spec"]["replicas"] = json!(99);
+        st["metadata"]["labels"]["sneaky"] = json!("label");
+        st["metadata"]["annotations"] = json!({"deployment.kubernetes.io/revision": "1"});
+        st["status"] = json!({"replicas": 0, "observedGeneration": 1});
+        let d = put_status(&mut s, DC, st).unwrap();
+        assert_eq!(d["spec"]["replicas"], 3);
+        assert!(d["metadata"]["labels"].get("sneaky").is_none());
+        assert_eq!(
+            d["metadata"]["annotations"]["deployment.kubernetes.io/revision"],
+            "1"
+        );
+        assert_eq!(
+            d["metadata"]["generation"], 1,
+            "status writes never bump generation"
+        );
+        assert_eq!(d["status"]["observedGeneration"], 1);
+    }
+
+    #[test]
+    fn no_op_writes_keep_the_resource_version_and_emit_nothing() {
+        let mut s = server_with_web();
+        s.drain_watch_events();
+        let rv = s.resource_version();
+        let cur = web(&s);
+        let d = put(&mut s, ALICE, cur).unwrap();
+        assert_eq!(d["metadata"]["resourceVersion"], rv.to_string());
+        ok(
+            &mut s,
+            ApiRequest::patch(
+                ALICE,
+                deployments(),
+                "default",
+                "web",
+                PatchType::Merge,
+                json!({}),
+            ),
+        );
+        assert_eq!(s.resource_version(), rv);
+        assert!(s.drain_watch_events().is_empty());
+        let last = s.audit().last().unwrap();
+        assert_eq!((last.code, last.rv_before, last.rv_after), (200, rv, rv));
+    }
+
+    #[test]
+    fn a_stale_resource_version_is_a_conflict_with_kubes_message() {
+        let mut s = server_with_web();
+        let stale = web(&s);
+        let mut fresh = web(&s);
+        fresh["spec"]["replicas"] = json!(4);
+        put(&mut s, ALICE, fresh).unwrap();
+        let mut stale2 = stale.clone();
+        stale2["spec"]["replicas"] = json!(7);
+        let e = err(
+            &mut s,
+            ApiRequest::update(ALICE, deployments(), "default", "web", stale2),
+        );
+        assert_eq!(e.code(), 409);
+        assert_eq!(e.reason, StatusReason::Conflict);
+        assert_eq!(
+            e.message,
+            "Operation cannot be fulfilled on deployments.apps \"web\": the object has been modified; please apply your changes to the latest version and try again"
+        );
+        assert_eq!(
+            (
+                e.details_name.as_str(),
+                e.details_group.as_str(),
+                e.details_kind.as_str()
+            ),
+            ("web", "apps", "deployments")
+        );
+    }
+
+    #[test]
+    fn deployments_accept_unconditional_updates_last_write_wins() {
+        let mut s = server_with_web();
+        let mut d = web(&s);
+        d["metadata"]
+            .as_object_mut()
+            .unwrap()
+            .remove("resourceVersion");
+        d["spec"]["replicas"] = json!(6);
+        let d = put(&mut s, ALICE, d).unwrap();
+        assert_eq!(d["spec"]["replicas"], 6);
+    }
+
+    #[test]
+    fn patches_apply_to_the_stored_object() {
+        let mut s = server_with_web();
+        let d = ok(
+            &mut s,
+            ApiRequest::patch(
+                ALICE,
+                deployments(),
+                "default",
+                "web",
+                PatchType::Merge,
+                json!({"spec": {"replicas": 2}}),
+            ),
+        );
+        assert_eq!(
+            (
+                d["spec"]["replicas"].clone(),
+                d["metadata"]["generation"].clone()
+            ),
+            (json!(2), json!(2))
+        );
+        let d = ok(
+            &mut s,
+            ApiRequest::patch(
+                ALICE,
+                deployments(),
+                "default",
+                "web",
+                PatchType::Json,
+                json!([{"op": "replace", "path": "/spec/replicas", "value": 1}, {"op": "add", "path": "/metadata/labels/tier", "value": "web"}]),
+            ),
+        );
+        assert_eq!(d["spec"]["replicas"], 1);
+        assert_eq!(d["metadata"]["labels"]["tier"], "web");
+        let e = err(
+            &mut s,
+            ApiRequest::patch(
+                ALICE,
+                deployments(),
+                "default",
+                "web",
+                PatchType::Json,
+                json!([{"op": "test", "path": "/spec/replicas", "value": 9}, {"op": "replace", "path": "/spec/replicas", "value": 9}]),
+            ),
+        );
+        assert_eq!(e.code(), 422);
+        let e = err(
+            &mut s,
+            ApiRequest::patch(
+                ALICE,
+                deployments(),
+                "default",
+                "web",
+                PatchType::Json,
+                json!({"op": "nope"}),
+            ),
+        );
+        assert_eq!(e.code(), 400);
+        let e = err(
+            &mut s,
+            ApiRequest::patch(
+                ALICE,
+                deployments(),
+                "default",
+                "web",
+                PatchType::Merge,
+                json!({"metadata": {"resourceVersion": "1"}, "spec": {"replicas": 2}}),
+            ),
+        );
+        assert_eq!(e.code(), 409);
+        let e = err(
+            &mut s,
+            ApiRequest::patch(
+                ALICE,
+                deployments(),
+                "default",
+                "nope",
+                PatchType::Merge,
+                json!({}),
+            ),
+        );
+        assert_eq!(e.message, "deployments.apps \"nope\" not found");
+    }
+
+    #[test]
+    fn status_patches_by_the_controller_work_and_by_users_are_forbidden() {
+        let mut s = server_with_web();
+        let e = err(
+            &mut s,
+            ApiRequest::patch_status(
+                ALICE,
+                deployments(),
+                "default",
+                "web",
+                PatchType::Merge,
+                json!({"status": {"readyReplicas": 3}}),
+            ),
+        );
+        assert_eq!(e.code(), 403);
+        assert_eq!(
+            e.message,
+            "deployments.apps \"web\" is forbidden: User \"alice\" cannot patch resource \"deployments/status\" in API group \"apps\" in the namespace \"default\""
+        );
+        let cur = web(&s);
+        let e = err(&mut s, put_status_req(ALICE, cur));
+        assert_eq!(
+            e.message,
+            "deployments.apps \"web\" is forbidden: User \"alice\" cannot update resource \"deployments/status\" in API group \"apps\" in the namespace \"default\""
+        );
+        assert_eq!(
+            (e.details_group.as_str(), e.details_kind.as_str()),
+            ("apps", "deployments")
+        );
+        let d = ok(
+            &mut s,
+            ApiRequest::patch_status(
+                "admin",
+                deployments(),
+                "default",
+                "web",
+                PatchType::Merge,
+                json!({"status": {"replicas": 3}, "spec": {"replicas": 1}}),
+            ),
+        );
+        assert_eq!(d["status"]["replicas"], 3);
+        assert_eq!(d["spec"]["replicas"], 3);
+    }
+
+    fn put_status_req(principal: &str, obj: Value) -> ApiRequest {
+        ApiRequest::update_status(principal, deployments(), "default", "web", obj)
+    }
+
+    #[test]
+    fn status_spoofing_succeeds_when_rbac_is_switched_off() {
+        let mut s = server_with_web();
+        s.set_rbac_enforced(false);
+        let mut spoof = web(&s);
+        spoof["status"] = json!({"replicas": 3, "readyReplicas": 3, "availableReplicas": 3});
+        let d = put_status(&mut s, "app", spoof).unwrap();
+        assert_eq!(d["status"]["availableReplicas"], 3);
+        s.set_rbac_enforced(true);
+        let cur = web(&s);
+        assert!(put_status(&mut s, "app", cur).is_err());
+    }
+
+    #[test]
+    fn unknown_principals_may_not_even_read() {
+        let mut s = server_with_web();
+        let e = err(
+            &mut s,
+            ApiRequest::get("mallory", deployments(), "default", "web"),
+        );
+        assert_eq!(e.message, "deployments.apps \"web\" is forbidden: User \"mallory\" cannot get resource \"deployments\" in API group \"apps\" in the namespace \"default\"");
+        let e = err(
+            &mut s,
+            ApiRequest::list("mallory", GroupResource::new("", "nodes"), "", None),
+        );
+        assert_eq!(e.message, "nodes is forbidden: User \"mallory\" cannot list resource \"nodes\" in API group \"\" at the cluster scope");
+        let e = err(
+            &mut s,
+            ApiRequest::create("mallory", deployments(), "default", deployment("x", 1)),
+        );
+        assert_eq!(e.message, "deployments.apps is forbidden: User \"mallory\" cannot create resource \"deployments\" in API group \"apps\" in the namespace \"default\"");
+    }
+
+    #[test]
+    fn validation_errors_use_kubes_shape_and_join_several() {
+        let mut s = ApiServer::new();
+        let e = err(
+            &mut s,
+            ApiRequest::create(ALICE, deployments(), "default", deployment("web", -1)),
+        );
+        assert_eq!(e.code(), 422);
+        assert_eq!(e.message, "Deployment.apps \"web\" is invalid: spec.replicas: Invalid value: -1: must be greater than or equal to 0");
+        assert_eq!(
+            e.causes,
+            vec![(
+                "spec.replicas".to_owned(),
+                "Invalid value: -1: must be greater than or equal to 0".to_owned()
+            )]
+        );
+        let mut d = deployment("web", 20_000);
+        d["spec"]["template"]["spec"]["containers"][0]["image"] = json!("");
+        let e = err(
+            &mut s,
+            ApiRequest::create(ALICE, deployments(), "default", d),
+        );
+        assert_eq!(
+            e.message,
+            "Deployment.apps \"web\" is invalid: [spec.replicas: Invalid value: 20000: must be less than or equal to 10000 (the simulator's per-object replica cap), spec.template.spec.containers[0].image: Required value]"
+        );
+    }
+
+    #[test]
+    fn bad_input_is_refused_with_a_clear_message_and_no_change() {
+        let mut s = ApiServer::new();
+        let mut d = deployment("web", 1);
+        d["spec"]["replicas"] = json!("three");
+        let e = err(
+            &mut s,
+            ApiRequest::create(ALICE, deployments(), "default", d),
+        );
+        assert_eq!(e.code(), 400);
+        assert!(
+            e.message
+                .contains("DeploymentSpec.spec.replicas of type int32"),
+            "{}",
+            e.message
+        );
+        let mut d = deployment("web", 1);
+        d.as_object_mut().unwrap().remove("apiVersion");
+        let e = err(
+            &mut s,
+            ApiRequest::create(ALICE, deployments(), "default", d),
+        );
+        assert!(
+            e.message.starts_with("Object 'apiVersion' is missing in '"),
+            "{}",
+            e.message
+        );
+        let mut d = deployment("web", 1);
+        d["apiVersion"] = json!("apps/v9");
+        let e = err(
+            &mut s,
+            ApiRequest::create(ALICE, deployments(), "default", d),
+        );
+        assert_eq!(
+            e.message,
+            "no matches for kind \"Deployment\" in version \"apps/v9\""
+        );
+        let e = err(
+            &mut s,
+            ApiRequest::create(
+                ALICE,
+                GroupResource::new("example.com", "widgets"),
+                "default",
+                json!({}),
+            ),
+        );
+        assert_eq!(
+            e.message,
+            "the server could not find the requested resource"
+        );
+        let e = err(
+            &mut s,
+            ApiRequest::create(ALICE, deployments(), "default", deployment("Web_1", 1)),
+        );
+        assert!(e.message.starts_with("Deployment.apps \"Web_1\" is invalid: metadata.name: Invalid value: \"Web_1\": a lowercase RFC 1123 subdomain"), "{}", e.message);
+        let mut deep = json!(1);
+        for _ in 0..150 {
+            deep = json!({"x": deep});
+        }
+        let mut d = deployment("web", 1);
+        d["spec"]["template"]["metadata"]["annotations"] = deep;
+        let e = err(
+            &mut s,
+            ApiRequest::create(ALICE, deployments(), "default", d),
+        );
+        assert!(e.message.contains("nesting is too deep"));
+        let e = err(
+            &mut s,
+            ApiRequest::create(ALICE, deployments(), "default", json!("just a string")),
+        );
+        assert_eq!(e.code(), 400);
+        let mut d = deployment("web", 1);
+        d["metadata"]["resourceVersion"] = json!("5");
+        let e = err(
+            &mut s,
+            ApiRequest::create(ALICE, deployments(), "default", d),
+        );
+        assert_eq!(
+            e.message,
+            "resourceVersion should not be set on objects to be created"
+        );
+        let e = err(
+            &mut s,
+            ApiRequest::create(ALICE, deployments(), "nowhere", deployment("web", 1)),
+        );
+        assert_eq!(e.message, "namespaces \"nowhere\" not found");
+    }
+
+    #[test]
+    fn creating_twice_is_already_exists() {
+        let mut s = server_with_web();
+        let e = err(
+            &mut s,
+            ApiRequest::create(ALICE, deployments(), "default", deployment("web", 1)),
+        );
+        assert_eq!(e.message, "deployments.apps \"web\" already exists");
+        assert_eq!(e.code(), 409);
+    }
+
+    #[test]
+    fn the_selector_is_immutable() {
+        let mut s = server_with_web();
+        let mut d = web(&s);
+        d["spec"]["selector"] = json!({"matchLabels": {"app": "web", "v": "2"}});
+        d["spec"]["template"]["metadata"]["labels"]["v"] = json!("2");
+        let e = err(
+            &mut s,
+            ApiRequest::update(ALICE, deployments(), "default", "web", d),
+        );
+        assert!(e.message.ends_with("spec.selector: Invalid value: {\"matchLabels\":{\"app\":\"web\",\"v\":\"2\"}}: field is immutable"), "{}", e.message);
+    }
+
+    #[test]
+    fn get_and_list_filter_by_namespace_and_labels() {
+        let mut s = server_with_web();
+        ok(
+            &mut s,
+            ApiRequest::create(ALICE, deployments(), "default", deployment("api", 1)),
+        );
+        ok(
+            &mut s,
+            ApiRequest::create("admin", deployments(), "kube-system", deployment("dns", 1)),
+        );
+        let l = ok(
+            &mut s,
+            ApiRequest::list(ALICE, deployments(), "default", None),
+        );
+        assert_eq!(l["kind"], "DeploymentList");
+        assert_eq!(l["items"].as_array().unwrap().len(), 2);
+        assert_eq!(
+            l["metadata"]["resourceVersion"],
+            s.resource_version().to_string()
+        );
+        let l = ok(
+            &mut s,
+            ApiRequest::list(ALICE, deployments(), "", Some("app in (web, dns)")),
+        );
+        let names: Vec<&str> = l["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|i| i["metadata"]["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(names, ["web", "dns"]);
+        let e = err(
+            &mut s,
+            ApiRequest::list(ALICE, deployments(), "", Some("app in web")),
+        );
+        assert_eq!(e.code(), 400);
+        let g = ok(
+            &mut s,
+            ApiRequest::get(ALICE, deployments(), "default", "web"),
+        );
+        assert_eq!(&g, s.get(&dkey("web")).unwrap());
+        let e = err(
+            &mut s,
+            ApiRequest::get(ALICE, deployments(), "default", "nope"),
+        );
+        assert_eq!(
+            (e.code(), e.message.as_str()),
+            (404, "deployments.apps \"nope\" not found")
+        );
+    }
+
+    #[test]
+    fn deletion_without_finalizers_removes_and_emits_deleted() {
+        let mut s = server_with_web();
+        s.drain_watch_events();
+        let r = ok(
+            &mut s,
+            ApiRequest::delete(ALICE, deployments(), "default", "web"),
+        );
+        assert_eq!(r["status"], "Success");
+        assert!(s.get(&dkey("web")).is_none());
+        let ev = s.drain_watch_events();
+        assert_eq!(ev.len(), 1);
+        assert_eq!(ev[0].event_type, WatchEventType::Deleted);
+        assert_eq!(ev[0].resource_version, s.resource_version());
+        assert_eq!(
+            ev[0].object["metadata"]["resourceVersion"],
+            s.resource_version().to_string()
+        );
+        let e = err(
+            &mut s,
+            ApiRequest::delete(ALICE, deployments(), "default", "web"),
+        );
+        assert_eq!(e.code(), 404);
+    }
+
+    #[test]
+    fn finalizers_hold_a_deleted_object_until_removed() {
+        let mut s = server_with_web();
+        let mut d = web(&s);
+        d["metadata"]["finalizers"] = json!(["example.com/cleanup"]);
+        put(&mut s, ALICE, d).unwrap();
+        let later = SimTime(5_000);
+        let d = s
+            .handle(
+                later,
+                ApiRequest::delete(ALICE, deployments(), "default", "web"),
+            )
+            .unwrap();
+        assert_eq!(d["metadata"]["deletionTimestamp"], "2025-01-01T00:00:05Z");
+        assert_eq!(d["metadata"]["deletionGracePeriodSeconds"], 0);
+        assert_eq!(d["metadata"]["generation"], 2);
+        let again = s
+            .handle(
+                later,
+                ApiRequest::delete(ALICE, deployments(), "default", "web"),
+            )
+            .unwrap();
+        assert_eq!(again, d, "deleting again changes nothing");
+        let mut more = d.clone();
+        more["metadata"]["finalizers"] = json!(["example.com/cleanup", "other/x"]);
+        let e = err(
+            &mut s,
+            ApiRequest::update(ALICE, deployments(), "default", "web", more),
+        );
+        assert_eq!(e.message, "Deployment.apps \"web\" is invalid: metadata.finalizers: Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers []string{\"other/x\"}");
+        let mut cleared = d.clone();
+        cleared["metadata"]["deletionTimestamp"] = json!(null);
+        cleared["metadata"]["finalizers"] = json!([]);
+        s.drain_watch_events();
+        ok(
+            &mut s,
+            ApiRequest::update(ALICE, deployments(), "default", "web", cleared),
+        );
+        assert!(s.get(&dkey("web")).is_none());
+        let ev = s.drain_watch_events();
+        assert_eq!(
+            ev.iter().map(|e| e.event_type).collect::<Vec<_>>(),
+            [WatchEventType::Deleted]
+        );
+    }
+
+    fn replicaset_owned_by(owner: &Value, name: &str) -> Value {
+        json!({"apiVersion": "apps/v1", "kind": "ReplicaSet",
+            "metadata": {"name": name, "labels": {"app": "web"}, "ownerReferences": [{
+                "apiVersion": "apps/v1", "kind": "Deployment", "name": owner["metadata"]["name"],
+                "uid": owner["metadata"]["uid"], "controller": true, "blockOwnerDeletion": true}]},
+            "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "web"}},
+                "template": {"metadata": {"labels": {"app": "web"}}, "spec": {"containers": [{"name": "web", "image": "nginx"}]}}}})
+    }
+
+    fn pod_owned_by(owner: &Value) -> Value {
+        json!({"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"generateName": format!("{}-", owner["metadata"]["name"].as_str().unwrap()), "labels": {"app": "web"}, "ownerReferences": [{
+                "apiVersion": "apps/v1", "kind": "ReplicaSet", "name": owner["metadata"]["name"],
+                "uid": owner["metadata"]["uid"], "controller": true}]},
+            "spec": {"containers": [{"name": "web", "image": "nginx"}]}})
+    }
+
+    fn replicasets() -> GroupResource {
+        GroupResource::new("apps", "replicasets")
+    }
+
+    fn pods() -> GroupResource {
+        GroupResource::new("", "pods")
+    }
+
+    #[test]
+    fn deleting_an_owner_garbage_collects_its_dependents_in_cascade() {
+        let mut s = server_with_web();
+        let d = web(&s);
+        let rs = ok(
+            &mut s,
+            ApiRequest::create(
+                DC,
+                replicasets(),
+                "default",
+                replicaset_owned_by(&d, "web-abc"),
+            ),
+        );
+        let pod = ok(
+            &mut s,
+            ApiRequest::create(
+                principals::REPLICASET_CONTROLLER,
+                pods(),
+                "default",
+                pod_owned_by(&rs),
+            ),
+        );
+        assert!(pod["metadata"]["name"]
+            .as_str()
+            .unwrap()
+            .starts_with("web-abc-"));
+        assert_eq!(
+            s.dependents_of(d["metadata"]["uid"].as_str().unwrap())
+                .len(),
+            1
+        );
+        ok(
+            &mut s,
+            ApiRequest::delete(ALICE, deployments(), "default", "web"),
+        );
+        assert_eq!(s.list_objects(&replicasets(), Some("default")).count(), 0);
+        assert_eq!(s.list_objects(&pods(), None).count(), 0);
+        let gc: Vec<&AuditEntry> = s
+            .audit()
+            .filter(|a| a.principal == principals::GARBAGE_COLLECTOR)
+            .collect();
+        assert_eq!(gc.len(), 2);
+        assert_eq!(
+            (gc[0].verb, gc[0].gr.resource.as_str(), gc[0].code),
+            (Verb::Delete, "replicasets", 200)
+        );
+        assert_eq!(gc[1].gr.resource, "pods");
+    }
+
+    #[test]
+    fn manual_gc_leaves_orphans_until_collected() {
+        let mut s = server_with_web();
+        s.set_gc_mode(GcMode::Manual);
+        let d = web(&s);
+        ok(
+            &mut s,
+            ApiRequest::create(
+                DC,
+                replicasets(),
+                "default",
+                replicaset_owned_by(&d, "web-abc"),
+            ),
+        );
+        ok(
+            &mut s,
+            ApiRequest::delete(ALICE, deployments(), "default", "web"),
+        );
+        assert!(s.gc_pending());
+        assert_eq!(s.list_objects(&replicasets(), None).count(), 1);
+        assert_eq!(s.collect_garbage(T0), 1);
+        assert_eq!(s.list_objects(&replicasets(), None).count(), 0);
+        assert!(!s.gc_pending());
+    }
+
+    #[test]
+    fn an_owner_that_still_exists_keeps_its_dependents() {
+        let mut s = server_with_web();
+        let d = web(&s);
+        let mut rs = replicaset_owned_by(&d, "web-abc");
+        rs["metadata"]["ownerReferences"].as_array_mut().unwrap().push(json!({"apiVersion": "v1", "kind": "ConfigMap", "name": "keep", "uid": "still-here"}));
+        rs["metadata"]["ownerReferences"][1]["uid"] = json!(
+            s.get(&ObjectKey::new(
+                GroupResource::new("", "namespaces"),
+                "",
+                "default"
+            ))
+            .unwrap()["metadata"]["uid"]
+        );
+        ok(&mut s, ApiRequest::create(DC, replicasets(), "default", rs));
+        ok(
+            &mut s,
+            ApiRequest::delete(ALICE, deployments(), "default", "web"),
+        );
+        assert_eq!(s.list_objects(&replicasets(), None).count(), 1);
+    }
+
+    #[test]
+    fn orphan_propagation_strips_owner_references() {
+        let mut s = server_with_web();
+        let d = web(&s);
+        ok(
+            &mut s,
+            ApiRequest::create(
+                DC,
+                replicasets(),
+                "default",
+                replicaset_owned_by(&d, "web-abc"),
+            ),
+        );
+        ok(
+            &mut s,
+            ApiRequest::delete_with_options(
+                ALICE,
+                deployments(),
+                "default",
+                "web",
+                json!({"propagationPolicy": "Orphan"}),
+            ),
+        );
+        let rs = s
+            .get(&ObjectKey::new(replicasets(), "default", "web-abc"))
+            .unwrap();
+        assert_eq!(rs["metadata"]["ownerReferences"], json!([]));
+    }
+
+    #[test]
+    fn delete_preconditions_are_checked() {
+        let mut s = server_with_web();
+        let e = err(
+            &mut s,
+            ApiRequest::delete_with_options(
+                ALICE,
+                deployments(),
+                "default",
+                "web",
+                json!({"preconditions": {"uid": "other"}}),
+            ),
+        );
+        assert_eq!(e.code(), 409);
+        assert!(e
+            .message
+            .contains("Precondition failed: UID in precondition: other"));
+    }
+
+    fn node(name: &str) -> Value {
+        json!({"apiVersion": "v1", "kind": "Node", "metadata": {"name": name}})
+    }
+
+    #[test]
+    fn the_scheduler_binds_pods_and_kubelets_write_only_their_pods_status() {
+        let mut s = ApiServer::new();
+        ok(
+            &mut s,
+            ApiRequest::create("admin", GroupResource::new("", "nodes"), "", node("node-1")),
+        );
+        let pod = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": {"containers": [{"name": "c", "image": "nginx"}]}});
+        let p = ok(&mut s, ApiRequest::create(ALICE, pods(), "default", pod));
+        assert_eq!(p["status"]["phase"], "Pending");
+        let e = err(&mut s, ApiRequest::bind(ALICE, "default", "p", "node-1"));
+        assert_eq!(e.code(), 403);
+        let r = ok(
+            &mut s,
+            ApiRequest::bind(principals::SCHEDULER, "default", "p", "node-1"),
+        );
+        assert_eq!(r["status"], "Success");
+        let p = s
+            .get(&ObjectKey::new(pods(), "default", "p"))
+            .unwrap()
+            .clone();
+        assert_eq!(p["spec"]["nodeName"], "node-1");
+        assert_eq!(p["status"]["conditions"][0]["type"], "PodScheduled");
+        let e = err(
+            &mut s,
+            ApiRequest::bind(principals::SCHEDULER, "default", "p", "node-2"),
+        );
+        assert_eq!(e.message, "Operation cannot be fulfilled on pods/binding \"p\": pod p is already assigned to node \"node-1\"");
+        let mut st = p.clone();
+        st["status"]["phase"] = json!("Running");
+        let e = err(
+            &mut s,
+            ApiRequest::update_status(
+                &principals::kubelet("node-2"),
+                pods(),
+                "default",
+                "p",
+                st.clone(),
+            ),
+        );
+        assert_eq!(e.message, "pods \"p\" is forbidden: node \"node-2\" can only update pod status for pods with spec.nodeName set to itself");
+        let p2 = ok(
+            &mut s,
+            ApiRequest::update_status(&principals::kubelet("node-1"), pods(), "default", "p", st),
+        );
+        assert_eq!(p2["status"]["phase"], "Running");
+        let mut spec = p2.clone();
+        spec["spec"]["nodeName"] = json!("node-2");
+        let e = err(
+            &mut s,
+            ApiRequest::update("admin", pods(), "default", "p", spec),
+        );
+        assert!(e.message.contains("pod updates may not change fields"));
+    }
+
+    #[test]
+    fn services_get_a_cluster_ip_and_configmaps_have_no_status_subresource() {
+        let mut s = ApiServer::new();
+        let svc = json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "web"}, "spec": {"selector": {"app": "web"}, "ports": [{"port": 80}]}});
+        let v = ok(
+            &mut s,
+            ApiRequest::create(ALICE, GroupResource::new("", "services"), "default", svc),
+        );
+        assert_eq!(v["spec"]["clusterIP"], "10.96.0.2");
+        assert_eq!(v["spec"]["ports"][0]["targetPort"], 80);
+        assert!(v["metadata"].get("generation").is_none());
+        let cm = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "data": {"k": "v"}});
+        let cms = GroupResource::new("", "configmaps");
+        ok(
+            &mut s,
+            ApiRequest::create(ALICE, cms.clone(), "default", cm.clone()),
+        );
+        let e = err(
+            &mut s,
+            ApiRequest::update_status(ALICE, cms, "default", "c", cm),
+        );
+        assert_eq!(e.code(), 404);
+    }
+
+    fn crd(with_status: bool) -> Value {
+        let mut v = json!({"name": "v1", "served": true, "storage": true, "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}});
+        if with_status {
+            v["subresources"] = json!({"status": {}});
+        }
+        json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            "metadata": {"name": "databases.example.com"},
+            "spec": {"group": "example.com", "scope": "Namespaced",
+                "names": {"plural": "databases", "singular": "database", "kind": "Database"},
+                "versions": [v]}})
+    }
+
+    fn databases() -> GroupResource {
+        GroupResource::new("example.com", "databases")
+    }
+
+    fn db(name: &str) -> Value {
+        json!({"apiVersion": "example.com/v1", "kind": "Database", "metadata": {"name": name}, "spec": {"size": 1}, "unknownTopLevel": {"kept": true}})
+    }
+
+    const DBC: &str = principals::DATABASE_CONTROLLER;
+
+    fn crds() -> GroupResource {
+        GroupResource::new("apiextensions.k8s.io", "customresourcedefinitions")
+    }
+
+    #[test]
+    fn a_crd_registers_its_kind_and_users_may_write_its_spec() {
+        let mut s = ApiServer::new();
+        let c = ok(&mut s, ApiRequest::create(ALICE, crds(), "", crd(true)));
+        assert_eq!(c["metadata"]["generation"], 1);
+        let stored = s
+            .get(&ObjectKey::new(crds(), "", "databases.example.com"))
+            .unwrap();
+        assert_eq!(stored["status"]["conditions"][1]["type"], "Established");
+        let info = s.resource_for("example.com/v1", "Database").unwrap();
+        assert!(info.status_subresource && info.namespaced);
+        let d = ok(
+            &mut s,
+            ApiRequest::create(ALICE, databases(), "default", db("db1")),
+        );
+        assert_eq!(d["unknownTopLevel"], json!({"kept": true}));
+        assert_eq!(d["metadata"]["generation"], 1);
+        let e = err(
+            &mut s,
+            ApiRequest::update_status(ALICE, databases(), "default", "db1", d.clone()),
+        );
+        assert_eq!(e.code(), 403);
+        let mut st = d.clone();
+        st["status"] = json!({"phase": "Ready"});
+        st["spec"]["size"] = json!(5);
+        st["metadata"]["labels"] = json!({"sneaky": "x"});
+        let d2 = ok(
+            &mut s,
+            ApiRequest::update_status(DBC, databases(), "default", "db1", st),
+        );
+        assert_eq!(d2["status"]["phase"], "Ready");
+        assert_eq!(d2["spec"]["size"], 1);
+        assert!(
+            d2["metadata"].get("labels").is_none(),
+            "custom /status keeps all stored metadata"
+        );
+        assert_eq!(d2["metadata"]["generation"], 1);
+        let mut main = d2.clone();
+        main["status"] = json!({"phase": "Spoofed"});
+        let d3 = ok(
+            &mut s,
+            ApiRequest::update(ALICE, databases(), "default", "db1", main),
+        );
+        assert_eq!(d3["status"]["phase"], "Ready");
+        assert_eq!(
+            d3["metadata"]["generation"], 1,
+            "a silently dropped status edit doesn't bump"
+        );
+        let mut top = d3.clone();
+        top["unknownTopLevel"] = json!({"kept": false});
+        let d4 = ok(
+            &mut s,
+            ApiRequest::update(ALICE, databases(), "default", "db1", top),
+        );
+        assert_eq!(
+            d4["metadata"]["generation"], 2,
+            "anything outside metadata bumps"
+        );
+    }
+
+    #[test]
+    fn custom_resources_require_a_resource_version_on_update() {
+        let mut s = ApiServer::new();
+        ok(&mut s, ApiRequest::create(ALICE, crds(), "", crd(true)));
+        let mut d = ok(
+            &mut s,
+            ApiRequest::create(ALICE, databases(), "default", db("db1")),
+        );
+        d["metadata"]
+            .as_object_mut()
+            .unwrap()
+            .remove("resourceVersion");
+        let e = err(
+            &mut s,
+            ApiRequest::update(ALICE, databases(), "default", "db1", d),
+        );
+        assert_eq!(e.message, "databases.example.com \"db1\" is invalid: metadata.resourceVersion: Invalid value: 0: must be specified for an update");
+        ok(
+            &mut s,
+            ApiRequest::patch(
+                ALICE,
+                databases(),
+                "default",
+                "db1",
+                PatchType::Merge,
+                json!({"spec": {"size": 2}}),
+            ),
+        );
+    }
+
+    #[test]
+    fn without_the_status_subresource_status_is_an_ordinary_field() {
+        let mut s = ApiServer::new();
+        ok(&mut s, ApiRequest::create(ALICE, crds(), "", crd(false)));
+        let mut d = db("db1");
+        d["status"] = json!({"phase": "New"});
+        let d = ok(&mut s, ApiRequest::create(ALICE, databases(), "default", d));
+        assert_eq!(d["status"]["phase"], "New");
+        let mut d2 = d.clone();
+        d2["status"]["phase"] = json!("Ready");
+        let d2 = ok(
+            &mut s,
+            ApiRequest::update(ALICE, databases(), "default", "db1", d2),
+        );
+        assert_eq!(d2["metadata"]["generation"], 2);
+        let e = err(
+            &mut s,
+            ApiRequest::update_status("admin", databases(), "default", "db1", d2),
+        );
+        assert_eq!(
+            (e.code(), e.message.as_str()),
+            (404, "the server could not find the requested resource")
+        );
+    }
+
+    #[test]
+    fn custom_resource_conditions_are_validated_as_metav1_conditions() {
+        let mut s = ApiServer::new();
+        ok(&mut s, ApiRequest::create(ALICE, crds(), "", crd(true)));
+        let mut d = ok(
+            &mut s,
+            ApiRequest::create(ALICE, databases(), "default", db("db1")),
+        );
+        d["status"] = json!({"conditions": [{"type": "Ready", "status": "true", "reason": "Up", "lastTransitionTime": "2025-01-01T00:00:00Z"}]});
+        let e = err(
+            &mut s,
+            ApiRequest::update_status(DBC, databases(), "default", "db1", d),
+        );
+        assert_eq!(e.message, "Database.example.com \"db1\" is invalid: status.conditions[0].status: Unsupported value: \"true\": supported values: \"True\", \"False\", \"Unknown\"");
+    }
+
+    #[test]
+    fn deleting_a_crd_removes_its_instances_and_kind() {
+        let mut s = ApiServer::new();
+        ok(&mut s, ApiRequest::create(ALICE, crds(), "", crd(true)));
+        ok(
+            &mut s,
+            ApiRequest::create(ALICE, databases(), "default", db("db1")),
+        );
+        ok(
+            &mut s,
+            ApiRequest::delete(ALICE, crds(), "", "databases.example.com"),
+        );
+        assert!(s.resource_for("example.com/v1", "Database").is_none());
+        assert_eq!(s.list_objects(&databases(), None).count(), 0);
+        let e = err(
+            &mut s,
+            ApiRequest::create(ALICE, databases(), "default", db("db2")),
+        );
+        assert_eq!(e.code(), 404);
+    }
+
+    #[test]
+    fn snapshots_are_cheap_and_independent() {
+        let mut s = server_with_web();
+        let snap = s.clone();
+        ok(
+            &mut s,
+            ApiRequest::delete(ALICE, deployments(), "default", "web"),
+        );
+        assert!(snap.get(&dkey("web")).is_some());
+        assert!(s.get(&dkey("web")).is_none());
+        assert_eq!(snap.audit().count() + 1, s.audit().count());
+    }
+
+    #[test]
+    fn manifests_become_create_requests() {
+        let mut s = ApiServer::new();
+        let objs = crate::api::parse_manifests("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cfg\n  namespace: kube-system\ndata:\n  a: b\n").unwrap();
+        let req = s.create_request_for("admin", objs[0].clone()).unwrap();
+        assert_eq!(req.namespace, "kube-system");
+        ok(&mut s, req);
+        let key = s.key_for_manifest(&objs[0]).unwrap();
+        assert_eq!(key.path(), "configmaps/kube-system/cfg");
+        assert!(s.get(&key).is_some());
+        let e = s
+            .create_request_for("admin", json!({"kind": "Pod"}))
+            .unwrap_err();
+        assert!(e.message.starts_with("Object 'apiVersion' is missing"));
+    }
+
+    #[test]
+    fn audit_entries_record_refusals_with_their_codes() {
+        let mut s = server_with_web();
+        let _ = s.handle(T0, put_status_req(ALICE, web(&s)));
+        let a = s.audit().last().unwrap();
+        assert_eq!(
+            (a.code, a.subresource, a.verb, a.principal.as_str()),
+            (403, Some(Subresource::Status), Verb::Update, "alice")
+        );
+        assert_eq!((a.namespace.as_str(), a.name.as_str()), ("default", "web"));
+        assert_eq!(a.rv_before, a.rv_after);
+    }
+
+    #[test]
+    fn rbac_objects_added_at_runtime_take_effect() {
+        let mut s = server_with_web();
+        assert!(s.handle(T0, put_status_req("carol", web(&s))).is_err());
+        let role = json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role", "metadata": {"name": "status-writer"},
+            "rules": [{"apiGroups": ["apps"], "resources": ["deployments/status"], "verbs": ["update"]}]});
+        let binding = json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding", "metadata": {"name": "carol"},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "status-writer"},
+            "subjects": [{"kind": "User", "name": "carol"}]});
+        ok(
+            &mut s,
+            ApiRequest::create(
+                "admin",
+                GroupResource::new("rbac.authorization.k8s.io", "roles"),
+                "default",
+                role,
+            ),
+        );
+        ok(
+            &mut s,
+            ApiRequest::create(
+                "admin",
+                GroupResource::new("rbac.authorization.k8s.io", "rolebindings"),
+                "default",
+                binding,
+            ),
+        );
+        let cur = web(&s);
+        ok(&mut s, put_status_req("carol", cur));
+    }
+
+    #[test]
+    fn deleting_a_namespace_removes_its_contents() {
+        let mut s = server_with_web();
+        let ns = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "team-a"}});
+        let nss = GroupResource::new("", "namespaces");
+        ok(&mut s, ApiRequest::create("admin", nss.clone(), "", ns));
+        ok(
+            &mut s,
+            ApiRequest::create("admin", deployments(), "team-a", deployment("x", 1)),
+        );
+        ok(&mut s, ApiRequest::delete("admin", nss, "", "team-a"));
+        assert_eq!(s.list_objects(&deployments(), Some("team-a")).count(), 0);
+        assert_eq!(s.list_objects(&deployments(), Some("default")).count(), 1);
+    }
+}

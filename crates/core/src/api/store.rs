@@ -1,0 +1,202 @@
+//! The object store: a persistent ordered map from [`ObjectKey`] to shared JSON objects, with
+//! secondary indexes by uid and by owner uid (for garbage collection). Cloning is O(1), so the
+//! engine can snapshot the world after every step.
+
+use std::sync::Arc;
+
+use imbl::{OrdMap, OrdSet};
+use serde_json::Value;
+
+use super::types::{GroupResource, ObjectKey};
+
+/// Stored objects and their indexes.
+#[derive(Clone, Debug, Default)]
+pub struct Store {
+    objects: OrdMap<ObjectKey, Arc<Value>>,
+    by_uid: OrdMap<String, ObjectKey>,
+    /// owner uid -> keys of objects whose ownerReferences name it.
+    dependents: OrdMap<String, OrdSet<ObjectKey>>,
+}
+
+/// `metadata.ownerReferences[*].uid` of an object.
+pub fn owner_uids(obj: &Value) -> Vec<String> {
+    obj.pointer("/metadata/ownerReferences")
+        .and_then(Value::as_array)
+        .map(|refs| {
+            refs.iter()
+                .filter_map(|r| r.get("uid").and_then(Value::as_str))
+                .map(str::to_owned)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// `metadata.uid`, or empty.
+pub fn uid_of(obj: &Value) -> &str {
+    obj.pointer("/metadata/uid")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+}
+
+impl Store {
+    pub fn get(&self, key: &ObjectKey) -> Option<&Arc<Value>> {
+        self.objects.get(key)
+    }
+
+    pub fn len(&self) -> usize {
+        self.objects.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.objects.is_empty()
+    }
+
+    pub fn key_for_uid(&self, uid: &str) -> Option<&ObjectKey> {
+        self.by_uid.get(uid)
+    }
+
+    pub fn contains_uid(&self, uid: &str) -> bool {
+        self.by_uid.contains_key(uid)
+    }
+
+    /// Keys of the objects that name `owner_uid` in their ownerReferences.
+    pub fn dependents_of(&self, owner_uid: &str) -> Vec<ObjectKey> {
+        self.dependents
+            .get(owner_uid)
+            .map(|s| s.iter().cloned().collect())
+            .unwrap_or_default()
+    }
+
+    /// Owner uids that some object references; used for a full garbage-collection sweep.
+    pub fn referenced_owner_uids(&self) -> Vec<String> {
+        self.dependents.keys().cloned().collect()
+    }
+
+    fn unindex(&mut self, key: &ObjectKey, obj: &Value) {
+        let uid = uid_of(obj);
+        if !uid.is_empty() && self.by_uid.get(uid) == Some(key) {
+            self.by_uid.remove(uid);
+        }
+        for owner in owner_uids(obj) {
+            let now_empty = match self.dependents.get_mut(&owner) {
+                Some(set) => {
+                    set.remove(key);
+                    set.is_empty()
+                }
+                None => false,
+            };
+            if now_empty {
+                self.dependents.remove(&owner);
+            }
+        }
+    }
+
+    fn index(&mut self, key: &ObjectKey, obj: &Value) {
+        let uid = uid_of(obj);
+        if !uid.is_empty() {
+            self.by_uid.insert(uid.to_owned(), key.clone());
+        }
+        for owner in owner_uids(obj) {
+            self.dependents
+                .entry(owner)
+                .or_default()
+                .insert(key.clone());
+        }
+    }
+
+    /// Inserts or replaces an object, keeping the indexes in step.
+    pub fn put(&mut self, key: ObjectKey, obj: Value) {
+        if let Some(old) = self.objects.get(&key).cloned() {
+            self.unindex(&key, &old);
+        }
+        self.index(&key, &obj);
+        self.objects.insert(key, Arc::new(obj));
+    }
+
+    pub fn remove(&mut self, key: &ObjectKey) -> Option<Arc<Value>> {
+        let old = self.objects.remove(key)?;
+        self.unindex(key, &old);
+        Some(old)
+    }
+
+    /// Objects of one resource, in one namespace (`Some`) or all (`None`), ordered by key:
+    /// a range scan, never a full scan.
+    pub fn range<'a>(
+        &'a self,
+        gr: &'a GroupResource,
+        namespace: Option<&'a str>,
+    ) -> impl Iterator<Item = (&'a ObjectKey, &'a Arc<Value>)> + 'a {
+        let start = ObjectKey {
+            gr: gr.clone(),
+            namespace: namespace.unwrap_or("").to_owned(),
+            name: String::new(),
+        };
+        self.objects
+            .range(start..)
+            .take_while(move |(k, _)| &k.gr == gr && namespace.is_none_or(|ns| k.namespace == ns))
+    }
+
+    /// Every object, ordered by key.
+    pub fn iter(&self) -> impl Iterator<Item = (&ObjectKey, &Arc<Value>)> {
+        self.objects.iter()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn key(res: &str, ns: &str, name: &str) -> ObjectKey {
+        ObjectKey::new(GroupResource::new("", res), ns, name)
+    }
+
+    #[test]
+    fn range_scans_stay_inside_one_resource_and_namespace() {
+        let mut s = Store::default();
+        for (res, ns, name) in [
+            ("pods", "a", "p1"),
+            ("pods", "b", "p2"),
+            ("pods", "a", "p3"),
+            ("services", "a", "s1"),
+            ("configmaps", "a", "c"),
+        ] {
+            s.put(key(res, ns, name), json!({"metadata": {"name": name}}));
+        }
+        let pods = GroupResource::new("", "pods");
+        let names: Vec<&str> = s
+            .range(&pods, Some("a"))
+            .map(|(k, _)| k.name.as_str())
+            .collect();
+        assert_eq!(names, ["p1", "p3"]);
+        assert_eq!(s.range(&pods, None).count(), 3);
+        assert_eq!(s.range(&GroupResource::new("", "nodes"), None).count(), 0);
+    }
+
+    #[test]
+    fn owner_index_follows_puts_and_removes() {
+        let mut s = Store::default();
+        let rs = key("replicasets", "a", "rs");
+        s.put(
+            rs.clone(),
+            json!({"metadata": {"uid": "u1", "ownerReferences": [{"uid": "owner"}]}}),
+        );
+        assert_eq!(s.dependents_of("owner"), vec![rs.clone()]);
+        assert!(s.contains_uid("u1"));
+        s.put(rs.clone(), json!({"metadata": {"uid": "u1"}}));
+        assert!(s.dependents_of("owner").is_empty());
+        s.remove(&rs);
+        assert!(!s.contains_uid("u1"));
+        assert!(s.referenced_owner_uids().is_empty());
+    }
+
+    #[test]
+    fn clones_are_independent_snapshots() {
+        let mut s = Store::default();
+        s.put(key("pods", "a", "p"), json!({"v": 1}));
+        let snap = s.clone();
+        s.put(key("pods", "a", "p"), json!({"v": 2}));
+        assert_eq!(snap.get(&key("pods", "a", "p")).unwrap()["v"], 1);
+        assert_eq!(s.get(&key("pods", "a", "p")).unwrap()["v"], 2);
+    }
+}
