@@ -50,3 +50,15 @@ test('the shell reads in the dark theme and at phone width', async () => {
   await screenshot(narrow.page, 'shell-narrow');
   await narrow.context.close();
 });
+
+test('a panic in the wasm module shows a readable error panel, not a blank page', async () => {
+  const { page, context, problems } = await openPage(browser, `${server.url}?debug-panic`);
+  const panel = page.getByRole('alert');
+  await panel.waitFor();
+  assert.match(await panel.innerText(), /Converge stopped because of an internal error/);
+  assert.match(await panel.innerText(), /deliberate panic requested by the \?debug-panic URL parameter/);
+  await screenshot(page, 'panic-panel');
+  // The panic is reported on the console too; nothing else went wrong.
+  assert.ok(problems.some((p) => p.includes('Converge panicked')), problems.join('\n'));
+  await context.close();
+});

@@ -11,5 +11,15 @@ pub mod state;
 /// Installs the panic panel and mounts the app on `<body>`.
 pub fn start() {
     panic_panel::install();
+    if deliberate_panic_requested() {
+        // Lets the browser tests (and anyone curious) see the error panel on demand.
+        panic!("deliberate panic requested by the ?debug-panic URL parameter");
+    }
     yew::Renderer::<app::App>::new().render();
+}
+
+fn deliberate_panic_requested() -> bool {
+    web_sys::window()
+        .and_then(|w| w.location().search().ok())
+        .is_some_and(|q| q.trim_start_matches('?').split('&').any(|p| p == "debug-panic"))
 }

@@ -51,7 +51,7 @@ fn show(text: &str) {
     }
     if let Some(p) = advice {
         p.set_text_content(Some(
-            "Your workspace was saved before this step. Reload the page to continue from it. \
+            "Reload the page to start again. \
              If this keeps happening, copy the details below into a bug report.",
         ));
         let _ = panel.append_child(&p);
