@@ -466,6 +466,41 @@ impl ApiServer {
         ))
     }
 
+    /// A `kubectl apply`-like request for a manifest: a create if the object doesn't exist,
+    /// else a merge patch of the manifest (without `status` and server-set metadata) onto it.
+    pub fn apply_request_for(
+        &self,
+        principal: &str,
+        manifest: Value,
+    ) -> Result<ApiRequest, ApiError> {
+        let key = self.key_for_manifest(&manifest)?;
+        if key.name.is_empty() || self.state.store.get(&key).is_none() {
+            return self.create_request_for(principal, manifest);
+        }
+        let mut patch = manifest;
+        if let Some(o) = patch.as_object_mut() {
+            o.remove("status");
+        }
+        let m = meta_mut(&mut patch);
+        for k in [
+            "resourceVersion",
+            "uid",
+            "creationTimestamp",
+            "generation",
+            "managedFields",
+        ] {
+            m.remove(k);
+        }
+        Ok(ApiRequest::patch(
+            principal,
+            key.gr,
+            &key.namespace,
+            &key.name,
+            PatchType::Merge,
+            patch,
+        ))
+    }
+
     fn info_for_body(&self, body: &Value) -> Result<ResourceInfo, ApiError> {
         let Some(obj) = body.as_object() else {
             return Err(bad_request(format!(
