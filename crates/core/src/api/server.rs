@@ -2,6 +2,8 @@
 //! kind's strategy, check concurrency, validate, persist, emit a watch event, audit) and the
 //! deletion machinery (finalizers, background garbage collection, CRD and namespace cleanup).
 
+use std::sync::Arc;
+
 use imbl::{OrdSet, Vector};
 use serde_json::{json, Map, Value};
 
@@ -43,8 +45,10 @@ struct State {
     uid_counter: u64,
     name_counter: u64,
     ip_counter: u64,
-    pending: Vector<WatchEvent>,
-    audit: Vector<AuditEntry>,
+    // Shared entries: appending to a persistent vector copies its tail chunk, which must be
+    // pointer copies, not deep copies of objects.
+    pending: Vector<Arc<WatchEvent>>,
+    audit: Vector<Arc<AuditEntry>>,
     /// uids of removed owners whose dependents the garbage collector must look at.
     gc_queue: OrdSet<String>,
 }
@@ -244,14 +248,34 @@ impl ApiServer {
     /// Handles one request with every rule applied: authorization, decoding, the kind's
     /// strategy, optimistic concurrency, validation, persistence, the watch event and the audit
     /// entry. A refused request changes nothing but the audit log.
-    pub fn handle(&mut self, now: SimTime, req: ApiRequest) -> ApiResult {
+    pub fn handle(&mut self, now: SimTime, mut req: ApiRequest) -> ApiResult {
         let checkpoint = self.state.clone();
-        let target = self.target_key(&req);
+        // The body moves into the pipeline (no deep copy); the rest of the request stays for
+        // the audit entry.
+        let body = std::mem::replace(&mut req.body, RequestBody::None);
+        let target = self.target_key(&req, &body);
         let rv_before = target
             .as_ref()
             .and_then(|k| self.state.store.get(k))
             .map_or(0, |o| rv_of(o));
-        let result = self.dispatch(now, &req);
+        let too_deep = match &body {
+            RequestBody::Object(v) | RequestBody::Patch(_, v) => {
+                super::decode::depth_exceeds(v, MAX_DEPTH).is_some()
+            }
+            RequestBody::None => false,
+        };
+        let result = if too_deep {
+            let err = match &body {
+                RequestBody::Object(v) | RequestBody::Patch(_, v) => check_body(v).err(),
+                RequestBody::None => None,
+            };
+            if let RequestBody::Object(v) | RequestBody::Patch(_, v) = body {
+                drop_deep(v);
+            }
+            Err(err.unwrap_or_else(|| bad_request("object nesting is too deep")))
+        } else {
+            self.dispatch(now, &req, body)
+        };
         let (code, message) = match &result {
             Ok(_) if req.verb == Verb::Create => (201, String::new()),
             Ok(_) => (200, String::new()),
@@ -282,7 +306,7 @@ impl ApiServer {
             .as_ref()
             .and_then(|k| self.state.store.get(k))
             .map_or(0, |o| rv_of(o));
-        self.state.audit.push_back(AuditEntry {
+        self.state.audit.push_back(Arc::new(AuditEntry {
             time: now,
             principal: req.principal.clone(),
             verb: req.verb,
@@ -294,12 +318,7 @@ impl ApiServer {
             message,
             rv_before,
             rv_after,
-        });
-        if let RequestBody::Object(v) | RequestBody::Patch(_, v) = req.body {
-            if result.is_err() && super::decode::depth_exceeds(&v, MAX_DEPTH).is_some() {
-                drop_deep(v);
-            }
-        }
+        }));
         if result.is_ok() && self.gc_mode == GcMode::Auto && !self.in_gc && self.gc_pending() {
             self.collect_garbage(now);
         }
@@ -344,9 +363,11 @@ impl ApiServer {
 
     /// Watch events of every persisted write since the last drain, in order.
     pub fn drain_watch_events(&mut self) -> Vec<WatchEvent> {
-        let events: Vec<WatchEvent> = self.state.pending.iter().cloned().collect();
-        self.state.pending = Vector::new();
-        events
+        let pending = std::mem::take(&mut self.state.pending);
+        pending
+            .into_iter()
+            .map(|e| Arc::try_unwrap(e).unwrap_or_else(|shared| (*shared).clone()))
+            .collect()
     }
 
     /// Number of watch events waiting to be drained.
@@ -356,7 +377,7 @@ impl ApiServer {
 
     /// The full audit log, oldest first.
     pub fn audit(&self) -> impl Iterator<Item = &AuditEntry> {
-        self.state.audit.iter()
+        self.state.audit.iter().map(AsRef::as_ref)
     }
 
     /// Number of audit entries.
@@ -366,7 +387,7 @@ impl ApiServer {
 
     /// Audit entries from index `from` on (for incremental display).
     pub fn audit_since(&self, from: usize) -> impl Iterator<Item = &AuditEntry> {
-        self.state.audit.iter().skip(from)
+        self.state.audit.iter().skip(from).map(AsRef::as_ref)
     }
 
     /// Direct read of a stored object: no RBAC, no audit (for the UI, kstatus and tests).
@@ -569,19 +590,19 @@ impl ApiServer {
             })
     }
 
-    fn target_key(&self, req: &ApiRequest) -> Option<ObjectKey> {
+    fn target_key(&self, req: &ApiRequest, body: &RequestBody) -> Option<ObjectKey> {
         let info = self.state.registry.get(&req.gr)?;
         if info.rules == KindRules::Binding {
-            let ns = self.request_namespace(info, req).ok()?;
-            let name = match &req.body {
+            let ns = self.request_namespace(info, req, body).ok()?;
+            let name = match body {
                 RequestBody::Object(b) => meta_str(b, "name").to_owned(),
                 _ => String::new(),
             };
             return Some(ObjectKey::new(GroupResource::new("", "pods"), &ns, &name));
         }
-        let ns = self.request_namespace(info, req).ok()?;
+        let ns = self.request_namespace(info, req, body).ok()?;
         let name = if req.name.is_empty() {
-            match &req.body {
+            match body {
                 RequestBody::Object(b) if req.verb == Verb::Create => {
                     meta_str(b, "name").to_owned()
                 }
@@ -593,14 +614,19 @@ impl ApiServer {
         Some(ObjectKey::new(req.gr.clone(), &ns, &name))
     }
 
-    fn request_namespace(&self, info: &ResourceInfo, req: &ApiRequest) -> Result<String, ApiError> {
+    fn request_namespace(
+        &self,
+        info: &ResourceInfo,
+        req: &ApiRequest,
+        body: &RequestBody,
+    ) -> Result<String, ApiError> {
         if !info.namespaced {
             return Ok(String::new());
         }
         if !req.namespace.is_empty() || req.verb == Verb::List {
             return Ok(req.namespace.clone());
         }
-        if let RequestBody::Object(b) = &req.body {
+        if let RequestBody::Object(b) = body {
             let ns = meta_str(b, "namespace");
             if !ns.is_empty() {
                 return Ok(ns.to_owned());
@@ -609,7 +635,7 @@ impl ApiServer {
         Ok("default".to_owned())
     }
 
-    fn dispatch(&mut self, now: SimTime, req: &ApiRequest) -> ApiResult {
+    fn dispatch(&mut self, now: SimTime, req: &ApiRequest, body: RequestBody) -> ApiResult {
         let info = self
             .state
             .registry
@@ -627,7 +653,7 @@ impl ApiServer {
         if info.rules == KindRules::Binding && req.verb != Verb::Create {
             return Err(method_not_allowed(req.verb.as_str(), &req.gr));
         }
-        let ns = self.request_namespace(&info, req)?;
+        let ns = self.request_namespace(&info, req, &body)?;
         let authz_name = if req.verb == Verb::Create {
             ""
         } else {
@@ -661,12 +687,12 @@ impl ApiServer {
             }
             Verb::List => self.list(&info, &ns, req.label_selector.as_deref()),
             Verb::Create => {
-                let RequestBody::Object(body) = &req.body else {
+                let RequestBody::Object(body) = body else {
                     return Err(bad_request(
                         "the body of a create request must be an object",
                     ));
                 };
-                check_body(body)?;
+                check_body(&body)?;
                 if let Some(b) = body.as_object() {
                     let body_ns = b
                         .get("metadata")
@@ -677,7 +703,7 @@ impl ApiServer {
                         return Err(bad_request("the namespace of the provided object does not match the namespace sent on the request"));
                     }
                 }
-                let body_info = self.info_for_body(body)?;
+                let body_info = self.info_for_body(&body)?;
                 if body_info.gr != info.gr {
                     return Err(bad_request(format!(
                         "the API version in the data ({}) does not match the expected API version ({}) for kind {}",
@@ -687,18 +713,18 @@ impl ApiServer {
                     )));
                 }
                 if info.rules == KindRules::Binding {
-                    return self.bind(now, &ns, body, &req.principal);
+                    return self.bind(now, &ns, &body, &req.principal);
                 }
-                self.create(now, &info, &ns, body.clone(), &req.principal)
+                self.create(now, &info, &ns, body, &req.principal)
             }
             Verb::Update => {
-                let RequestBody::Object(body) = &req.body else {
+                let RequestBody::Object(body) = body else {
                     return Err(bad_request(
                         "the body of an update request must be an object",
                     ));
                 };
-                check_body(body)?;
-                let body_info = self.info_for_body(body)?;
+                check_body(&body)?;
+                let body_info = self.info_for_body(&body)?;
                 if body_info.gr != info.gr {
                     return Err(bad_request(format!(
                         "the API version in the data ({}) does not match the expected API version ({}) for kind {}",
@@ -707,21 +733,13 @@ impl ApiServer {
                         info.kind
                     )));
                 }
-                self.write(
-                    now,
-                    &info,
-                    &ns,
-                    &req.name,
-                    body.clone(),
-                    status,
-                    &req.principal,
-                )
+                self.write(now, &info, &ns, &req.name, body, status, &req.principal)
             }
             Verb::Patch => {
-                let RequestBody::Patch(pt, patch) = &req.body else {
+                let RequestBody::Patch(pt, patch) = body else {
                     return Err(bad_request("the body of a patch request must be a patch"));
                 };
-                check_body(patch)?;
+                check_body(&patch)?;
                 let key = ObjectKey::new(req.gr.clone(), &ns, &req.name);
                 let Some(stored) = self.state.store.get(&key) else {
                     return Err(not_found(&req.gr, &req.name));
@@ -734,10 +752,10 @@ impl ApiServer {
                                 "the merge patch must be a JSON object, found {patch}"
                             )));
                         }
-                        json_patch::merge(&mut doc, patch);
+                        json_patch::merge(&mut doc, &patch);
                     }
                     PatchType::Json => {
-                        let ops: json_patch::Patch = serde_json::from_value(patch.clone())
+                        let ops: json_patch::Patch = serde_json::from_value(patch)
                             .map_err(|e| bad_request(format!("invalid JSON patch: {e}")))?;
                         json_patch::patch(&mut doc, &ops).map_err(|e| {
                             ApiError::new(
@@ -754,8 +772,8 @@ impl ApiServer {
                 self.write(now, &info, &ns, &req.name, doc, status, &req.principal)
             }
             Verb::Delete => {
-                let options = match &req.body {
-                    RequestBody::Object(o) => Some(o.clone()),
+                let options = match body {
+                    RequestBody::Object(o) => Some(o),
                     _ => None,
                 };
                 self.delete(now, &info, &ns, &req.name, options.as_ref())
@@ -801,13 +819,13 @@ impl ApiServer {
         object: Value,
         rv: u64,
     ) {
-        self.state.pending.push_back(WatchEvent {
+        self.state.pending.push_back(Arc::new(WatchEvent {
             event_type,
             key,
             object,
             resource_version: rv,
             time: now,
-        });
+        }));
     }
 
     /// Persists `obj` under `key` with a fresh resourceVersion and emits the watch event.
@@ -1084,9 +1102,10 @@ impl ApiServer {
             return Err(bad_request("metadata must be an object"));
         }
         let key = ObjectKey::new(gr.clone(), ns, name);
-        let Some(old) = self.state.store.get(&key).map(|o| (**o).clone()) else {
+        let Some(old_arc) = self.state.store.get(&key).cloned() else {
             return Err(not_found(gr, name));
         };
+        let old: &Value = &old_arc;
         let body_name = meta_str(&new, "name").to_owned();
         if !body_name.is_empty() && body_name != name {
             return Err(bad_request(format!(
@@ -1114,18 +1133,18 @@ impl ApiServer {
                     &[err],
                 ));
             }
-        } else if req_rv != meta_str(&old, "resourceVersion") {
+        } else if req_rv != meta_str(old, "resourceVersion") {
             return Err(conflict(gr, name));
         }
         // Identity: uid may be omitted, not changed.
         let req_uid = meta_str(&new, "uid").to_owned();
-        if !req_uid.is_empty() && req_uid != meta_str(&old, "uid") {
+        if !req_uid.is_empty() && req_uid != meta_str(old, "uid") {
             let err =
                 FieldError::invalid("metadata.uid", Value::from(req_uid), "field is immutable");
             return Err(self.invalid(info, name, &[err]));
         }
         let mut result = if status_write {
-            self.status_result(info, &old, new)
+            self.status_result(info, old, new)
         } else {
             if info.status_subresource {
                 if let Some(o) = new.as_object_mut() {
@@ -1136,7 +1155,7 @@ impl ApiServer {
         };
         // Server-owned metadata always comes from the stored object.
         {
-            let old_meta = meta(&old).cloned().unwrap_or_default();
+            let old_meta = meta(old).cloned().unwrap_or_default();
             let m = meta_mut(&mut result);
             for k in [
                 "name",
@@ -1157,8 +1176,8 @@ impl ApiServer {
                     .unwrap_or(Value::Null),
             );
         }
-        if is_deleting(&old) {
-            let before = finalizers(&old);
+        if is_deleting(old) {
+            let before = finalizers(old);
             let added: Vec<String> = finalizers(&result)
                 .into_iter()
                 .filter(|f| !before.contains(f))
@@ -1180,7 +1199,7 @@ impl ApiServer {
         strategy::validate_metadata(info, &result, &mut errs);
         if !status_write {
             strategy::validate_spec(info, &result, &mut errs);
-            strategy::validate_update(info, &old, &result, &mut errs);
+            strategy::validate_update(info, old, &result, &mut errs);
         }
         if status_write || !info.status_subresource {
             strategy::validate_status(info, &result, &mut errs);
@@ -1188,8 +1207,8 @@ impl ApiServer {
         if !errs.is_empty() {
             return Err(self.invalid(info, name, &errs));
         }
-        self.node_restriction(principal, info, &old, status_write)?;
-        if !status_write && info.has_generation() && strategy::generation_bumps(info, &old, &result)
+        self.node_restriction(principal, info, old, status_write)?;
+        if !status_write && info.has_generation() && strategy::generation_bumps(info, old, &result)
         {
             let g = old
                 .pointer("/metadata/generation")
@@ -1197,8 +1216,8 @@ impl ApiServer {
                 .unwrap_or(0);
             meta_mut(&mut result).insert("generation".into(), Value::from(g + 1));
         }
-        if result == old {
-            return Ok(old);
+        if result == *old {
+            return Ok(old.clone());
         }
         if is_deleting(&result) && finalizers(&result).is_empty() {
             self.state.store.put(key.clone(), result);
