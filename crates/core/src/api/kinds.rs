@@ -25,6 +25,8 @@ pub enum KindRules {
     Rbac,
     /// `v1/Binding`: accepted by create only, never stored (it sets a pod's node).
     Binding,
+    /// `v1/Event`: what controllers report about objects.
+    Event,
     /// An instance of a CRD-defined kind.
     Custom,
 }
@@ -167,6 +169,7 @@ impl Registry {
                 false,
                 KindRules::Binding,
             ),
+            ("", "events", "Event", "v1", true, false, KindRules::Event),
             (
                 "autoscaling",
                 "horizontalpodautoscalers",

@@ -192,6 +192,15 @@ fn rule(groups: &[&str], resources: &[&str], verbs: &[&str]) -> Value {
     json!({"apiGroups": groups, "resources": resources, "verbs": verbs})
 }
 
+/// kube's bootstrap `eventsRule`: every controller may record Events.
+fn events_rule() -> Value {
+    rule(
+        &["", "events.k8s.io"],
+        &["events"],
+        &["create", "update", "patch"],
+    )
+}
+
 const READ: &[&str] = &["get", "list", "watch"];
 const WRITE: &[&str] = &[
     "get", "list", "watch", "create", "update", "patch", "delete",
@@ -249,12 +258,13 @@ pub fn default_policy() -> Vec<Value> {
                     WRITE,
                 ),
                 rule(&["*"], &["*/status"], READ),
-                rule(&[""], &["nodes", "namespaces"], READ),
+                rule(&[""], &["nodes", "namespaces", "events"], READ),
             ],
         ),
         cluster_role(
             "system:controller:deployment-controller",
             vec![
+                events_rule(),
                 rule(
                     &["apps"],
                     &["deployments"],
@@ -278,6 +288,7 @@ pub fn default_policy() -> Vec<Value> {
         cluster_role(
             "system:controller:replicaset-controller",
             vec![
+                events_rule(),
                 rule(
                     &["apps"],
                     &["replicasets"],
@@ -298,6 +309,7 @@ pub fn default_policy() -> Vec<Value> {
         cluster_role(
             "system:controller:horizontal-pod-autoscaler",
             vec![
+                events_rule(),
                 rule(&["autoscaling"], &["horizontalpodautoscalers"], READ),
                 rule(
                     &["autoscaling"],
@@ -317,15 +329,19 @@ pub fn default_policy() -> Vec<Value> {
         ),
         cluster_role(
             "system:controller:generic-garbage-collector",
-            vec![rule(
-                &["*"],
-                &["*"],
-                &["get", "list", "watch", "patch", "update", "delete"],
-            )],
+            vec![
+                events_rule(),
+                rule(
+                    &["*"],
+                    &["*"],
+                    &["get", "list", "watch", "patch", "update", "delete"],
+                ),
+            ],
         ),
         cluster_role(
             "system:controller:namespace-controller",
             vec![
+                events_rule(),
                 rule(
                     &["*"],
                     &["*"],
@@ -341,6 +357,7 @@ pub fn default_policy() -> Vec<Value> {
         cluster_role(
             "system:kube-scheduler",
             vec![
+                events_rule(),
                 rule(&[""], &["pods"], &["get", "list", "watch", "delete"]),
                 rule(&[""], &["bindings", "pods/binding"], &["create"]),
                 rule(&[""], &["pods/status"], &["patch", "update"]),
@@ -350,6 +367,7 @@ pub fn default_policy() -> Vec<Value> {
         cluster_role(
             "system:node",
             vec![
+                events_rule(),
                 rule(
                     &[""],
                     &["pods"],
@@ -370,6 +388,7 @@ pub fn default_policy() -> Vec<Value> {
         cluster_role(
             "converge:database-controller",
             vec![
+                events_rule(),
                 rule(
                     &["*"],
                     &["databases"],

@@ -1242,6 +1242,8 @@ impl ApiServer {
             if let Some(o) = result.as_object_mut() {
                 set_or_remove(o, "status", new.get("status"));
             }
+            let managed = new.pointer("/metadata/managedFields").cloned();
+            set_or_remove(meta_mut(&mut result), "managedFields", managed.as_ref());
             return result;
         }
         let mut result = new;
@@ -2636,6 +2638,27 @@ mod tests {
         );
         let cur = web(&s);
         ok(&mut s, put_status_req("carol", cur));
+    }
+
+    #[test]
+    fn controllers_record_events_and_users_read_them() {
+        let mut s = ApiServer::new();
+        let ev = json!({"apiVersion": "v1", "kind": "Event", "metadata": {"name": "web.1"},
+            "involvedObject": {"kind": "Deployment", "name": "web", "namespace": "default"},
+            "reason": "ScalingReplicaSet", "message": "Scaled up replica set web-1 to 3", "type": "Normal"});
+        let events = GroupResource::new("", "events");
+        ok(
+            &mut s,
+            ApiRequest::create(DC, events.clone(), "default", ev),
+        );
+        let l = ok(
+            &mut s,
+            ApiRequest::list(ALICE, events.clone(), "default", None),
+        );
+        assert_eq!(l["items"][0]["reason"], "ScalingReplicaSet");
+        let bad = json!({"apiVersion": "v1", "kind": "Event", "metadata": {"name": "x"}});
+        let e = err(&mut s, ApiRequest::create(DC, events, "default", bad));
+        assert_eq!(e.message, "Event \"x\" is invalid: [involvedObject.kind: Required value, involvedObject.name: Required value]");
     }
 
     #[test]

@@ -365,7 +365,7 @@ fn kind_types(rules: KindRules) -> &'static [(&'static str, Ty, &'static str)] {
             ("/subjects", Ty::Array("[]v1.Subject"), "subjects"),
             ("/roleRef", Ty::Object("v1.RoleRef"), "roleRef"),
         ],
-        KindRules::Namespace | KindRules::Binding | KindRules::Custom => &[],
+        KindRules::Namespace | KindRules::Binding | KindRules::Event | KindRules::Custom => &[],
     }
 }
 
@@ -534,6 +534,7 @@ pub fn apply_defaults(info: &ResourceInfo, obj: &mut Value) {
         | KindRules::ConfigMap
         | KindRules::Rbac
         | KindRules::Binding
+        | KindRules::Event
         | KindRules::Custom => {}
     }
 }
@@ -1089,6 +1090,17 @@ pub fn validate_spec(info: &ResourceInfo, obj: &Value, errs: &mut Vec<FieldError
         }
         KindRules::CustomResourceDefinition => validate_crd(obj, errs),
         KindRules::Rbac => validate_rbac(info, obj, errs),
+        KindRules::Event => {
+            for k in ["kind", "name"] {
+                let v = obj
+                    .pointer(&format!("/involvedObject/{k}"))
+                    .and_then(Value::as_str)
+                    .unwrap_or("");
+                if v.is_empty() {
+                    errs.push(FieldError::required(format!("involvedObject.{k}"), ""));
+                }
+            }
+        }
         KindRules::Node | KindRules::Namespace | KindRules::Binding | KindRules::Custom => {}
     }
 }
