@@ -954,6 +954,15 @@ impl ApiServer {
                 Some(_) => {}
             }
         }
+        if let Some(node) = principal.strip_prefix("system:node:") {
+            if info.rules == KindRules::Node && name != node {
+                return Err(forbidden(
+                    &info.gr,
+                    &name,
+                    &format!("node \"{node}\" is not allowed to modify node \"{name}\""),
+                ));
+            }
+        }
         let key = ObjectKey::new(info.gr.clone(), ns, &name);
         if !name.is_empty() && self.state.store.get(&key).is_some() {
             return Err(already_exists(&info.gr, &name));
@@ -1116,6 +1125,8 @@ impl ApiServer {
         if info.namespaced && !body_ns.is_empty() && body_ns != ns {
             return Err(bad_request("the namespace of the provided object does not match the namespace sent on the request"));
         }
+        // Admission (kube runs it before the storage layer's concurrency check).
+        self.node_restriction(principal, info, old, status_write)?;
         // Optimistic concurrency.
         let req_rv = meta_str(&new, "resourceVersion").to_owned();
         if req_rv.is_empty() {
@@ -1207,7 +1218,6 @@ impl ApiServer {
         if !errs.is_empty() {
             return Err(self.invalid(info, name, &errs));
         }
-        self.node_restriction(principal, info, old, status_write)?;
         if !status_write && info.has_generation() && strategy::generation_bumps(info, old, &result)
         {
             let g = old
@@ -2659,6 +2669,265 @@ mod tests {
         let bad = json!({"apiVersion": "v1", "kind": "Event", "metadata": {"name": "x"}});
         let e = err(&mut s, ApiRequest::create(DC, events, "default", bad));
         assert_eq!(e.message, "Event \"x\" is invalid: [involvedObject.kind: Required value, involvedObject.name: Required value]");
+    }
+
+    #[test]
+    fn replicaset_and_pod_generations_follow_spec_only() {
+        let mut s = server_with_web();
+        let d = web(&s);
+        let rs = ok(
+            &mut s,
+            ApiRequest::create(
+                DC,
+                replicasets(),
+                "default",
+                replicaset_owned_by(&d, "web-1"),
+            ),
+        );
+        let mut rs2 = rs.clone();
+        rs2["metadata"]["annotations"] = json!({"deployment.kubernetes.io/revision": "2"});
+        let rs2 = ok(
+            &mut s,
+            ApiRequest::update(DC, replicasets(), "default", "web-1", rs2),
+        );
+        assert_eq!(
+            rs2["metadata"]["generation"], 1,
+            "ReplicaSet annotations don't bump"
+        );
+        let mut rs3 = rs2.clone();
+        rs3["spec"]["replicas"] = json!(4);
+        let rs3 = ok(
+            &mut s,
+            ApiRequest::update(DC, replicasets(), "default", "web-1", rs3),
+        );
+        assert_eq!(rs3["metadata"]["generation"], 2);
+        let pod = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": {"containers": [{"name": "c", "image": "nginx:1"}]}});
+        let p = ok(&mut s, ApiRequest::create(ALICE, pods(), "default", pod));
+        assert_eq!(p["metadata"]["generation"], 1);
+        let mut p2 = p.clone();
+        p2["spec"]["containers"][0]["image"] = json!("nginx:2");
+        let p2 = ok(
+            &mut s,
+            ApiRequest::update(ALICE, pods(), "default", "p", p2),
+        );
+        assert_eq!(p2["metadata"]["generation"], 2);
+    }
+
+    #[test]
+    fn kinds_without_generation_never_get_one() {
+        let mut s = ApiServer::new();
+        let hpa = json!({"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler", "metadata": {"name": "web", "generation": 7},
+            "spec": {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"}, "maxReplicas": 5},
+            "status": {"currentReplicas": 9}});
+        let hpas = GroupResource::new("autoscaling", "horizontalpodautoscalers");
+        let h = ok(
+            &mut s,
+            ApiRequest::create(ALICE, hpas.clone(), "default", hpa),
+        );
+        assert!(h["metadata"].get("generation").is_none());
+        assert!(h.get("status").is_none(), "create drops status");
+        assert_eq!(h["spec"]["minReplicas"], 1);
+        let mut h2 = h.clone();
+        h2["spec"]["maxReplicas"] = json!(6);
+        let h2 = ok(
+            &mut s,
+            ApiRequest::update(ALICE, hpas.clone(), "default", "web", h2),
+        );
+        assert!(h2["metadata"].get("generation").is_none());
+        let mut st = h2.clone();
+        st["status"] = json!({"currentReplicas": 2, "desiredReplicas": 3});
+        let h3 = ok(
+            &mut s,
+            ApiRequest::update_status(principals::HPA_CONTROLLER, hpas, "default", "web", st),
+        );
+        assert_eq!(h3["status"]["desiredReplicas"], 3);
+    }
+
+    #[test]
+    fn the_same_requests_give_the_same_world() {
+        let run = || {
+            let mut s = server_with_web();
+            let d = web(&s);
+            let rs = ok(
+                &mut s,
+                ApiRequest::create(
+                    DC,
+                    replicasets(),
+                    "default",
+                    replicaset_owned_by(&d, "web-1"),
+                ),
+            );
+            for _ in 0..3 {
+                ok(
+                    &mut s,
+                    ApiRequest::create(
+                        principals::REPLICASET_CONTROLLER,
+                        pods(),
+                        "default",
+                        pod_owned_by(&rs),
+                    ),
+                );
+            }
+            ok(
+                &mut s,
+                ApiRequest::delete(ALICE, deployments(), "default", "web"),
+            );
+            let objects: Vec<(ObjectKey, Value)> =
+                s.objects().map(|(k, v)| (k.clone(), v.clone())).collect();
+            let audit: Vec<AuditEntry> = s.audit().cloned().collect();
+            (objects, audit, s.drain_watch_events())
+        };
+        let (a, b) = (run(), run());
+        assert_eq!(a, b);
+        let uid = a.2[0].object["metadata"]["uid"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        let parts: Vec<usize> = uid.split('-').map(str::len).collect();
+        assert_eq!(parts, [8, 4, 4, 4, 12]);
+    }
+
+    #[test]
+    fn generated_names_are_unique() {
+        let mut s = ApiServer::new();
+        let mut names = std::collections::BTreeSet::new();
+        for _ in 0..50 {
+            let pod = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"generateName": "web-"}, "spec": {"containers": [{"name": "c", "image": "nginx"}]}});
+            let p = ok(&mut s, ApiRequest::create(ALICE, pods(), "default", pod));
+            let name = p["metadata"]["name"].as_str().unwrap().to_owned();
+            assert_eq!(name.len(), "web-".len() + 5);
+            assert!(names.insert(name));
+        }
+        let e = err(
+            &mut s,
+            ApiRequest::create(
+                ALICE,
+                pods(),
+                "default",
+                json!({"apiVersion": "v1", "kind": "Pod", "metadata": {}, "spec": {}}),
+            ),
+        );
+        assert_eq!(e.message, "Pod \"\" is invalid: [metadata.name: Required value: name or generateName is required, spec.containers: Required value]");
+    }
+
+    #[test]
+    fn identity_fields_cannot_change_on_update() {
+        let mut s = server_with_web();
+        let mut d = web(&s);
+        d["metadata"]["uid"] = json!("not-the-uid");
+        let e = err(
+            &mut s,
+            ApiRequest::update(ALICE, deployments(), "default", "web", d),
+        );
+        assert_eq!(e.message, "Deployment.apps \"web\" is invalid: metadata.uid: Invalid value: \"not-the-uid\": field is immutable");
+        let mut d = web(&s);
+        d["metadata"]["name"] = json!("other");
+        let e = err(
+            &mut s,
+            ApiRequest::update(ALICE, deployments(), "default", "web", d),
+        );
+        assert_eq!(
+            e.message,
+            "the name of the object (other) does not match the name on the URL (web)"
+        );
+        let mut d = web(&s);
+        d["metadata"]["creationTimestamp"] = json!("2030-01-01T00:00:00Z");
+        d["metadata"].as_object_mut().unwrap().remove("uid");
+        d["metadata"]["labels"]["x"] = json!("y");
+        let d = put(&mut s, ALICE, d).unwrap();
+        assert_eq!(d["metadata"]["creationTimestamp"], "2025-01-01T00:00:01Z");
+        assert_eq!(d["metadata"]["uid"], web(&s)["metadata"]["uid"]);
+        let mut d = web(&s);
+        d["metadata"]["labels"]["bad key!"] = json!("v");
+        let e = err(
+            &mut s,
+            ApiRequest::update(ALICE, deployments(), "default", "web", d),
+        );
+        assert!(e.message.starts_with("Deployment.apps \"web\" is invalid: metadata.labels: Invalid value: \"bad key!\": name part must consist of alphanumeric characters"), "{}", e.message);
+    }
+
+    #[test]
+    fn editing_a_crd_can_turn_the_status_subresource_on() {
+        let mut s = ApiServer::new();
+        let c = ok(&mut s, ApiRequest::create(ALICE, crds(), "", crd(false)));
+        assert!(
+            !s.resource_for("example.com/v1", "Database")
+                .unwrap()
+                .status_subresource
+        );
+        let mut c2 = s
+            .get(&ObjectKey::new(crds(), "", "databases.example.com"))
+            .unwrap()
+            .clone();
+        c2["spec"]["versions"][0]["subresources"] = json!({"status": {}});
+        let c2 = ok(
+            &mut s,
+            ApiRequest::update(ALICE, crds(), "", "databases.example.com", c2),
+        );
+        assert_eq!(c2["metadata"]["generation"], 2);
+        assert_eq!(c["metadata"]["generation"], 1);
+        assert!(
+            s.resource_for("example.com/v1", "Database")
+                .unwrap()
+                .status_subresource
+        );
+        let mut c3 = c2.clone();
+        c3["spec"]["group"] = json!("other.com");
+        let e = err(
+            &mut s,
+            ApiRequest::update(ALICE, crds(), "", "databases.example.com", c3),
+        );
+        assert!(
+            e.message
+                .contains("spec.group: Invalid value: \"other.com\": field is immutable"),
+            "{}",
+            e.message
+        );
+    }
+
+    #[test]
+    fn kubelets_may_only_modify_their_own_node() {
+        let mut s = ApiServer::new();
+        let nodes = GroupResource::new("", "nodes");
+        ok(
+            &mut s,
+            ApiRequest::create(
+                &principals::kubelet("node-1"),
+                nodes.clone(),
+                "",
+                node("node-1"),
+            ),
+        );
+        let e = err(
+            &mut s,
+            ApiRequest::create(
+                &principals::kubelet("node-1"),
+                nodes.clone(),
+                "",
+                node("node-2"),
+            ),
+        );
+        assert_eq!(e.message, "nodes \"node-2\" is forbidden: node \"node-1\" is not allowed to modify node \"node-2\"");
+        let mut n = s
+            .get(&ObjectKey::new(nodes.clone(), "", "node-1"))
+            .unwrap()
+            .clone();
+        n["status"] = json!({"conditions": [{"type": "Ready", "status": "True"}]});
+        ok(
+            &mut s,
+            ApiRequest::update_status(
+                &principals::kubelet("node-1"),
+                nodes.clone(),
+                "",
+                "node-1",
+                n.clone(),
+            ),
+        );
+        let e = err(
+            &mut s,
+            ApiRequest::update_status(&principals::kubelet("node-2"), nodes, "", "node-1", n),
+        );
+        assert_eq!(e.code(), 403);
     }
 
     #[test]
