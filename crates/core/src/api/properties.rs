@@ -39,6 +39,13 @@ enum Kind {
 
 #[derive(Clone, Debug)]
 enum Op {
+    /// Makes one seeded object an owner of another (ownerReferences), so deletions cascade.
+    Adopt {
+        owner_kind: Kind,
+        owner: usize,
+        child_kind: Kind,
+        child: usize,
+    },
     Create {
         kind: Kind,
         name: usize,
@@ -129,6 +136,7 @@ fn op() -> impl Strategy<Value = Op> {
         1 => (kind(), n.clone(), any::<bool>()).prop_map(|(kind, name, add)| Op::Finalizer { kind, name, add }),
         1 => (kind(), n.clone(), w.clone()).prop_map(|(kind, name, who)| Op::Delete { kind, name, who }),
         1 => (kind(), n, w).prop_map(|(kind, name, who)| Op::Echo { kind, name, who }),
+        1 => (kind(), 0..NAMES.len(), kind(), 0..NAMES.len()).prop_map(|(owner_kind, owner, child_kind, child)| Op::Adopt { owner_kind, owner, child_kind, child }),
     ]
 }
 
@@ -351,6 +359,17 @@ fn request(s: &ApiServer, op: &Op) -> Option<(ApiRequest, Kind, usize)> {
             kind,
             name,
         ),
+        Op::Adopt {
+            owner_kind,
+            owner,
+            child_kind,
+            child,
+        } => {
+            let o = current(owner_kind, owner)?;
+            let mut c = current(child_kind, child)?;
+            c["metadata"]["ownerReferences"] = json!([super::meta::owner_reference(&o, false)]);
+            (put(child_kind, child, 2, c), child_kind, child)
+        }
         Op::Echo { kind, name, who: w } => {
             let o = current(kind, name)?;
             (put(kind, name, w, o), kind, name)
@@ -395,6 +414,17 @@ fn check_step(s: &mut ApiServer, op: &Op) -> Result<(), TestCaseError> {
     let after_store = snapshot(s);
     let after = s.get(&k).cloned();
 
+    // Background garbage collection leaves no orphans behind.
+    for (k, o) in s.objects() {
+        let owners = super::store::owner_uids(o);
+        if !owners.is_empty() && o.pointer("/metadata/deletionTimestamp").is_none() {
+            prop_assert!(
+                owners.iter().any(|u| s.key_for_uid(u).is_some()),
+                "{} survived its owners",
+                k.path()
+            );
+        }
+    }
     // Refused requests change nothing.
     if result.is_err() {
         prop_assert_eq!(
