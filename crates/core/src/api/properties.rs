@@ -560,3 +560,135 @@ proptest! {
         }
     }
 }
+
+/// Random JSON built from the field names the server looks at, so malformed documents reach
+/// deep into decoding, strategies and validation.
+fn arb_json() -> impl Strategy<Value = Value> {
+    let key = prop::sample::select(vec![
+        "apiVersion",
+        "kind",
+        "metadata",
+        "name",
+        "namespace",
+        "generateName",
+        "labels",
+        "annotations",
+        "finalizers",
+        "ownerReferences",
+        "uid",
+        "resourceVersion",
+        "spec",
+        "replicas",
+        "selector",
+        "matchLabels",
+        "matchExpressions",
+        "template",
+        "containers",
+        "image",
+        "strategy",
+        "type",
+        "rollingUpdate",
+        "maxSurge",
+        "maxUnavailable",
+        "status",
+        "conditions",
+        "reason",
+        "group",
+        "names",
+        "plural",
+        "versions",
+        "storage",
+        "subresources",
+        "rules",
+        "verbs",
+        "resources",
+        "roleRef",
+        "subjects",
+        "ports",
+        "port",
+        "nodeName",
+        "data",
+        "scaleTargetRef",
+        "maxReplicas",
+        "minReplicas",
+        "target",
+    ]);
+    let leaf = prop_oneof![
+        Just(Value::Null),
+        any::<bool>().prop_map(Value::from),
+        (-3i64..20_005).prop_map(Value::from),
+        prop::sample::select(vec![
+            "",
+            "web",
+            "Web_1",
+            "apps/v1",
+            "v1",
+            "Deployment",
+            "Pod",
+            "True",
+            "25%",
+            "x%",
+            "a/b/c",
+            "Recreate"
+        ])
+        .prop_map(Value::from),
+        Just(json!(1.5)),
+    ];
+    leaf.prop_recursive(5, 48, 6, move |inner| {
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 0..4).prop_map(Value::from),
+            prop::collection::btree_map(key.clone(), inner, 0..6).prop_map(|m| Value::Object(
+                m.into_iter().map(|(k, v)| (k.to_owned(), v)).collect()
+            )),
+        ]
+    })
+}
+
+fn resources() -> impl Strategy<Value = GroupResource> {
+    prop::sample::select(vec![
+        GroupResource::new("apps", "deployments"),
+        GroupResource::new("apps", "replicasets"),
+        GroupResource::new("", "pods"),
+        GroupResource::new("", "services"),
+        GroupResource::new("", "nodes"),
+        GroupResource::new("", "configmaps"),
+        GroupResource::new("", "bindings"),
+        GroupResource::new("", "events"),
+        GroupResource::new("autoscaling", "horizontalpodautoscalers"),
+        GroupResource::new("apiextensions.k8s.io", "customresourcedefinitions"),
+        GroupResource::new("rbac.authorization.k8s.io", "clusterrolebindings"),
+        GroupResource::new("example.com", "databases"),
+    ])
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, max_shrink_iters: 100, ..ProptestConfig::default() })]
+
+    #[test]
+    fn malformed_bodies_never_panic_and_refusals_change_nothing(
+        gr in resources(),
+        body in arb_json(),
+        verb in 0..5u8,
+        with_kind in any::<bool>(),
+    ) {
+        let mut s = world();
+        let mut body = body;
+        if with_kind {
+            if let (Some(o), Some(info)) = (body.as_object_mut(), s.resource_info(&gr)) {
+                o.insert("apiVersion".into(), Value::from(info.api_version()));
+                o.insert("kind".into(), Value::from(info.kind.clone()));
+            }
+        }
+        let before = snapshot(&s);
+        let req = match verb {
+            0 => ApiRequest::create("admin", gr, "default", body),
+            1 => ApiRequest::update("admin", gr, "default", "a", body),
+            2 => ApiRequest::update_status("admin", gr, "default", "a", body),
+            3 => ApiRequest::patch("admin", gr, "default", "a", PatchType::Merge, body),
+            _ => ApiRequest::patch("admin", gr, "default", "a", PatchType::Json, body),
+        };
+        if s.handle(SimTime(1), req).is_err() {
+            prop_assert_eq!(before, snapshot(&s));
+        }
+    }
+}
