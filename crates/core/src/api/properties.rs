@@ -101,6 +101,7 @@ enum Op {
         kind: Kind,
         name: usize,
         who: usize,
+        foreground: bool,
     },
     Echo {
         kind: Kind,
@@ -134,7 +135,7 @@ fn op() -> impl Strategy<Value = Op> {
         2 => (kind(), n.clone(), w.clone(), reps, any::<bool>()).prop_map(|(kind, name, who, replicas, json)| Op::PatchSpec { kind, name, who, replicas, json }),
         2 => (kind(), n.clone(), w.clone(), 0i64..5).prop_map(|(kind, name, who, value)| Op::PatchStatus { kind, name, who, value }),
         1 => (kind(), n.clone(), any::<bool>()).prop_map(|(kind, name, add)| Op::Finalizer { kind, name, add }),
-        1 => (kind(), n.clone(), w.clone()).prop_map(|(kind, name, who)| Op::Delete { kind, name, who }),
+        1 => (kind(), n.clone(), w.clone(), any::<bool>()).prop_map(|(kind, name, who, foreground)| Op::Delete { kind, name, who, foreground }),
         1 => (kind(), n, w).prop_map(|(kind, name, who)| Op::Echo { kind, name, who }),
         1 => (kind(), 0..NAMES.len(), kind(), 0..NAMES.len()).prop_map(|(owner_kind, owner, child_kind, child)| Op::Adopt { owner_kind, owner, child_kind, child }),
     ]
@@ -354,11 +355,29 @@ fn request(s: &ApiServer, op: &Op) -> Option<(ApiRequest, Kind, usize)> {
             };
             (put(kind, name, 2, o), kind, name)
         }
-        Op::Delete { kind, name, who: w } => (
-            ApiRequest::delete(who(w), gr(kind), "default", NAMES[name]),
+        Op::Delete {
             kind,
             name,
-        ),
+            who: w,
+            foreground,
+        } => {
+            let policy = if foreground {
+                "Foreground"
+            } else {
+                "Background"
+            };
+            (
+                ApiRequest::delete_with_options(
+                    who(w),
+                    gr(kind),
+                    "default",
+                    NAMES[name],
+                    json!({"propagationPolicy": policy}),
+                ),
+                kind,
+                name,
+            )
+        }
         Op::Adopt {
             owner_kind,
             owner,
@@ -421,6 +440,20 @@ fn check_step(s: &mut ApiServer, op: &Op) -> Result<(), TestCaseError> {
             prop_assert!(
                 owners.iter().any(|u| s.key_for_uid(u).is_some()),
                 "{} survived its owners",
+                k.path()
+            );
+        }
+    }
+    // Foreground deletion never leaves an owner waiting for dependents it no longer has.
+    for (k, o) in s.objects() {
+        let held = o
+            .pointer("/metadata/finalizers")
+            .and_then(Value::as_array)
+            .is_some_and(|f| f.iter().any(|x| x == super::server::FOREGROUND));
+        if held {
+            prop_assert!(
+                s.dependents_of(super::meta::uid(o)).iter().any(|d| d != k),
+                "{} is held by foregroundDeletion with no dependents left",
                 k.path()
             );
         }

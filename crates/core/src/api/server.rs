@@ -69,6 +69,10 @@ impl Default for ApiServer {
     }
 }
 
+/// The finalizer that holds an owner deleted with `propagationPolicy: Foreground` until its
+/// dependents are gone.
+pub const FOREGROUND: &str = "foregroundDeletion";
+
 /// Namespaces that exist from the start.
 pub const INITIAL_NAMESPACES: &[&str] = &[
     "default",
@@ -335,6 +339,10 @@ impl ApiServer {
         let mut sent = 0;
         while let Some(owner) = self.state.gc_queue.get_min().cloned() {
             self.state.gc_queue.remove(&owner);
+            if let Some(owner_key) = self.state.store.key_for_uid(&owner).cloned() {
+                sent += self.foreground_step(now, &owner, &owner_key);
+                continue;
+            }
             for key in self.state.store.dependents_of(&owner) {
                 let Some(obj) = self.state.store.get(&key) else {
                     continue;
@@ -359,6 +367,66 @@ impl ApiServer {
         }
         self.in_gc = was;
         sent
+    }
+
+    /// One garbage-collector pass over an owner being deleted in the foreground: delete its
+    /// dependents (in the foreground too), and once none is left, remove its
+    /// `foregroundDeletion` finalizer so it goes away last.
+    fn foreground_step(&mut self, now: SimTime, owner_uid: &str, owner_key: &ObjectKey) -> usize {
+        let Some(owner) = self.state.store.get(owner_key) else {
+            return 0;
+        };
+        if !is_deleting(owner) || !finalizers(owner).iter().any(|f| f == FOREGROUND) {
+            return 0;
+        }
+        let mut sent = 0;
+        for key in self.state.store.dependents_of(owner_uid) {
+            let Some(dep) = self.state.store.get(&key) else {
+                continue;
+            };
+            if is_deleting(dep) || &key == owner_key {
+                continue;
+            }
+            let uid = uid_of(dep).to_owned();
+            let req = ApiRequest::delete_with_options(
+                principals::GARBAGE_COLLECTOR,
+                key.gr.clone(),
+                &key.namespace,
+                &key.name,
+                json!({"propagationPolicy": "Foreground", "preconditions": {"uid": uid}}),
+            );
+            let _ = self.handle(now, req);
+            sent += 1;
+        }
+        let waiting = self
+            .state
+            .store
+            .dependents_of(owner_uid)
+            .iter()
+            .any(|k| k != owner_key);
+        if waiting {
+            // Re-queued when the last dependent is removed.
+            return sent;
+        }
+        let Some(owner) = self.state.store.get(owner_key).map(|o| (**o).clone()) else {
+            return sent;
+        };
+        let mut body = owner;
+        if let Some(fins) = meta_mut(&mut body)
+            .get_mut("finalizers")
+            .and_then(Value::as_array_mut)
+        {
+            fins.retain(|f| f.as_str() != Some(FOREGROUND));
+        }
+        let req = ApiRequest::update(
+            principals::GARBAGE_COLLECTOR,
+            owner_key.gr.clone(),
+            &owner_key.namespace,
+            &owner_key.name,
+            body,
+        );
+        let _ = self.handle(now, req);
+        sent + 1
     }
 
     /// Watch events of every persisted write since the last drain, in order.
@@ -854,6 +922,17 @@ impl ApiServer {
         self.emit(now, WatchEventType::Deleted, key.clone(), obj.clone(), rv);
         if !uid.is_empty() && !self.state.store.dependents_of(&uid).is_empty() {
             self.state.gc_queue.insert(uid);
+        }
+        for owner in owner_uids(&obj) {
+            let waiting = self
+                .state
+                .store
+                .key_for_uid(&owner)
+                .and_then(|k| self.state.store.get(k))
+                .is_some_and(|o| finalizers(o).iter().any(|f| f == FOREGROUND));
+            if waiting {
+                self.state.gc_queue.insert(owner);
+            }
         }
         match self.state.registry.get(&key.gr).map(|i| i.rules) {
             Some(KindRules::CustomResourceDefinition) => {
@@ -1356,6 +1435,26 @@ impl ApiServer {
         }
         if is_deleting(&old) {
             return Ok(old);
+        }
+        if policy == "Foreground" {
+            let mut obj = old.clone();
+            let uid = uid_of(&obj).to_owned();
+            let m = meta_mut(&mut obj);
+            let fins = m.entry("finalizers").or_insert_with(|| json!([]));
+            if let Some(list) = fins.as_array_mut() {
+                list.push(Value::from(FOREGROUND));
+            }
+            m.insert("deletionTimestamp".into(), Value::from(now.rfc3339()));
+            m.insert("deletionGracePeriodSeconds".into(), Value::from(0));
+            if let Some(g) = m
+                .get("generation")
+                .and_then(Value::as_i64)
+                .filter(|g| *g > 0)
+            {
+                m.insert("generation".into(), Value::from(g + 1));
+            }
+            self.state.gc_queue.insert(uid);
+            return Ok(self.persist(now, key, obj, WatchEventType::Modified));
         }
         if policy == "Orphan" {
             self.orphan_dependents(now, &old);
@@ -2295,6 +2394,64 @@ mod tests {
             .get(&ObjectKey::new(replicasets(), "default", "web-abc"))
             .unwrap();
         assert_eq!(rs["metadata"]["ownerReferences"], json!([]));
+    }
+
+    #[test]
+    fn foreground_deletion_removes_dependents_first_and_the_owner_last() {
+        let mut s = server_with_web();
+        let d = web(&s);
+        let rs = ok(
+            &mut s,
+            ApiRequest::create(
+                DC,
+                replicasets(),
+                "default",
+                replicaset_owned_by(&d, "web-abc"),
+            ),
+        );
+        ok(
+            &mut s,
+            ApiRequest::create(
+                principals::REPLICASET_CONTROLLER,
+                pods(),
+                "default",
+                pod_owned_by(&rs),
+            ),
+        );
+        s.drain_watch_events();
+        s.set_gc_mode(GcMode::Manual);
+        let held = ok(
+            &mut s,
+            ApiRequest::delete_with_options(
+                ALICE,
+                deployments(),
+                "default",
+                "web",
+                json!({"propagationPolicy": "Foreground"}),
+            ),
+        );
+        assert_eq!(held["metadata"]["finalizers"], json!([FOREGROUND]));
+        assert!(s.get(&dkey("web")).is_some());
+        assert!(s.collect_garbage(T0) >= 3);
+        assert!(s.get(&dkey("web")).is_none());
+        assert_eq!(s.object_count(), ApiServer::new().object_count());
+        let order: Vec<(WatchEventType, String)> = s
+            .drain_watch_events()
+            .into_iter()
+            .map(|e| (e.event_type, e.key.gr.resource))
+            .collect();
+        use WatchEventType::{Deleted, Modified};
+        assert_eq!(order.first(), Some(&(Modified, "deployments".to_owned())));
+        assert_eq!(order.last(), Some(&(Deleted, "deployments".to_owned())));
+        let pod_deleted = order
+            .iter()
+            .position(|e| *e == (Deleted, "pods".to_owned()))
+            .unwrap();
+        let rs_deleted = order
+            .iter()
+            .position(|e| *e == (Deleted, "replicasets".to_owned()))
+            .unwrap();
+        assert!(pod_deleted < rs_deleted);
     }
 
     #[test]
