@@ -1000,7 +1000,10 @@ impl ApiServer {
             return Err(bad_request("metadata must be an object"));
         }
         if !meta_str(&obj, "resourceVersion").is_empty() {
-            return Err(bad_request(
+            // kube's storage layer refuses this with a plain error, which the handler turns
+            // into a 500.
+            return Err(ApiError::new(
+                StatusReason::InternalError,
                 "resourceVersion should not be set on objects to be created",
             ));
         }
@@ -2091,6 +2094,11 @@ mod tests {
         assert_eq!(
             e.message,
             "resourceVersion should not be set on objects to be created"
+        );
+        assert_eq!(
+            e.code(),
+            500,
+            "kube's storage error surfaces as an internal error"
         );
         let e = err(
             &mut s,
