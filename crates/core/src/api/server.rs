@@ -725,8 +725,9 @@ impl ApiServer {
                 namespace: &ns,
                 name: authz_name,
             };
-            if !rbac::authorize(&self.state.store, &attrs) {
-                return Err(forbidden(&req.gr, authz_name, &rbac::denial_reason(&attrs)));
+            if let Err(lookup_errors) = rbac::check(&self.state.store, &attrs) {
+                let reason = rbac::denial_reason_with_errors(&attrs, &lookup_errors);
+                return Err(forbidden(&req.gr, authz_name, &reason));
             }
         }
         if req.verb != Verb::Create && req.verb != Verb::List && req.name.is_empty() {
