@@ -1163,7 +1163,10 @@ impl ApiServer {
         }
     }
 
-    #[allow(clippy::too_many_arguments)]
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "the request's parts, already resolved by dispatch"
+    )]
     fn write(
         &mut self,
         now: SimTime,
