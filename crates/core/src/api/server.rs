@@ -2101,6 +2101,27 @@ mod tests {
     }
 
     #[test]
+    fn huge_documents_are_refused_by_size() {
+        let mut s = ApiServer::new();
+        let cms = GroupResource::new("", "configmaps");
+        let big = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "big"}, "data": {"k": "x".repeat(4 * 1024 * 1024)}});
+        let e = err(
+            &mut s,
+            ApiRequest::create(ALICE, cms.clone(), "default", big),
+        );
+        assert_eq!(
+            (e.code(), e.message.as_str()),
+            (400, "Request entity too large: limit is 3145728")
+        );
+        let over = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "over"}, "data": {"k": "x".repeat(1024 * 1024 + 1)}});
+        let e = err(&mut s, ApiRequest::create(ALICE, cms, "default", over));
+        assert_eq!(
+            e.message,
+            "ConfigMap \"over\" is invalid: data: Too long: may not be more than 1048576 bytes"
+        );
+    }
+
+    #[test]
     fn creating_twice_is_already_exists() {
         let mut s = server_with_web();
         let e = err(
