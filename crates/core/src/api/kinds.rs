@@ -238,7 +238,12 @@ impl Registry {
         r
     }
 
+    /// Adds or replaces a resource (a replaced one's old Kind no longer resolves).
     pub fn insert(&mut self, info: ResourceInfo) {
+        if let Some(old) = self.by_gr.get(&info.gr).cloned() {
+            self.by_kind
+                .remove(&(old.gr.group.clone(), old.kind.clone()));
+        }
         self.by_kind
             .insert((info.gr.group.clone(), info.kind.clone()), info.gr.clone());
         self.by_gr.insert(info.gr.clone(), Arc::new(info));

@@ -1322,8 +1322,8 @@ impl ApiServer {
     /// metadata but keep the stored spec (Deployments also keep their labels); custom resources
     /// keep everything stored except status.
     fn status_result(&self, info: &ResourceInfo, old: &Value, new: Value) -> Value {
-        let mut result = old.clone();
         if info.rules == KindRules::Custom {
+            let mut result = old.clone();
             if let Some(o) = result.as_object_mut() {
                 set_or_remove(o, "status", new.get("status"));
             }
