@@ -22,6 +22,8 @@
 pub mod decode;
 pub mod errors;
 pub mod kinds;
+#[cfg(test)]
+mod properties;
 pub mod rbac;
 pub mod selector;
 mod server;
