@@ -511,6 +511,12 @@ impl World {
         &self.api
     }
 
+    /// Switches the API server's RBAC enforcement (scenario files' `rbac.enforce: false`): with
+    /// it off every principal may do everything, which shows what status spoofing would do.
+    pub fn set_rbac_enforced(&mut self, enforced: bool) {
+        self.api.set_rbac_enforced(enforced);
+    }
+
     pub fn env(&self) -> &Environment {
         &self.env
     }
