@@ -824,7 +824,7 @@ fn compile_expectation(
         }
         Check::Exists(e.exists.unwrap_or(true))
     };
-    let mut description = format!("{} {}", key.path(), check_text(&check));
+    let mut description = format!("{target} {}", check_text(&check));
     match when {
         When::At(t) => description.push_str(&format!(" at {}", super::format::Duration(t))),
         When::Within { from, deadline } => {
