@@ -39,6 +39,7 @@ pub fn run(args: &Args) -> Outcome {
         for p in outcome.run.problems() {
             failed += 1;
             println!("FAIL {name}: {p}");
+            eprintln!("converge: {name}: {p}");
         }
         if outcome.results.is_empty() && outcome.run.problems().is_empty() {
             println!("PASS {name}: runs (no expectations)");

@@ -505,7 +505,36 @@ impl ScenarioRun {
             Until::Converged => {
                 let cap = self.horizon_ms().saturating_add(options.max_extra_ms);
                 loop {
+                    // Expectations due before the next event are decided now, so a quiet world
+                    // is not run on to its next periodic resync just to pass their times.
+                    if let Some(t) = [
+                        self.next_plan_ms(),
+                        self.world.next_event_time().map(SimTime::as_ms),
+                    ]
+                    .into_iter()
+                    .flatten()
+                    .min()
+                    {
+                        self.settle_before(t);
+                    }
                     if !self.pending() && (self.world.is_converged() || self.feedback_loop) {
+                        // The clock moves on to the latest time an expectation looked at.
+                        let horizon = self
+                            .results
+                            .iter()
+                            .flatten()
+                            .map(|r| r.time_ms)
+                            .max()
+                            .unwrap_or(0);
+                        let now = self.now_ms();
+                        let quiet = self
+                            .world
+                            .next_event_time()
+                            .is_none_or(|t| t.as_ms() > horizon);
+                        if horizon > now && quiet {
+                            let report = self.world.apply(Input::Advance { ms: horizon - now });
+                            self.absorb(report);
+                        }
                         break if self.feedback_loop {
                             StopReason::FeedbackLoop
                         } else {
