@@ -55,10 +55,17 @@ impl ScenarioError {
         }
     }
 
-    /// Adds the line:column of `path` in `text` when the error has none yet.
+    /// Adds the line:column of `path` (or of its nearest parent present) in `text` when the
+    /// error has none yet.
     fn located(mut self, text: &str) -> Self {
-        if self.location.is_none() && !self.path.is_empty() {
-            self.location = load::locate(text, &self.path);
+        // A missing field (`actions[0].patch`) is reported at its parent entry.
+        let mut path = self.path.as_str();
+        while self.location.is_none() && !path.is_empty() {
+            self.location = load::locate(text, path);
+            path = match path.rfind(['.', '[']) {
+                Some(i) => &path[..i],
+                None => "",
+            };
         }
         self
     }
