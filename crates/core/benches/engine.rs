@@ -1,1 +1,136 @@
-fn main() {}
+//! Engine benchmarks: a Deployment scaled 0 -> 1,000 and 0 -> 10,000 Pods to convergence, a
+//! rolling update of 1,000 Pods, and the cost of one step in a world of 100 vs 10,000 objects.
+//!
+//! Run briefly: `cargo bench -p converge-core --bench engine -- --warm-up-time 1 --measurement-time 3`.
+
+use std::hint::black_box;
+
+use converge_core::controllers::util::deployments;
+use converge_core::engine::scenario::{deployment, patch_as};
+use converge_core::engine::{ClusterConfig, Input, NodeSpec, StopReason, World};
+use criterion::{criterion_group, criterion_main, BatchSize, Criterion};
+use serde_json::json;
+
+fn cluster(nodes: usize) -> ClusterConfig {
+    let nodes = (1..=nodes)
+        .map(|i| {
+            let mut n = NodeSpec::new(&format!("node-{i}"), "1000", "4000Gi");
+            n.pods = 5_000;
+            n
+        })
+        .collect();
+    ClusterConfig {
+        nodes,
+        ..ClusterConfig::default()
+    }
+}
+
+fn create(world: &mut World, name: &str, replicas: i64) {
+    let d = deployment("default", name, replicas, "nginx:1.25");
+    let req = converge_core::controllers::util::create("alice", deployments(), "default", d);
+    world.apply(Input::Request { request: req });
+}
+
+fn converge(world: &mut World) {
+    let r = world.run_until_converged(50_000_000, 3_600_000);
+    assert_eq!(r.stop, Some(StopReason::Converged));
+}
+
+fn scale(world: &mut World, name: &str, replicas: i64) {
+    world.apply(patch_as(
+        "alice",
+        deployments(),
+        "default",
+        name,
+        json!({"spec": {"replicas": replicas}}),
+    ));
+}
+
+/// A converged world with `deployments` Deployments of `pods` Pods each.
+fn converged_world(deployments: usize, pods: i64) -> World {
+    let mut w = World::new(cluster(4));
+    for i in 0..deployments {
+        create(&mut w, &format!("bg-{i}"), pods);
+    }
+    create(&mut w, "probe", 1);
+    converge(&mut w);
+    w
+}
+
+fn scale_from_zero(c: &mut Criterion) {
+    let mut g = c.benchmark_group("scale");
+    g.sample_size(10);
+    for pods in [1_000i64, 10_000] {
+        g.bench_function(format!("0_to_{pods}_pods_to_convergence"), |b| {
+            b.iter_batched(
+                || {
+                    let mut w = World::new(cluster(10));
+                    create(&mut w, "web", 0);
+                    converge(&mut w);
+                    w
+                },
+                |mut w| {
+                    scale(&mut w, "web", pods);
+                    converge(&mut w);
+                    black_box(w.object_count())
+                },
+                BatchSize::PerIteration,
+            )
+        });
+    }
+    g.finish();
+}
+
+fn rolling_update(c: &mut Criterion) {
+    let mut g = c.benchmark_group("rollout");
+    g.sample_size(10);
+    g.bench_function("rolling_update_1000_pods", |b| {
+        b.iter_batched(
+            || {
+                let mut w = World::new(cluster(10));
+                create(&mut w, "web", 1_000);
+                converge(&mut w);
+                w
+            },
+            |mut w| {
+                w.apply(patch_as("alice", deployments(), "default", "web", json!({"spec": {"template": {"spec": {"containers": [{"name": "app", "image": "nginx:1.26", "resources": {"requests": {"cpu": "100m", "memory": "64Mi"}}}]}}}})));
+                converge(&mut w);
+                black_box(w.object_count())
+            },
+            BatchSize::PerIteration,
+        )
+    });
+    g.finish();
+}
+
+/// The same small change (scale `probe` between 1 and 2 Pods and converge: a fixed number of
+/// events) in a world of about 100 and about 10,000 objects. Per-event cost must stay flat.
+fn step_cost(c: &mut Criterion) {
+    let mut g = c.benchmark_group("step_cost");
+    g.sample_size(20);
+    for (label, deps, pods) in [("100_objects", 4usize, 20i64), ("10000_objects", 40, 245)] {
+        let mut w = converged_world(deps, pods);
+        let objects = w.object_count();
+        let mut replicas = 1;
+        let mut events = 0usize;
+        let mut runs = 0usize;
+        g.bench_function(label, |b| {
+            b.iter(|| {
+                replicas = 3 - replicas;
+                scale(&mut w, "probe", replicas);
+                let r = w.run_until_converged(1_000_000, 600_000);
+                events += r.events.len();
+                runs += 1;
+                black_box(r.events.len())
+            })
+        });
+        eprintln!(
+            "step_cost/{label}: {objects} objects, {:.1} events per iteration",
+            events as f64 / runs.max(1) as f64
+        );
+    }
+    g.finish();
+}
+
+criterion_group!(benches, step_cost, scale_from_zero, rolling_update);
+criterion_main!(benches);

@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::api::{ApiRequest, ObjectKey, Subresource, Verb, WatchEventType};
+use crate::api::{ApiRequest, AuditEntry, ObjectKey, Subresource, Verb, WatchEventType};
 use crate::time::SimTime;
 
 /// One API request and the server's answer.
@@ -33,6 +33,20 @@ impl RequestRecord {
             name: name.to_owned(),
             code,
             message,
+        }
+    }
+
+    pub fn from_audit(e: &AuditEntry) -> Self {
+        RequestRecord {
+            principal: e.principal.clone(),
+            verb: e.verb,
+            resource: e.gr.resource.clone(),
+            group: e.gr.group.clone(),
+            subresource: e.subresource,
+            namespace: e.namespace.clone(),
+            name: e.name.clone(),
+            code: e.code,
+            message: e.message.clone(),
         }
     }
 

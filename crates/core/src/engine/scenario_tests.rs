@@ -311,6 +311,11 @@ fn all() -> Vec<Scenario> {
         stale_cache(),
         feedback_loop(),
         declarative(),
+        recreate(),
+        paused_rollout(),
+        crash_loop(),
+        api_failures(),
+        proportional(),
     ]
 }
 
@@ -529,4 +534,301 @@ fn a_clone_taken_mid_run_replays_the_same_future() {
     w.run_until_converged(100_000, 600_000);
     fork.run_until_converged(100_000, 600_000);
     assert_eq!(w.trace_text(), fork.trace_text());
+}
+
+fn recreate() -> Scenario {
+    let mut d = deployment("default", "web", 3, "nginx:1.25");
+    d["spec"]["strategy"] = json!({"type": "Recreate"});
+    Scenario::new("recreate")
+        .at(0, create_as("alice", deployments(), "default", d))
+        .at(10_000, patch_as("alice", deployments(), "default", "web",
+            json!({"spec": {"template": {"spec": {"containers": [{"name": "app", "image": "nginx:1.26", "resources": {"requests": {"cpu": "100m", "memory": "64Mi"}}}]}}}})))
+}
+
+fn paused_rollout() -> Scenario {
+    Scenario::new("pause and resume")
+        .at(0, create_as("alice", deployments(), "default", deployment("default", "web", 2, "nginx:1.25")))
+        .at(10_000, patch_as("alice", deployments(), "default", "web", json!({"spec": {"paused": true}})))
+        .at(11_000, patch_as("alice", deployments(), "default", "web",
+            json!({"spec": {"template": {"spec": {"containers": [{"name": "app", "image": "nginx:1.26", "resources": {"requests": {"cpu": "100m", "memory": "64Mi"}}}]}}}})))
+        .at(20_000, patch_as("alice", deployments(), "default", "web", json!({"spec": {"paused": false}})))
+}
+
+fn crash_loop() -> Scenario {
+    let mut d = deployment("default", "web", 1, "example/crasher:1");
+    d["spec"]["progressDeadlineSeconds"] = json!(60);
+    Scenario::new("crash loop")
+        .config(|c| {
+            c.env.images.insert(
+                "example/crasher:1".into(),
+                ImageBehaviour::Crashes { run_ms: 2_000 },
+            );
+        })
+        .at(0, create_as("alice", deployments(), "default", d))
+        .at_least(90_000)
+        .until(120_000)
+}
+
+fn api_failures() -> Scenario {
+    Scenario::new("pod creation failures")
+        .at(
+            0,
+            Input::Fault {
+                fault: Fault::ApiFailures {
+                    principal: Some(
+                        "system:serviceaccount:kube-system:replicaset-controller".into(),
+                    ),
+                    count: 3,
+                    code: 500,
+                },
+            },
+        )
+        .at(
+            0,
+            create_as(
+                "alice",
+                deployments(),
+                "default",
+                deployment("default", "web", 2, "nginx:1.25"),
+            ),
+        )
+}
+
+fn proportional() -> Scenario {
+    let mut d = deployment("default", "web", 10, "nginx:1.25");
+    d["spec"]["template"]["spec"]["containers"][0]["image"] = json!("nginx:1.25");
+    Scenario::new("proportional scaling mid-rollout")
+        .config(|c| {
+            c.env.images.insert("nginx:slow".into(), ImageBehaviour::Ok { pull_ms: 20_000 });
+        })
+        .at(0, create_as("alice", deployments(), "default", d))
+        .at(10_000, patch_as("alice", deployments(), "default", "web",
+            json!({"spec": {"template": {"spec": {"containers": [{"name": "app", "image": "nginx:slow", "resources": {"requests": {"cpu": "100m", "memory": "64Mi"}}}]}}}})))
+        .at(11_000, patch_as("alice", deployments(), "default", "web", json!({"spec": {"replicas": 20}})))
+}
+
+#[test]
+fn recreate_scales_the_old_replica_set_to_zero_before_the_new_one_starts() {
+    let out = check(&recreate(), expect_file!["snapshots/recreate.trace"]);
+    assert_eq!(out.stop, StopReason::Converged);
+    assert_deployment_done(&out, "web", 3);
+    let trace = out.world.trace_text();
+    let old_down = trace
+        .find("reconcile default/web -> update replicasets")
+        .unwrap_or(usize::MAX);
+    assert!(old_down < usize::MAX);
+}
+
+#[test]
+fn a_paused_deployment_waits_and_reports_deployment_paused() {
+    let s = paused_rollout();
+    let mut w = super::world::World::new(s.config.clone());
+    for (ms, input) in &s.inputs {
+        w.schedule(crate::time::SimTime::from_ms(*ms), input.clone());
+    }
+    w.advance(15_000);
+    let d = w.object(&dep_key("web")).cloned().unwrap_or_default();
+    assert_eq!(
+        condition(&d, "Progressing"),
+        ("Unknown", "DeploymentPaused")
+    );
+    let replica_sets = w
+        .objects()
+        .filter(|(k, _)| k.gr.resource == "replicasets")
+        .count();
+    assert_eq!(replica_sets, 1, "no new ReplicaSet while paused");
+    let out = check(&s, expect_file!["snapshots/paused_rollout.trace"]);
+    assert_eq!(out.stop, StopReason::Converged);
+    assert_deployment_done(&out, "web", 2);
+}
+
+#[test]
+fn a_crashing_container_goes_into_crash_loop_back_off() {
+    let out = check(&crash_loop(), expect_file!["snapshots/crash_loop.trace"]);
+    let pod = out
+        .world
+        .objects()
+        .find(|(k, _)| k.gr.resource == "pods")
+        .map(|(_, p)| p.as_ref().clone())
+        .unwrap_or_default();
+    assert_eq!(
+        str_at(&pod, "/status/containerStatuses/0/state/waiting/reason"),
+        "CrashLoopBackOff"
+    );
+    assert!(util::i64_at(&pod, "/status/containerStatuses/0/restartCount").unwrap_or(0) >= 1);
+    // The pod was Ready once, so the rollout completed; now the pod is Failed (CrashLoop) and
+    // the Deployment waits on readiness (kstatus InProgress "Ready: 0/1").
+    let pod_key = out
+        .world
+        .objects()
+        .find(|(k, _)| k.gr.resource == "pods")
+        .map(|(k, _)| k.clone());
+    assert_eq!(
+        pod_key.and_then(|k| out.world.health(&k)),
+        Some(Health::Failed)
+    );
+    let d = get(&out, &dep_key("web"));
+    assert_eq!(
+        condition(&d, "Available"),
+        ("False", "MinimumReplicasUnavailable")
+    );
+}
+
+#[test]
+fn failed_pod_creations_set_replica_failure_until_they_succeed() {
+    let out = check(
+        &api_failures(),
+        expect_file!["snapshots/api_failures.trace"],
+    );
+    assert_eq!(out.stop, StopReason::Converged);
+    assert!(out
+        .world
+        .trace()
+        .iter()
+        .any(|l| l.contains("injected fault")));
+    assert!(out.world.trace().iter().any(|l| l.contains("retry after")));
+    assert_deployment_done(&out, "web", 2);
+}
+
+#[test]
+fn scaling_mid_rollout_spreads_new_replicas_proportionally() {
+    let s = proportional();
+    let mut w = super::world::World::new(s.config.clone());
+    for (ms, input) in &s.inputs {
+        w.schedule(crate::time::SimTime::from_ms(*ms), input.clone());
+    }
+    w.advance(11_500);
+    let mut sizes: Vec<i64> = w
+        .objects()
+        .filter(|(k, _)| k.gr.resource == "replicasets")
+        .map(|(_, rs)| util::i64_at(rs, "/spec/replicas").unwrap_or(0))
+        .collect();
+    sizes.sort();
+    // 10 replicas, surge 3: old 8 + new 5 = 13 (max-replicas 13); to 20 replicas + surge 5 = 25.
+    assert_eq!(sizes.iter().sum::<i64>(), 25, "{sizes:?}");
+    let out = check(&s, expect_file!["snapshots/proportional.trace"]);
+    assert_eq!(out.stop, StopReason::Converged);
+    assert_deployment_done(&out, "web", 20);
+}
+
+#[test]
+fn a_paused_controller_leaves_its_queue_waiting_until_resumed() {
+    let s = Scenario::new("paused controller")
+        .at(
+            0,
+            Input::Fault {
+                fault: Fault::PauseController {
+                    controller: "deployment-controller".into(),
+                },
+            },
+        )
+        .at(
+            0,
+            create_as(
+                "alice",
+                deployments(),
+                "default",
+                deployment("default", "web", 1, "nginx:1.25"),
+            ),
+        );
+    let mut w = super::world::World::new(s.config.clone());
+    for (ms, input) in &s.inputs {
+        w.schedule(crate::time::SimTime::from_ms(*ms), input.clone());
+    }
+    w.advance(5_000);
+    assert_eq!(w.queue_len("deployment-controller"), Some((1, 0)));
+    assert!(!w.is_converged());
+    w.apply(Input::Fault {
+        fault: Fault::ResumeController {
+            controller: "deployment-controller".into(),
+        },
+    });
+    let r = w.run_until_converged(100_000, 600_000);
+    assert_eq!(r.stop, Some(StopReason::Converged));
+}
+
+#[test]
+fn history_keeps_a_bounded_number_of_snapshots_and_forks_from_any() {
+    let s = scale_up();
+    let mut w = super::world::World::new(s.config.clone());
+    for (ms, input) in &s.inputs {
+        w.schedule(crate::time::SimTime::from_ms(*ms), input.clone());
+    }
+    let mut h = super::history::History::new(5);
+    for _ in 0..8 {
+        w.step();
+        h.push(&w);
+    }
+    assert_eq!(h.len(), 5);
+    let steps: Vec<u64> = h.steps().collect();
+    let fork = h.fork(steps[1]).map(|f| f.trace().len());
+    assert_eq!(fork, Some(w.trace().len() - 3));
+    assert_eq!(h.len(), 2);
+}
+
+#[test]
+fn step_reports_carry_requests_and_changed_fields() {
+    let mut w = super::world::World::new(Default::default());
+    let r = w.apply(create_as(
+        "alice",
+        deployments(),
+        "default",
+        deployment("default", "web", 2, "nginx:1.25"),
+    ));
+    assert_eq!(r.events.len(), 1);
+    assert_eq!(r.events[0].lane, "user:alice");
+    assert_eq!(r.events[0].requests[0].code, 201);
+    // The Deployment controller's first reconcile creates the ReplicaSet and writes status.
+    let mut reconcile = None;
+    for _ in 0..20 {
+        let r = w.step();
+        if let Some(e) = r
+            .events
+            .iter()
+            .find(|e| e.lane == "deployment-controller" && !e.requests.is_empty())
+        {
+            reconcile = Some(e.clone());
+            break;
+        }
+    }
+    let e = reconcile.unwrap_or_else(|| panic!("no reconcile"));
+    assert!(e.line.contains("create replicasets default/web-"));
+    let status_change = e
+        .changes
+        .iter()
+        .find(|c| c.key == dep_key("web"))
+        .map(|c| c.fields.iter().map(|f| f.path.clone()).collect::<Vec<_>>())
+        .unwrap_or_default();
+    assert!(
+        status_change.iter().any(|p| p.starts_with("/status")),
+        "{status_change:?}"
+    );
+    assert!(
+        status_change.iter().any(|p| p == "/metadata/annotations"),
+        "the revision annotation is written with status"
+    );
+}
+
+#[test]
+fn a_user_cannot_write_status_but_the_controller_can() {
+    let mut w = super::world::World::new(Default::default());
+    w.apply(create_as(
+        "alice",
+        deployments(),
+        "default",
+        deployment("default", "web", 1, "nginx:1.25"),
+    ));
+    let mut req = util::patch(
+        "app",
+        deployments(),
+        "default",
+        "web",
+        json!({"status": {"readyReplicas": 9}}),
+    );
+    req.subresource = Some(crate::api::Subresource::Status);
+    let r = w.apply(Input::Request { request: req });
+    assert_eq!(r.events[0].requests[0].code, 403);
+    assert!(r.events[0]
+        .line
+        .ends_with("patch deployments/status default/web 403"));
 }

@@ -261,6 +261,8 @@ pub struct World {
     /// Objects whose kstatus is neither Current nor Failed.
     unsettled: OrdSet<ObjectKey>,
     pending_deliveries: u64,
+    /// Scheduled inputs not yet applied.
+    pending_inputs: u64,
     loops: OrdMap<ObjectKey, LoopWatch>,
     loop_threshold: u32,
     trace: Vector<String>,
@@ -292,12 +294,22 @@ impl Client for Recorder<'_> {
             .failures
             .iter_mut()
             .find(|r| r.remaining > 0 && r.principal.as_ref().is_none_or(|p| *p == req.principal));
+        let audit_before = self.api.audit_len();
         let result = if let Some(rule) = injected {
             rule.remaining -= 1;
             let code = rule.code;
             Err(injected_error(code, &req, &name))
         } else {
             self.api.handle(self.now, req.clone())
+        };
+        // Requests the server made itself (garbage collection of dependents) are audited too.
+        let server_side: Vec<RequestRecord> = if self.api.audit_len() > audit_before + 1 {
+            self.api
+                .audit_since(audit_before + 1)
+                .map(RequestRecord::from_audit)
+                .collect()
+        } else {
+            Vec::new()
         };
         self.failures.retain(|r| r.remaining > 0);
         let (code, message) = match &result {
@@ -307,6 +319,7 @@ impl Client for Recorder<'_> {
         };
         self.requests
             .push(RequestRecord::new(&req, &name, code, message));
+        self.requests.extend(server_side);
         for ev in self.api.drain_watch_events() {
             self.events.push((req.principal.clone(), ev));
         }
@@ -360,6 +373,7 @@ impl World {
             objects: OrdMap::new(),
             unsettled: OrdSet::new(),
             pending_deliveries: 0,
+            pending_inputs: 0,
             loops: OrdMap::new(),
             loop_threshold: config.feedback_loop_threshold,
             trace: Vector::new(),
@@ -604,11 +618,7 @@ impl World {
         {
             return false;
         }
-        if self
-            .events
-            .values()
-            .any(|e| matches!(e, Event::Scheduled { .. }))
-        {
+        if self.pending_inputs > 0 {
             return false;
         }
         self.unsettled.iter().all(|k| {
@@ -623,6 +633,7 @@ impl World {
     /// Schedules an input at a future time (scenario actions).
     pub fn schedule(&mut self, at: SimTime, input: Input) {
         let at = at.max(self.now);
+        self.pending_inputs += 1;
         self.push(at, Event::Scheduled { input });
     }
 
@@ -742,6 +753,7 @@ impl World {
                 self.kick(&controller);
             }
             Event::Scheduled { input } => {
+                self.pending_inputs = self.pending_inputs.saturating_sub(1);
                 if let Input::Advance { .. } = input {
                 } else {
                     self.process_input(input, report);
