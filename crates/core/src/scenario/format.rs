@@ -344,7 +344,12 @@ pub struct Expectation {
     pub kstatus: Option<KstatusName>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub field: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// `equals: null` is kept as `Some(Null)`: "absent or null".
+    #[serde(
+        default,
+        deserialize_with = "present_value",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub equals: Option<Value>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub condition: Option<String>,
@@ -358,6 +363,10 @@ pub struct Expectation {
     pub exists: Option<bool>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub code: Option<u16>,
+}
+
+fn present_value<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
+    Value::deserialize(d).map(Some)
 }
 
 /// When `converge run` stops by default.

@@ -657,8 +657,10 @@ pub(crate) fn evaluate(check: &Check, obj: Option<&Value>, now: SimTime) -> (boo
             let Some(obj) = obj else {
                 return (false, expected, "no such object".into());
             };
+            // `equals: null` means absent or null, as kube's omitempty fields read.
             match path.get(obj) {
                 Some(v) => (v == equals, expected, v.to_string()),
+                None if equals.is_null() => (true, expected, "absent".into()),
                 None => (false, expected, format!("no field {}", path.text())),
             }
         }

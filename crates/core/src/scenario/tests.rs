@@ -343,6 +343,14 @@ fn field_checks_compare_json_values_exactly() {
         evaluate(&absent, Some(&deployment(1, 1, 3)), t).2,
         "no field status.nothing"
     );
+    let null = Check::Field {
+        path: FieldPath::parse("status.nothing").unwrap(),
+        equals: Value::Null,
+    };
+    assert!(
+        evaluate(&null, Some(&deployment(1, 1, 3)), t).0,
+        "null matches an absent field"
+    );
 }
 
 #[test]
@@ -556,6 +564,7 @@ fn mutate(e: &mut Expectation) {
             Value::Number(n) => json!(n.as_i64().unwrap_or(0) + 100),
             Value::String(s) => json!(format!("{s}-not")),
             Value::Bool(b) => json!(!b),
+            Value::Null => json!("present"),
             _ => json!(null),
         });
     } else if e.condition.is_some() {
