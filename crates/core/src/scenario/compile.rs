@@ -362,8 +362,7 @@ pub(crate) fn compile_with_seed(s: &Scenario, seed: u64) -> Result<Compiled, Sce
     }
 
     let mut actions: Vec<CompiledAction> = Vec::new();
-    for (i, a) in s.actions.iter().enumerate() {
-        let _ = a;
+    for i in 0..s.actions.len() {
         actions.push(compile_action(&world, s, i, &actions)?);
     }
     let mut expectations = Vec::new();

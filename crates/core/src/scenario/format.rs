@@ -490,41 +490,43 @@ impl Serialize for Duration {
 }
 
 impl<'de> Deserialize<'de> for Duration {
+    /// A visitor rather than an untagged enum, so errors point at the value itself.
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        #[derive(Deserialize)]
-        #[serde(untagged)]
-        enum Raw {
-            S(String),
-            I(i64),
-            F(f64),
+        struct V;
+        impl serde::de::Visitor<'_> for V {
+            type Value = Duration;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a duration such as 1500ms, 30s, 1.5s or 2m")
+            }
+            fn visit_str<E: serde::de::Error>(self, s: &str) -> Result<Duration, E> {
+                Duration::parse(s).map_err(E::custom)
+            }
+            fn visit_u64<E: serde::de::Error>(self, u: u64) -> Result<Duration, E> {
+                if u == 0 {
+                    Ok(Duration(0))
+                } else {
+                    Err(E::custom(format!("{u} has no unit: write {u}ms or {u}s")))
+                }
+            }
+            fn visit_i64<E: serde::de::Error>(self, i: i64) -> Result<Duration, E> {
+                if i < 0 {
+                    Err(E::custom(format!(
+                        "negative time {i}: times count from the scenario start, 0s"
+                    )))
+                } else {
+                    self.visit_u64(i.unsigned_abs())
+                }
+            }
+            fn visit_f64<E: serde::de::Error>(self, f: f64) -> Result<Duration, E> {
+                if f < 0.0 {
+                    Err(E::custom(format!(
+                        "negative time {f}: times count from the scenario start, 0s"
+                    )))
+                } else {
+                    Err(E::custom(format!("{f} has no unit: write {f}s")))
+                }
+            }
         }
-        let raw = Raw::deserialize(d).map_err(|_| {
-            serde::de::Error::custom("expected a duration such as 1500ms, 30s, 1.5s or 2m")
-        })?;
-        let text = match raw {
-            Raw::S(s) => s,
-            Raw::I(0) => return Ok(Duration(0)),
-            Raw::I(i) if i < 0 => {
-                return Err(serde::de::Error::custom(format!(
-                    "negative time {i}: times count from the scenario start, 0s"
-                )))
-            }
-            Raw::I(i) => {
-                return Err(serde::de::Error::custom(format!(
-                    "{i} has no unit: write {i}ms or {i}s"
-                )))
-            }
-            Raw::F(f) if f < 0.0 => {
-                return Err(serde::de::Error::custom(format!(
-                    "negative time {f}: times count from the scenario start, 0s"
-                )))
-            }
-            Raw::F(f) => {
-                return Err(serde::de::Error::custom(format!(
-                    "{f} has no unit: write {f}s"
-                )))
-            }
-        };
-        Duration::parse(&text).map_err(serde::de::Error::custom)
+        d.deserialize_any(V)
     }
 }
