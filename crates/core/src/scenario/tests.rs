@@ -598,3 +598,109 @@ fn every_expectation_of_every_scenario_can_fail() {
         }
     }
 }
+
+#[test]
+fn every_fault_kind_reaches_the_engine_at_its_time() {
+    let out = run_text(&header(&format!(
+        "until: 20s
+images:
+  - {{image: nginx, behaviour: ok, pullTime: 2s}}
+{WEB}faults:
+  - {{at: 1s, pause: deployment-controller}}
+  - {{at: 2s, resume: deployment-controller}}
+  - {{at: 3s, crash: scheduler}}
+  - {{at: 4s, restart: scheduler}}
+  - {{at: 5s, watchLatency: {{controller: scheduler, delay: 1s}}}}
+  - {{at: 6s, apiFailures: {{principal: bob, count: 1, code: 503}}}}
+  - {{at: 7s, clearApiFailures: true}}
+  - {{at: 8s, imagePullFailure: {{node: node-1}}}}
+  - {{at: 9s, image: {{image: nginx, behaviour: crashes, runTime: 2s}}}}
+  - {{at: 10s, load: {{target: deployments/default/web, cpu: 500m}}}}
+"
+    )));
+    let trace = out.run.world().trace_text();
+    for line in [
+        "t=1.000s fault pause deployment-controller",
+        "t=2.000s fault resume deployment-controller",
+        "t=3.000s fault crash scheduler",
+        "t=4.000s fault restart scheduler",
+        "t=5.000s fault watch-latency scheduler 1000ms",
+        "t=6.000s fault api-failures bob x1 code 503",
+        "t=7.000s fault api-failures cleared",
+        "t=8.000s fault image-pull-failure node-1 true",
+        "t=9.000s environment image nginx = Crashes { run_ms: 2000 }",
+        "t=10.000s environment load default/web = 500m",
+    ] {
+        assert!(trace.contains(line), "missing {line:?}");
+    }
+    assert_eq!(out.run.world().now(), SimTime::from_ms(20_000));
+    assert!(out.run.problems().is_empty());
+}
+
+#[test]
+fn an_image_that_crashes_keeps_the_deployment_unavailable() {
+    let out = run_text(&header(&format!(
+        "until: 40s
+images:
+  - {{image: nginx, behaviour: crashes, runTime: 1s}}
+{WEB}expect:
+  - {{target: deployments/default/web, at: 40s, condition: Available, status: \"False\"}}
+  - {{target: deployments/default/web, at: 40s, kstatus: InProgress}}
+"
+    )));
+    for r in &out.results {
+        assert!(r.passed, "{}", r.line());
+    }
+}
+
+#[test]
+fn an_action_that_creates_an_object_can_be_copied_and_updated() {
+    let out = run_text(&header(
+        "actions:
+  - id: make
+    at: 1s
+    verb: create
+    target: configmaps/default/settings
+    body: {apiVersion: v1, kind: ConfigMap, data: {a: \"1\"}}
+  - id: edit
+    at: 2s
+    verb: update
+    target: configmaps/default/settings
+    bodyFrom: make
+    patch: {data: {a: \"2\"}}
+  - id: drop
+    at: 3s
+    verb: delete
+    target: configmaps/default/settings
+expect:
+  - {action: make, code: 201}
+  - {action: edit, code: 200}
+  - {target: configmaps/default/settings, at: 2s, field: data.a, equals: \"2\"}
+  - {action: drop, code: 200}
+  - {target: configmaps/default/settings, at: 3s, exists: false}
+",
+    ));
+    for r in &out.results {
+        assert!(r.passed, "{}", r.line());
+    }
+}
+
+#[test]
+fn a_json_patch_action_is_sent_as_a_json_patch() {
+    let out = run_text(&header(&format!(
+        "{WEB}actions:
+  - id: jp
+    at: 1s
+    verb: patch
+    patchType: json
+    target: deployments/default/web
+    patch: [{{op: replace, path: /spec/replicas, value: 3}}]
+expect:
+  - {{action: jp, code: 200}}
+  - {{target: deployments/default/web, at: 1s, field: spec.replicas, equals: 3}}
+"
+    )));
+    for r in &out.results {
+        assert!(r.passed, "{}", r.line());
+    }
+}
