@@ -555,7 +555,16 @@ fn compile_action(
             if !t.name.is_empty() {
                 let name = util::name(&body).to_owned();
                 if name.is_empty() {
-                    body["metadata"]["name"] = Value::String(t.name.clone());
+                    let Some(obj) = body.as_object_mut() else {
+                        return Err(err(format!("{p}.body"), "must be an object"));
+                    };
+                    let meta = obj
+                        .entry("metadata")
+                        .or_insert_with(|| Value::Object(Default::default()));
+                    let Some(meta) = meta.as_object_mut() else {
+                        return Err(err(format!("{p}.body.metadata"), "must be an object"));
+                    };
+                    meta.insert("name".into(), Value::String(t.name.clone()));
                 } else if name != t.name {
                     return Err(err(
                         format!("{p}.body"),

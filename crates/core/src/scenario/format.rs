@@ -412,6 +412,10 @@ impl<'de> Deserialize<'de> for Until {
     }
 }
 
+/// The longest time a scenario may name: 24 hours of simulated time (periodic controllers make
+/// longer runs slow for nothing).
+pub const MAX_MS: u64 = 24 * 3_600_000;
+
 /// A simulated duration or time since the scenario start, in milliseconds. Written `1500ms`,
 /// `10s`, `1.5s`, `2m`, `1h`, combinations such as `1m30s`, or `0`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -462,8 +466,10 @@ impl Duration {
             rest = &rest[unit_len..];
             total += n * factor;
         }
-        if !total.is_finite() || total > 1e15 {
-            return Err(bad());
+        if !total.is_finite() || total > MAX_MS as f64 {
+            return Err(format!(
+                "{t:?} is longer than a scenario may run (24h of simulated time)"
+            ));
         }
         Ok(Duration(total.round() as u64))
     }

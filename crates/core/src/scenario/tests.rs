@@ -139,7 +139,9 @@ fn durations_parse_and_print_canonically() {
         assert_eq!(d.to_string(), canonical, "{text}");
         assert_eq!(Duration::parse(canonical).unwrap(), d);
     }
-    for bad in ["", "10", "5x", "s", "-1s", "1.2.3s", "ms"] {
+    assert!(Duration::parse("25h").unwrap_err().contains("longer than"));
+    assert_eq!(Duration::parse("24h").unwrap().ms(), super::format::MAX_MS);
+    for bad in ["", "10", "5x", "s", "-1s", "1.2.3s", "ms", "99999999999h"] {
         assert!(Duration::parse(bad).is_err(), "{bad}");
     }
     assert!(Duration::parse("-1s")
@@ -260,6 +262,14 @@ fn semantic_errors_name_the_field_and_its_line() {
         assert_eq!(e.location.map(|l| l.line), Some(line), "{body}: {e}");
         assert!(e.message.contains(message), "{body}: {e}");
     }
+}
+
+#[test]
+fn a_create_body_with_a_non_object_metadata_is_an_error_not_a_panic() {
+    let e = load_err(&header(
+        "actions:\n  - {at: 1s, verb: create, target: configmaps/default/c, body: {metadata: oops}}\n",
+    ));
+    assert_eq!(e.path, "actions[0].body.metadata");
 }
 
 #[test]
