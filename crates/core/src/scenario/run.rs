@@ -479,6 +479,7 @@ impl ScenarioRun {
         let stop = match until {
             Until::Time(d) => {
                 let end = d.ms();
+                let mut bounded = false;
                 loop {
                     let next = [
                         self.next_plan_ms(),
@@ -488,19 +489,28 @@ impl ScenarioRun {
                     .flatten()
                     .min();
                     match next {
-                        Some(t) if t <= end && self.processed < options.max_events => {
+                        Some(t) if t <= end => {
+                            if self.processed >= options.max_events {
+                                bounded = true;
+                                break;
+                            }
                             self.step();
                         }
                         _ => break,
                     }
                 }
-                self.settle_before(end.saturating_add(1));
-                let now = self.now_ms();
-                if end > now {
-                    let report = self.world.apply(Input::Advance { ms: end - now });
-                    self.absorb(report);
+                if bounded {
+                    StopReason::Bound
+                } else {
+                    self.settle_before(end.saturating_add(1));
+                    let now = self.now_ms();
+                    if end > now {
+                        // Nothing is due before `end` any more: this only moves the clock.
+                        let report = self.world.apply(Input::Advance { ms: end - now });
+                        self.absorb(report);
+                    }
+                    StopReason::Done
                 }
-                StopReason::Done
             }
             Until::Converged => {
                 let cap = self.horizon_ms().saturating_add(options.max_extra_ms);

@@ -714,3 +714,39 @@ expect:
         assert!(r.passed, "{}", r.line());
     }
 }
+
+#[test]
+fn the_event_bound_stops_a_timed_run_too() {
+    let s = Scenario::load(&header(WEB)).unwrap();
+    let out = s
+        .run(&RunOptions {
+            until: Some(Until::Time(Duration(60_000))),
+            max_events: 10,
+            ..RunOptions::default()
+        })
+        .unwrap();
+    assert_eq!(out.stop, crate::engine::StopReason::Bound);
+    assert!(out.run.world().now() < SimTime::from_ms(60_000));
+}
+
+#[test]
+fn truncated_and_mangled_files_give_errors_never_panics() {
+    // Two files with every kind of entry keep this quick: each successful load builds a world.
+    let files = scenario_files();
+    let picked = files
+        .iter()
+        .filter(|(n, _)| n == "status-spoofing.yaml" || n == "controller-crash.yaml");
+    for (name, text) in picked {
+        let lines: Vec<&str> = text.lines().collect();
+        for n in 0..lines.len() {
+            let prefix = lines[..n].join("\n");
+            let _ = Scenario::load(&prefix);
+            let mut dropped = lines.clone();
+            dropped.remove(n);
+            let _ = Scenario::load(&dropped.join("\n"));
+        }
+        let _ = Scenario::load(&text.replace(": ", ":"));
+        let _ = Scenario::load(&text.replace("  ", " "));
+        let _ = name;
+    }
+}
