@@ -57,6 +57,16 @@ impl Scheduler {
         Self::default()
     }
 
+    /// Pods bound by this scheduler that its cache has not yet seen bound.
+    pub fn assumed_count(&self) -> usize {
+        self.assumed.len()
+    }
+
+    /// Pods waiting for a node.
+    pub fn pending_count(&self) -> usize {
+        self.pending.len()
+    }
+
     fn add_usage(&mut self, node: &str, u: Usage, sign: i8) {
         let e = self.used.entry(node.to_owned()).or_default();
         if sign > 0 {
