@@ -113,27 +113,32 @@ pub struct Quantity(pub String);
 
 impl<'de> Deserialize<'de> for Quantity {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        #[derive(Deserialize)]
-        #[serde(untagged)]
-        enum Raw {
-            S(String),
-            U(u64),
-            F(f64),
+        struct V;
+        impl serde::de::Visitor<'_> for V {
+            type Value = Quantity;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a quantity such as 4, 500m or 8Gi")
+            }
+            fn visit_str<E: serde::de::Error>(self, s: &str) -> Result<Quantity, E> {
+                let digits = s.trim_end_matches(|c: char| c.is_ascii_alphabetic());
+                if digits.is_empty() || digits.parse::<f64>().map_or(true, |v| v < 0.0) {
+                    return Err(E::custom(format!(
+                        "invalid quantity {s:?}: expected a quantity such as 4, 500m or 8Gi"
+                    )));
+                }
+                Ok(Quantity(s.to_owned()))
+            }
+            fn visit_u64<E: serde::de::Error>(self, u: u64) -> Result<Quantity, E> {
+                Ok(Quantity(u.to_string()))
+            }
+            fn visit_i64<E: serde::de::Error>(self, i: i64) -> Result<Quantity, E> {
+                self.visit_str(&i.to_string())
+            }
+            fn visit_f64<E: serde::de::Error>(self, f: f64) -> Result<Quantity, E> {
+                self.visit_str(&f.to_string())
+            }
         }
-        let s = match Raw::deserialize(d)
-            .map_err(|_| serde::de::Error::custom("expected a quantity such as 4, 500m or 8Gi"))?
-        {
-            Raw::S(s) => s,
-            Raw::U(u) => u.to_string(),
-            Raw::F(f) => f.to_string(),
-        };
-        let digits = s.trim_end_matches(|c: char| c.is_ascii_alphabetic());
-        if s.is_empty() || digits.is_empty() || digits.parse::<f64>().map_or(true, |v| v < 0.0) {
-            return Err(serde::de::Error::custom(format!(
-                "invalid quantity {s:?}: expected a quantity such as 4, 500m or 8Gi"
-            )));
-        }
-        Ok(Quantity(s))
+        d.deserialize_any(V)
     }
 }
 

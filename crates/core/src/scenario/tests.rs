@@ -273,6 +273,25 @@ fn a_create_body_with_a_non_object_metadata_is_an_error_not_a_panic() {
 }
 
 #[test]
+fn quantities_take_numbers_or_strings_and_refuse_garbage_at_their_line() {
+    let s = Scenario::load(&header(
+        "cluster:\n  nodes:\n    - {name: a, cpu: 2, memory: 4Gi}\n    - {name: b, cpu: 1.5, memory: 512Mi}\n",
+    ))
+    .unwrap();
+    assert_eq!(s.cluster.nodes[0].cpu, Quantity("2".into()));
+    assert_eq!(s.cluster.nodes[1].cpu, Quantity("1.5".into()));
+    let e = load_err(&header(
+        "cluster:\n  nodes:\n    - name: a\n      cpu: -1\n      memory: lots\n",
+    ));
+    assert_eq!(e.location.map(|l| l.line), Some(7), "{e}");
+    assert!(
+        e.to_string()
+            .contains("nodes[0].cpu: invalid quantity \"-1\""),
+        "{e}"
+    );
+}
+
+#[test]
 fn an_object_refused_at_t0_is_an_error_with_kubes_message() {
     let e = load_err(&header(
         "objects:\n  - {apiVersion: v1, kind: ConfigMap, metadata: {name: Bad_Name}}\n",
