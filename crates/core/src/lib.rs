@@ -10,4 +10,5 @@ pub mod engine;
 pub mod kstatus;
 pub mod parse;
 pub mod rollout;
+pub mod scenario;
 pub mod time;

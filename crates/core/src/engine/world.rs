@@ -503,6 +503,8 @@ impl World {
             req.subresource = Some(crate::api::Subresource::Status);
             world.request_as_setup(req);
         }
+        // The set-up is part of the config, not of the replayable input log.
+        world.inputs = Vector::new();
         world
     }
 
@@ -523,6 +525,12 @@ impl World {
 
     pub fn api(&self) -> &ApiServer {
         &self.api
+    }
+
+    /// Switches the API server's RBAC enforcement (scenario files' `rbac.enforce: false`): with
+    /// it off every principal may do everything, which shows what status spoofing would do.
+    pub fn set_rbac_enforced(&mut self, enforced: bool) {
+        self.api.set_rbac_enforced(enforced);
     }
 
     pub fn env(&self) -> &Environment {
@@ -572,6 +580,11 @@ impl World {
 
     pub fn controller_names(&self) -> Vec<String> {
         self.slots.keys().cloned().collect()
+    }
+
+    /// A controller's in-memory state.
+    pub fn controller(&self, name: &str) -> Option<&Controller> {
+        self.slots.get(name).map(|s| &s.controller)
     }
 
     pub fn controller_state(&self, name: &str) -> Option<&RunState> {
@@ -1169,8 +1182,8 @@ impl World {
         by_user: bool,
     ) -> Vec<ObjectChange> {
         let mut changes = Vec::with_capacity(events.len());
-        for (principal, ev) in events {
-            let object = Arc::new(ev.object.clone());
+        for (principal, mut ev) in events {
+            let object = Arc::new(std::mem::take(&mut ev.object));
             let before = self.objects.get(&ev.key).cloned();
             let after = (ev.event_type != WatchEventType::Deleted).then(|| object.clone());
             changes.push(ObjectChange {
