@@ -25,6 +25,12 @@ struct Cli {
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Print kstatus' verdict for every object in FILE... as one JSON line each.
+    ///
+    /// Each line is {"apiVersion","kind","namespace","name","status","message","conditions"},
+    /// with status InProgress, Failed, Current or Terminating and the Reconciling/Stalled
+    /// condition kstatus computes. An object kstatus cannot judge (say, a wrongly typed
+    /// metadata.generation) gets status Unknown with kstatus' error as message. Exit 0 unless a
+    /// FILE cannot be read or parsed.
     Status(status::Args),
     /// Print what `kubectl rollout status` prints for the object in FILE.
     ///

@@ -249,6 +249,15 @@ pub fn status_conditions_mut(obj: &mut Value) -> Option<&mut Vec<Value>> {
     conditions.as_array_mut()
 }
 
+/// [`set_status_condition`] on an object's `status.conditions`, created when absent.
+/// Returns false, changing nothing, when `status` or `status.conditions` has the wrong JSON type.
+pub fn set_object_condition(obj: &mut Value, new: Condition, now: SimTime) -> bool {
+    match status_conditions_mut(obj) {
+        Some(conditions) => set_status_condition(conditions, new, now),
+        None => false,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -425,6 +434,25 @@ mod tests {
             Condition::from_value(&json!({"type": "Ready", "status": "true"})),
             None
         );
+    }
+
+    #[test]
+    fn set_object_condition_writes_into_status_conditions() {
+        let mut obj = json!({"kind": "Widget", "status": {"phase": "x"}});
+        assert!(set_object_condition(
+            &mut obj,
+            ready(ConditionStatus::True, "Up"),
+            T5
+        ));
+        assert_eq!(obj["status"]["conditions"][0]["reason"], "Up");
+        assert_eq!(obj["status"]["phase"], "x");
+        let mut bad = json!({"status": {"conditions": 3}});
+        assert!(!set_object_condition(
+            &mut bad,
+            ready(ConditionStatus::True, "Up"),
+            T5
+        ));
+        assert_eq!(bad, json!({"status": {"conditions": 3}}));
     }
 
     #[test]

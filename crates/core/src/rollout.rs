@@ -115,6 +115,11 @@ impl Reader<'_> {
         }
     }
 
+    /// An `int32` field (replica counts): Go converts, then computes in 32 bits, wrapping.
+    fn int32(&self, go_type: &str, path: &[&str]) -> Result<Option<i32>, RolloutError> {
+        Ok(self.int(go_type, path)?.map(|v| v as i32))
+    }
+
     /// A string field: absent is `None`.
     fn string(&self, go_type: &str, path: &[&str]) -> Result<Option<&str>, RolloutError> {
         match self.get(path) {
@@ -207,10 +212,10 @@ fn deployment(r: &Reader, revision: i64) -> Result<RolloutStatus, RolloutError> 
             "deployment {name} exceeded its progress deadline"
         )));
     }
-    let spec = r.int(T, &["spec", "replicas"])?.unwrap_or(1);
-    let replicas = r.int(T, &["status", "replicas"])?.unwrap_or(0);
-    let updated = r.int(T, &["status", "updatedReplicas"])?.unwrap_or(0);
-    let available = r.int(T, &["status", "availableReplicas"])?.unwrap_or(0);
+    let spec = r.int32(T, &["spec", "replicas"])?.unwrap_or(1);
+    let replicas = r.int32(T, &["status", "replicas"])?.unwrap_or(0);
+    let updated = r.int32(T, &["status", "updatedReplicas"])?.unwrap_or(0);
+    let available = r.int32(T, &["status", "availableReplicas"])?.unwrap_or(0);
     if updated < spec {
         return waiting(format!(
             "Waiting for deployment {name} rollout to finish: {updated} out of {spec} new replicas have been updated...\n"
@@ -219,7 +224,7 @@ fn deployment(r: &Reader, revision: i64) -> Result<RolloutStatus, RolloutError> 
     if replicas > updated {
         return waiting(format!(
             "Waiting for deployment {name} rollout to finish: {} old replicas are pending termination...\n",
-            replicas - updated
+            replicas.wrapping_sub(updated)
         ));
     }
     if available < updated {
@@ -247,12 +252,12 @@ fn daemon_set(r: &Reader) -> Result<RolloutStatus, RolloutError> {
         return waiting("Waiting for daemon set spec update to be observed...\n".into());
     }
     let desired = r
-        .int(T, &["status", "desiredNumberScheduled"])?
+        .int32(T, &["status", "desiredNumberScheduled"])?
         .unwrap_or(0);
     let updated = r
-        .int(T, &["status", "updatedNumberScheduled"])?
+        .int32(T, &["status", "updatedNumberScheduled"])?
         .unwrap_or(0);
-    let available = r.int(T, &["status", "numberAvailable"])?.unwrap_or(0);
+    let available = r.int32(T, &["status", "numberAvailable"])?.unwrap_or(0);
     if updated < desired {
         return waiting(format!(
             "Waiting for daemon set {name} rollout to finish: {updated} out of {desired} new pods have been updated...\n"
@@ -294,23 +299,23 @@ fn stateful_set(r: &Reader) -> Result<RolloutStatus, RolloutError> {
     if observed == 0 || generation > observed {
         return waiting("Waiting for statefulset spec update to be observed...\n".into());
     }
-    let spec = r.int(T, &["spec", "replicas"])?.unwrap_or(1);
-    let ready = r.int(T, &["status", "readyReplicas"])?.unwrap_or(0);
-    let updated = r.int(T, &["status", "updatedReplicas"])?.unwrap_or(0);
+    let spec = r.int32(T, &["spec", "replicas"])?.unwrap_or(1);
+    let ready = r.int32(T, &["status", "readyReplicas"])?.unwrap_or(0);
+    let updated = r.int32(T, &["status", "updatedReplicas"])?.unwrap_or(0);
     if ready < spec {
         return waiting(format!(
             "Waiting for {} pods to be ready...\n",
-            spec - ready
+            spec.wrapping_sub(ready)
         ));
     }
     if rolling_update {
         let partition = r
-            .int(T, &["spec", "updateStrategy", "rollingUpdate", "partition"])?
+            .int32(T, &["spec", "updateStrategy", "rollingUpdate", "partition"])?
             .unwrap_or(0);
-        if updated < spec - partition {
+        if updated < spec.wrapping_sub(partition) {
             return waiting(format!(
                 "Waiting for partitioned roll out to finish: {updated} out of {} new pods have been updated...\n",
-                spec - partition
+                spec.wrapping_sub(partition)
             ));
         }
         return finished(format!(
@@ -324,7 +329,7 @@ fn stateful_set(r: &Reader) -> Result<RolloutStatus, RolloutError> {
             "waiting for statefulset rolling update to complete {updated} pods at revision {update_revision}...\n"
         ));
     }
-    let current = r.int(T, &["status", "currentReplicas"])?.unwrap_or(0);
+    let current = r.int32(T, &["status", "currentReplicas"])?.unwrap_or(0);
     finished(format!(
         "statefulset rolling update complete {current} pods at revision {current_revision}...\n"
     ))

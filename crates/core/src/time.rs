@@ -5,15 +5,11 @@
 
 use std::fmt;
 
-use serde::{Deserialize, Serialize};
-
 /// Milliseconds since the Unix epoch of the simulated world's start, 2025-01-01T00:00:00Z.
 pub const EPOCH_UNIX_MS: i64 = 1_735_689_600_000;
 
 /// A point in simulated time: milliseconds since [`EPOCH_UNIX_MS`].
-#[derive(
-    Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
-)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct SimTime(pub u64);
 
 impl SimTime {

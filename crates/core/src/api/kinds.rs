@@ -25,6 +25,8 @@ pub enum KindRules {
     Rbac,
     /// `v1/Binding`: accepted by create only, never stored (it sets a pod's node).
     Binding,
+    /// `v1/Event`: what controllers report about objects.
+    Event,
     /// An instance of a CRD-defined kind.
     Custom,
 }
@@ -167,6 +169,7 @@ impl Registry {
                 false,
                 KindRules::Binding,
             ),
+            ("", "events", "Event", "v1", true, false, KindRules::Event),
             (
                 "autoscaling",
                 "horizontalpodautoscalers",
@@ -235,7 +238,12 @@ impl Registry {
         r
     }
 
+    /// Adds or replaces a resource (a replaced one's old Kind no longer resolves).
     pub fn insert(&mut self, info: ResourceInfo) {
+        if let Some(old) = self.by_gr.get(&info.gr).cloned() {
+            self.by_kind
+                .remove(&(old.gr.group.clone(), old.kind.clone()));
+        }
         self.by_kind
             .insert((info.gr.group.clone(), info.kind.clone()), info.gr.clone());
         self.by_gr.insert(info.gr.clone(), Arc::new(info));

@@ -6,6 +6,7 @@
 //! `delete`, `bind`). Submodules:
 //! - [`types`]: the wire vocabulary shared with the engine, controllers, CLI and web view.
 //! - [`kinds`]: the kind registry (built-in kinds and CRD-defined ones).
+//! - [`meta`]: typed reads of object metadata.
 //! - [`store`]: persistent object storage with uid and owner indexes.
 //! - [`strategy`]: per-kind defaults, typed decoding checks, validation and generation rules.
 //! - [`validation`]: field errors and name/label/condition formats with kube's messages.
@@ -22,6 +23,9 @@
 pub mod decode;
 pub mod errors;
 pub mod kinds;
+pub mod meta;
+#[cfg(test)]
+mod properties;
 pub mod rbac;
 pub mod selector;
 mod server;
@@ -34,5 +38,5 @@ pub use decode::parse_manifests;
 pub use kinds::{KindRules, ResourceInfo};
 pub use rbac::principals;
 pub use selector::Selector;
-pub use server::{ApiServer, GcMode, INITIAL_NAMESPACES};
+pub use server::{ApiServer, GcMode, FOREGROUND, INITIAL_NAMESPACES};
 pub use types::*;

@@ -119,7 +119,13 @@ fn rbac(resource: &str) -> GroupResource {
     GroupResource::new("rbac.authorization.k8s.io", resource)
 }
 
-fn role_rules<'s>(store: &'s Store, binding: &Value, binding_ns: &str) -> Vec<&'s Value> {
+/// The rules of the role a binding references, or kube's lookup error when it is missing
+/// (`clusterrole.rbac.authorization.k8s.io "x" not found`).
+fn role_rules<'s>(
+    store: &'s Store,
+    binding: &Value,
+    binding_ns: &str,
+) -> Result<Vec<&'s Value>, String> {
     let kind = binding
         .pointer("/roleRef/kind")
         .and_then(Value::as_str)
@@ -128,46 +134,83 @@ fn role_rules<'s>(store: &'s Store, binding: &Value, binding_ns: &str) -> Vec<&'
         .pointer("/roleRef/name")
         .and_then(Value::as_str)
         .unwrap_or("");
-    let key = match kind {
-        "ClusterRole" => super::types::ObjectKey::new(rbac("clusterroles"), "", name),
-        "Role" => super::types::ObjectKey::new(rbac("roles"), binding_ns, name),
-        _ => return Vec::new(),
+    let (key, singular) = match kind {
+        "ClusterRole" => (
+            super::types::ObjectKey::new(rbac("clusterroles"), "", name),
+            "clusterrole",
+        ),
+        "Role" => (
+            super::types::ObjectKey::new(rbac("roles"), binding_ns, name),
+            "role",
+        ),
+        _ => return Ok(Vec::new()),
     };
-    store
-        .get(&key)
-        .and_then(|r| r.get("rules"))
-        .and_then(Value::as_array)
-        .map(|rules| rules.iter().collect())
-        .unwrap_or_default()
+    match store.get(&key) {
+        None => Err(format!(
+            "{singular}.rbac.authorization.k8s.io \"{name}\" not found"
+        )),
+        Some(role) => Ok(role
+            .get("rules")
+            .and_then(Value::as_array)
+            .map(|rules| rules.iter().collect())
+            .unwrap_or_default()),
+    }
 }
 
 /// Whether the stored RBAC objects allow the request.
 pub fn authorize(store: &Store, a: &Attributes<'_>) -> bool {
+    check(store, a).is_ok()
+}
+
+/// Evaluates the request against every binding that names the user (ClusterRoleBindings, then
+/// RoleBindings of the namespace). On denial, returns the role lookups that failed on the way,
+/// which kube appends to its message (`: RBAC: ...`).
+pub fn check(store: &Store, a: &Attributes<'_>) -> Result<(), Vec<String>> {
     let groups = groups_of(a.user);
     let combined = a.resource_string();
-    let allowed_by = |binding: &Value, binding_ns: &str| -> bool {
+    let mut errors = Vec::new();
+    let mut allowed_by = |binding: &Value, binding_ns: &str| -> bool {
         let subjects = binding.get("subjects").and_then(Value::as_array);
         let bound = subjects.is_some_and(|s| {
             s.iter()
                 .any(|s| subject_matches(s, a.user, &groups, binding_ns))
         });
-        bound
-            && role_rules(store, binding, binding_ns)
-                .iter()
-                .any(|r| rule_allows(r, a, &combined))
+        if !bound {
+            return false;
+        }
+        match role_rules(store, binding, binding_ns) {
+            Ok(rules) => rules.iter().any(|r| rule_allows(r, a, &combined)),
+            Err(e) => {
+                errors.push(e);
+                false
+            }
+        }
     };
     let crbs = rbac("clusterrolebindings");
     if store.range(&crbs, Some("")).any(|(_, b)| allowed_by(b, "")) {
-        return true;
+        return Ok(());
     }
-    if a.namespace.is_empty() {
-        return false;
+    if !a.namespace.is_empty() {
+        let rbs = rbac("rolebindings");
+        let allowed = store
+            .range(&rbs, Some(a.namespace))
+            .any(|(_, b)| allowed_by(b, a.namespace));
+        if allowed {
+            return Ok(());
+        }
     }
-    let rbs = rbac("rolebindings");
-    let allowed = store
-        .range(&rbs, Some(a.namespace))
-        .any(|(_, b)| allowed_by(b, a.namespace));
-    allowed
+    Err(errors)
+}
+
+/// kube's denial message with the lookup errors appended as its RBAC authorizer does:
+/// `...: RBAC: clusterrole.rbac.authorization.k8s.io "x" not found` (several: `[a, b]`).
+pub fn denial_reason_with_errors(a: &Attributes<'_>, errors: &[String]) -> String {
+    let base = denial_reason(a);
+    match errors {
+        [] => base,
+        [one] => format!("{base}: RBAC: {one}"),
+        many => format!("{base}: RBAC: [{}]", many.join(", ")),
+    }
 }
 
 /// kube's denial reason: `User "alice" cannot update resource "deployments/status" in API
@@ -190,6 +233,15 @@ pub fn denial_reason(a: &Attributes<'_>) -> String {
 
 fn rule(groups: &[&str], resources: &[&str], verbs: &[&str]) -> Value {
     json!({"apiGroups": groups, "resources": resources, "verbs": verbs})
+}
+
+/// kube's bootstrap `eventsRule`: every controller may record Events.
+fn events_rule() -> Value {
+    rule(
+        &["", "events.k8s.io"],
+        &["events"],
+        &["create", "update", "patch"],
+    )
 }
 
 const READ: &[&str] = &["get", "list", "watch"];
@@ -249,12 +301,13 @@ pub fn default_policy() -> Vec<Value> {
                     WRITE,
                 ),
                 rule(&["*"], &["*/status"], READ),
-                rule(&[""], &["nodes", "namespaces"], READ),
+                rule(&[""], &["nodes", "namespaces", "events"], READ),
             ],
         ),
         cluster_role(
             "system:controller:deployment-controller",
             vec![
+                events_rule(),
                 rule(
                     &["apps"],
                     &["deployments"],
@@ -278,6 +331,7 @@ pub fn default_policy() -> Vec<Value> {
         cluster_role(
             "system:controller:replicaset-controller",
             vec![
+                events_rule(),
                 rule(
                     &["apps"],
                     &["replicasets"],
@@ -298,6 +352,7 @@ pub fn default_policy() -> Vec<Value> {
         cluster_role(
             "system:controller:horizontal-pod-autoscaler",
             vec![
+                events_rule(),
                 rule(&["autoscaling"], &["horizontalpodautoscalers"], READ),
                 rule(
                     &["autoscaling"],
@@ -317,15 +372,19 @@ pub fn default_policy() -> Vec<Value> {
         ),
         cluster_role(
             "system:controller:generic-garbage-collector",
-            vec![rule(
-                &["*"],
-                &["*"],
-                &["get", "list", "watch", "patch", "update", "delete"],
-            )],
+            vec![
+                events_rule(),
+                rule(
+                    &["*"],
+                    &["*"],
+                    &["get", "list", "watch", "patch", "update", "delete"],
+                ),
+            ],
         ),
         cluster_role(
             "system:controller:namespace-controller",
             vec![
+                events_rule(),
                 rule(
                     &["*"],
                     &["*"],
@@ -341,6 +400,7 @@ pub fn default_policy() -> Vec<Value> {
         cluster_role(
             "system:kube-scheduler",
             vec![
+                events_rule(),
                 rule(&[""], &["pods"], &["get", "list", "watch", "delete"]),
                 rule(&[""], &["bindings", "pods/binding"], &["create"]),
                 rule(&[""], &["pods/status"], &["patch", "update"]),
@@ -350,6 +410,7 @@ pub fn default_policy() -> Vec<Value> {
         cluster_role(
             "system:node",
             vec![
+                events_rule(),
                 rule(
                     &[""],
                     &["pods"],
@@ -370,6 +431,7 @@ pub fn default_policy() -> Vec<Value> {
         cluster_role(
             "converge:database-controller",
             vec![
+                events_rule(),
                 rule(
                     &["*"],
                     &["databases"],
@@ -521,6 +583,35 @@ mod tests {
         assert!(!rule_allows(&r, &a, &a.resource_string()));
         let r = rule(&["apps"], &["deployments"], &["update"]);
         assert!(!rule_allows(&r, &a, &a.resource_string()));
+    }
+
+    #[test]
+    fn a_binding_to_a_missing_role_is_reported_in_the_denial() {
+        let mut s = store_with_policy();
+        s.remove(&ObjectKey::new(rbac("clusterroles"), "", USER_ROLE));
+        let gr = GroupResource::new("apps", "deployments");
+        let a = Attributes {
+            user: "alice",
+            verb: "get",
+            gr: &gr,
+            subresource: None,
+            namespace: "default",
+            name: "web",
+        };
+        let errs = check(&s, &a).unwrap_err();
+        assert_eq!(
+            denial_reason_with_errors(&a, &errs),
+            "User \"alice\" cannot get resource \"deployments\" in API group \"apps\" in the namespace \"default\": RBAC: clusterrole.rbac.authorization.k8s.io \"converge:spec-editor\" not found"
+        );
+        let mallory = Attributes {
+            user: "mallory",
+            ..a.clone()
+        };
+        assert_eq!(
+            check(&s, &mallory),
+            Err(vec![]),
+            "only bindings naming the user count"
+        );
     }
 
     #[test]

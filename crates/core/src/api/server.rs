@@ -2,6 +2,8 @@
 //! kind's strategy, check concurrency, validate, persist, emit a watch event, audit) and the
 //! deletion machinery (finalizers, background garbage collection, CRD and namespace cleanup).
 
+use std::sync::Arc;
+
 use imbl::{OrdSet, Vector};
 use serde_json::{json, Map, Value};
 
@@ -43,8 +45,10 @@ struct State {
     uid_counter: u64,
     name_counter: u64,
     ip_counter: u64,
-    pending: Vector<WatchEvent>,
-    audit: Vector<AuditEntry>,
+    // Shared entries: appending to a persistent vector copies its tail chunk, which must be
+    // pointer copies, not deep copies of objects.
+    pending: Vector<Arc<WatchEvent>>,
+    audit: Vector<Arc<AuditEntry>>,
     /// uids of removed owners whose dependents the garbage collector must look at.
     gc_queue: OrdSet<String>,
 }
@@ -64,6 +68,10 @@ impl Default for ApiServer {
         Self::new()
     }
 }
+
+/// The finalizer that holds an owner deleted with `propagationPolicy: Foreground` until its
+/// dependents are gone.
+pub const FOREGROUND: &str = "foregroundDeletion";
 
 /// Namespaces that exist from the start.
 pub const INITIAL_NAMESPACES: &[&str] = &[
@@ -188,23 +196,12 @@ impl ApiServer {
             .map(|ns| json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}}))
             .collect();
         seed.extend(rbac::default_policy());
+        // Set-up writes go straight to the create strategy: no authorization, no audit.
         for obj in seed {
-            let req =
-                ApiRequest::create(principals::APISERVER, GroupResource::new("", ""), "", obj);
-            let saved = s.rbac_enforced;
-            s.rbac_enforced = false;
-            if let RequestBody::Object(body) = &req.body {
-                if let Some(info) = s.kind_of(body) {
-                    let _ = s.create(
-                        SimTime::ZERO,
-                        &info,
-                        "",
-                        body.clone(),
-                        principals::APISERVER,
-                    );
-                }
+            if let Some(info) = s.kind_of(&obj) {
+                let created = s.create(SimTime::ZERO, &info, "", obj, principals::APISERVER);
+                debug_assert!(created.is_ok(), "seed object refused: {created:?}");
             }
-            s.rbac_enforced = saved;
         }
         s.state.pending = Vector::new();
         s.state.audit = Vector::new();
@@ -244,14 +241,34 @@ impl ApiServer {
     /// Handles one request with every rule applied: authorization, decoding, the kind's
     /// strategy, optimistic concurrency, validation, persistence, the watch event and the audit
     /// entry. A refused request changes nothing but the audit log.
-    pub fn handle(&mut self, now: SimTime, req: ApiRequest) -> ApiResult {
+    pub fn handle(&mut self, now: SimTime, mut req: ApiRequest) -> ApiResult {
         let checkpoint = self.state.clone();
-        let target = self.target_key(&req);
+        // The body moves into the pipeline (no deep copy); the rest of the request stays for
+        // the audit entry.
+        let body = std::mem::replace(&mut req.body, RequestBody::None);
+        let target = self.target_key(&req, &body);
         let rv_before = target
             .as_ref()
             .and_then(|k| self.state.store.get(k))
             .map_or(0, |o| rv_of(o));
-        let result = self.dispatch(now, &req);
+        let too_deep = match &body {
+            RequestBody::Object(v) | RequestBody::Patch(_, v) => {
+                super::decode::depth_exceeds(v, MAX_DEPTH).is_some()
+            }
+            RequestBody::None => false,
+        };
+        let result = if too_deep {
+            let err = match &body {
+                RequestBody::Object(v) | RequestBody::Patch(_, v) => check_body(v).err(),
+                RequestBody::None => None,
+            };
+            if let RequestBody::Object(v) | RequestBody::Patch(_, v) = body {
+                drop_deep(v);
+            }
+            Err(err.unwrap_or_else(|| bad_request("object nesting is too deep")))
+        } else {
+            self.dispatch(now, &req, body)
+        };
         let (code, message) = match &result {
             Ok(_) if req.verb == Verb::Create => (201, String::new()),
             Ok(_) => (200, String::new()),
@@ -282,7 +299,7 @@ impl ApiServer {
             .as_ref()
             .and_then(|k| self.state.store.get(k))
             .map_or(0, |o| rv_of(o));
-        self.state.audit.push_back(AuditEntry {
+        self.state.audit.push_back(Arc::new(AuditEntry {
             time: now,
             principal: req.principal.clone(),
             verb: req.verb,
@@ -294,12 +311,7 @@ impl ApiServer {
             message,
             rv_before,
             rv_after,
-        });
-        if let RequestBody::Object(v) | RequestBody::Patch(_, v) = req.body {
-            if result.is_err() && super::decode::depth_exceeds(&v, MAX_DEPTH).is_some() {
-                drop_deep(v);
-            }
-        }
+        }));
         if result.is_ok() && self.gc_mode == GcMode::Auto && !self.in_gc && self.gc_pending() {
             self.collect_garbage(now);
         }
@@ -316,6 +328,10 @@ impl ApiServer {
         let mut sent = 0;
         while let Some(owner) = self.state.gc_queue.get_min().cloned() {
             self.state.gc_queue.remove(&owner);
+            if let Some(owner_key) = self.state.store.key_for_uid(&owner).cloned() {
+                sent += self.foreground_step(now, &owner, &owner_key);
+                continue;
+            }
             for key in self.state.store.dependents_of(&owner) {
                 let Some(obj) = self.state.store.get(&key) else {
                     continue;
@@ -342,11 +358,73 @@ impl ApiServer {
         sent
     }
 
+    /// One garbage-collector pass over an owner being deleted in the foreground: delete its
+    /// dependents (in the foreground too), and once none is left, remove its
+    /// `foregroundDeletion` finalizer so it goes away last.
+    fn foreground_step(&mut self, now: SimTime, owner_uid: &str, owner_key: &ObjectKey) -> usize {
+        let Some(owner) = self.state.store.get(owner_key) else {
+            return 0;
+        };
+        if !is_deleting(owner) || !finalizers(owner).iter().any(|f| f == FOREGROUND) {
+            return 0;
+        }
+        let mut sent = 0;
+        for key in self.state.store.dependents_of(owner_uid) {
+            let Some(dep) = self.state.store.get(&key) else {
+                continue;
+            };
+            if is_deleting(dep) || &key == owner_key {
+                continue;
+            }
+            let uid = uid_of(dep).to_owned();
+            let req = ApiRequest::delete_with_options(
+                principals::GARBAGE_COLLECTOR,
+                key.gr.clone(),
+                &key.namespace,
+                &key.name,
+                json!({"propagationPolicy": "Foreground", "preconditions": {"uid": uid}}),
+            );
+            let _ = self.handle(now, req);
+            sent += 1;
+        }
+        let waiting = self
+            .state
+            .store
+            .dependents_of(owner_uid)
+            .iter()
+            .any(|k| k != owner_key);
+        if waiting {
+            // Re-queued when the last dependent is removed.
+            return sent;
+        }
+        let Some(owner) = self.state.store.get(owner_key).map(|o| (**o).clone()) else {
+            return sent;
+        };
+        let mut body = owner;
+        if let Some(fins) = meta_mut(&mut body)
+            .get_mut("finalizers")
+            .and_then(Value::as_array_mut)
+        {
+            fins.retain(|f| f.as_str() != Some(FOREGROUND));
+        }
+        let req = ApiRequest::update(
+            principals::GARBAGE_COLLECTOR,
+            owner_key.gr.clone(),
+            &owner_key.namespace,
+            &owner_key.name,
+            body,
+        );
+        let _ = self.handle(now, req);
+        sent + 1
+    }
+
     /// Watch events of every persisted write since the last drain, in order.
     pub fn drain_watch_events(&mut self) -> Vec<WatchEvent> {
-        let events: Vec<WatchEvent> = self.state.pending.iter().cloned().collect();
-        self.state.pending = Vector::new();
-        events
+        let pending = std::mem::take(&mut self.state.pending);
+        pending
+            .into_iter()
+            .map(|e| Arc::try_unwrap(e).unwrap_or_else(|shared| (*shared).clone()))
+            .collect()
     }
 
     /// Number of watch events waiting to be drained.
@@ -356,7 +434,7 @@ impl ApiServer {
 
     /// The full audit log, oldest first.
     pub fn audit(&self) -> impl Iterator<Item = &AuditEntry> {
-        self.state.audit.iter()
+        self.state.audit.iter().map(AsRef::as_ref)
     }
 
     /// Number of audit entries.
@@ -366,7 +444,7 @@ impl ApiServer {
 
     /// Audit entries from index `from` on (for incremental display).
     pub fn audit_since(&self, from: usize) -> impl Iterator<Item = &AuditEntry> {
-        self.state.audit.iter().skip(from)
+        self.state.audit.iter().skip(from).map(AsRef::as_ref)
     }
 
     /// Direct read of a stored object: no RBAC, no audit (for the UI, kstatus and tests).
@@ -466,6 +544,41 @@ impl ApiServer {
         ))
     }
 
+    /// A `kubectl apply`-like request for a manifest: a create if the object doesn't exist,
+    /// else a merge patch of the manifest (without `status` and server-set metadata) onto it.
+    pub fn apply_request_for(
+        &self,
+        principal: &str,
+        manifest: Value,
+    ) -> Result<ApiRequest, ApiError> {
+        let key = self.key_for_manifest(&manifest)?;
+        if key.name.is_empty() || self.state.store.get(&key).is_none() {
+            return self.create_request_for(principal, manifest);
+        }
+        let mut patch = manifest;
+        if let Some(o) = patch.as_object_mut() {
+            o.remove("status");
+        }
+        let m = meta_mut(&mut patch);
+        for k in [
+            "resourceVersion",
+            "uid",
+            "creationTimestamp",
+            "generation",
+            "managedFields",
+        ] {
+            m.remove(k);
+        }
+        Ok(ApiRequest::patch(
+            principal,
+            key.gr,
+            &key.namespace,
+            &key.name,
+            PatchType::Merge,
+            patch,
+        ))
+    }
+
     fn info_for_body(&self, body: &Value) -> Result<ResourceInfo, ApiError> {
         let Some(obj) = body.as_object() else {
             return Err(bad_request(format!(
@@ -534,19 +647,19 @@ impl ApiServer {
             })
     }
 
-    fn target_key(&self, req: &ApiRequest) -> Option<ObjectKey> {
+    fn target_key(&self, req: &ApiRequest, body: &RequestBody) -> Option<ObjectKey> {
         let info = self.state.registry.get(&req.gr)?;
         if info.rules == KindRules::Binding {
-            let ns = self.request_namespace(info, req).ok()?;
-            let name = match &req.body {
+            let ns = self.request_namespace(info, req, body).ok()?;
+            let name = match body {
                 RequestBody::Object(b) => meta_str(b, "name").to_owned(),
                 _ => String::new(),
             };
             return Some(ObjectKey::new(GroupResource::new("", "pods"), &ns, &name));
         }
-        let ns = self.request_namespace(info, req).ok()?;
+        let ns = self.request_namespace(info, req, body).ok()?;
         let name = if req.name.is_empty() {
-            match &req.body {
+            match body {
                 RequestBody::Object(b) if req.verb == Verb::Create => {
                     meta_str(b, "name").to_owned()
                 }
@@ -558,14 +671,19 @@ impl ApiServer {
         Some(ObjectKey::new(req.gr.clone(), &ns, &name))
     }
 
-    fn request_namespace(&self, info: &ResourceInfo, req: &ApiRequest) -> Result<String, ApiError> {
+    fn request_namespace(
+        &self,
+        info: &ResourceInfo,
+        req: &ApiRequest,
+        body: &RequestBody,
+    ) -> Result<String, ApiError> {
         if !info.namespaced {
             return Ok(String::new());
         }
         if !req.namespace.is_empty() || req.verb == Verb::List {
             return Ok(req.namespace.clone());
         }
-        if let RequestBody::Object(b) = &req.body {
+        if let RequestBody::Object(b) = body {
             let ns = meta_str(b, "namespace");
             if !ns.is_empty() {
                 return Ok(ns.to_owned());
@@ -574,7 +692,7 @@ impl ApiServer {
         Ok("default".to_owned())
     }
 
-    fn dispatch(&mut self, now: SimTime, req: &ApiRequest) -> ApiResult {
+    fn dispatch(&mut self, now: SimTime, req: &ApiRequest, body: RequestBody) -> ApiResult {
         let info = self
             .state
             .registry
@@ -592,7 +710,7 @@ impl ApiServer {
         if info.rules == KindRules::Binding && req.verb != Verb::Create {
             return Err(method_not_allowed(req.verb.as_str(), &req.gr));
         }
-        let ns = self.request_namespace(&info, req)?;
+        let ns = self.request_namespace(&info, req, &body)?;
         let authz_name = if req.verb == Verb::Create {
             ""
         } else {
@@ -607,8 +725,9 @@ impl ApiServer {
                 namespace: &ns,
                 name: authz_name,
             };
-            if !rbac::authorize(&self.state.store, &attrs) {
-                return Err(forbidden(&req.gr, authz_name, &rbac::denial_reason(&attrs)));
+            if let Err(lookup_errors) = rbac::check(&self.state.store, &attrs) {
+                let reason = rbac::denial_reason_with_errors(&attrs, &lookup_errors);
+                return Err(forbidden(&req.gr, authz_name, &reason));
             }
         }
         if req.verb != Verb::Create && req.verb != Verb::List && req.name.is_empty() {
@@ -626,12 +745,12 @@ impl ApiServer {
             }
             Verb::List => self.list(&info, &ns, req.label_selector.as_deref()),
             Verb::Create => {
-                let RequestBody::Object(body) = &req.body else {
+                let RequestBody::Object(body) = body else {
                     return Err(bad_request(
                         "the body of a create request must be an object",
                     ));
                 };
-                check_body(body)?;
+                check_body(&body)?;
                 if let Some(b) = body.as_object() {
                     let body_ns = b
                         .get("metadata")
@@ -642,7 +761,7 @@ impl ApiServer {
                         return Err(bad_request("the namespace of the provided object does not match the namespace sent on the request"));
                     }
                 }
-                let body_info = self.info_for_body(body)?;
+                let body_info = self.info_for_body(&body)?;
                 if body_info.gr != info.gr {
                     return Err(bad_request(format!(
                         "the API version in the data ({}) does not match the expected API version ({}) for kind {}",
@@ -652,18 +771,18 @@ impl ApiServer {
                     )));
                 }
                 if info.rules == KindRules::Binding {
-                    return self.bind(now, &ns, body, &req.principal);
+                    return self.bind(now, &ns, &body, &req.principal);
                 }
-                self.create(now, &info, &ns, body.clone(), &req.principal)
+                self.create(now, &info, &ns, body, &req.principal)
             }
             Verb::Update => {
-                let RequestBody::Object(body) = &req.body else {
+                let RequestBody::Object(body) = body else {
                     return Err(bad_request(
                         "the body of an update request must be an object",
                     ));
                 };
-                check_body(body)?;
-                let body_info = self.info_for_body(body)?;
+                check_body(&body)?;
+                let body_info = self.info_for_body(&body)?;
                 if body_info.gr != info.gr {
                     return Err(bad_request(format!(
                         "the API version in the data ({}) does not match the expected API version ({}) for kind {}",
@@ -672,21 +791,13 @@ impl ApiServer {
                         info.kind
                     )));
                 }
-                self.write(
-                    now,
-                    &info,
-                    &ns,
-                    &req.name,
-                    body.clone(),
-                    status,
-                    &req.principal,
-                )
+                self.write(now, &info, &ns, &req.name, body, status, &req.principal)
             }
             Verb::Patch => {
-                let RequestBody::Patch(pt, patch) = &req.body else {
+                let RequestBody::Patch(pt, patch) = body else {
                     return Err(bad_request("the body of a patch request must be a patch"));
                 };
-                check_body(patch)?;
+                check_body(&patch)?;
                 let key = ObjectKey::new(req.gr.clone(), &ns, &req.name);
                 let Some(stored) = self.state.store.get(&key) else {
                     return Err(not_found(&req.gr, &req.name));
@@ -699,10 +810,10 @@ impl ApiServer {
                                 "the merge patch must be a JSON object, found {patch}"
                             )));
                         }
-                        json_patch::merge(&mut doc, patch);
+                        json_patch::merge(&mut doc, &patch);
                     }
                     PatchType::Json => {
-                        let ops: json_patch::Patch = serde_json::from_value(patch.clone())
+                        let ops: json_patch::Patch = serde_json::from_value(patch)
                             .map_err(|e| bad_request(format!("invalid JSON patch: {e}")))?;
                         json_patch::patch(&mut doc, &ops).map_err(|e| {
                             ApiError::new(
@@ -719,8 +830,8 @@ impl ApiServer {
                 self.write(now, &info, &ns, &req.name, doc, status, &req.principal)
             }
             Verb::Delete => {
-                let options = match &req.body {
-                    RequestBody::Object(o) => Some(o.clone()),
+                let options = match body {
+                    RequestBody::Object(o) => Some(o),
                     _ => None,
                 };
                 self.delete(now, &info, &ns, &req.name, options.as_ref())
@@ -766,13 +877,13 @@ impl ApiServer {
         object: Value,
         rv: u64,
     ) {
-        self.state.pending.push_back(WatchEvent {
+        self.state.pending.push_back(Arc::new(WatchEvent {
             event_type,
             key,
             object,
             resource_version: rv,
             time: now,
-        });
+        }));
     }
 
     /// Persists `obj` under `key` with a fresh resourceVersion and emits the watch event.
@@ -801,6 +912,17 @@ impl ApiServer {
         self.emit(now, WatchEventType::Deleted, key.clone(), obj.clone(), rv);
         if !uid.is_empty() && !self.state.store.dependents_of(&uid).is_empty() {
             self.state.gc_queue.insert(uid);
+        }
+        for owner in owner_uids(&obj) {
+            let waiting = self
+                .state
+                .store
+                .key_for_uid(&owner)
+                .and_then(|k| self.state.store.get(k))
+                .is_some_and(|o| finalizers(o).iter().any(|f| f == FOREGROUND));
+            if waiting {
+                self.state.gc_queue.insert(owner);
+            }
         }
         match self.state.registry.get(&key.gr).map(|i| i.rules) {
             Some(KindRules::CustomResourceDefinition) => {
@@ -868,7 +990,10 @@ impl ApiServer {
             return Err(bad_request("metadata must be an object"));
         }
         if !meta_str(&obj, "resourceVersion").is_empty() {
-            return Err(bad_request(
+            // kube's storage layer refuses this with a plain error, which the handler turns
+            // into a 500.
+            return Err(ApiError::new(
+                StatusReason::InternalError,
                 "resourceVersion should not be set on objects to be created",
             ));
         }
@@ -899,6 +1024,15 @@ impl ApiServer {
                     ))
                 }
                 Some(_) => {}
+            }
+        }
+        if let Some(node) = principal.strip_prefix("system:node:") {
+            if info.rules == KindRules::Node && name != node {
+                return Err(forbidden(
+                    &info.gr,
+                    &name,
+                    &format!("node \"{node}\" is not allowed to modify node \"{name}\""),
+                ));
             }
         }
         let key = ObjectKey::new(info.gr.clone(), ns, &name);
@@ -1029,7 +1163,10 @@ impl ApiServer {
         }
     }
 
-    #[allow(clippy::too_many_arguments)]
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "the request's parts, already resolved by dispatch"
+    )]
     fn write(
         &mut self,
         now: SimTime,
@@ -1049,9 +1186,10 @@ impl ApiServer {
             return Err(bad_request("metadata must be an object"));
         }
         let key = ObjectKey::new(gr.clone(), ns, name);
-        let Some(old) = self.state.store.get(&key).map(|o| (**o).clone()) else {
+        let Some(old_arc) = self.state.store.get(&key).cloned() else {
             return Err(not_found(gr, name));
         };
+        let old: &Value = &old_arc;
         let body_name = meta_str(&new, "name").to_owned();
         if !body_name.is_empty() && body_name != name {
             return Err(bad_request(format!(
@@ -1062,6 +1200,8 @@ impl ApiServer {
         if info.namespaced && !body_ns.is_empty() && body_ns != ns {
             return Err(bad_request("the namespace of the provided object does not match the namespace sent on the request"));
         }
+        // Admission (kube runs it before the storage layer's concurrency check).
+        self.node_restriction(principal, info, old, status_write)?;
         // Optimistic concurrency.
         let req_rv = meta_str(&new, "resourceVersion").to_owned();
         if req_rv.is_empty() {
@@ -1079,18 +1219,18 @@ impl ApiServer {
                     &[err],
                 ));
             }
-        } else if req_rv != meta_str(&old, "resourceVersion") {
+        } else if req_rv != meta_str(old, "resourceVersion") {
             return Err(conflict(gr, name));
         }
         // Identity: uid may be omitted, not changed.
         let req_uid = meta_str(&new, "uid").to_owned();
-        if !req_uid.is_empty() && req_uid != meta_str(&old, "uid") {
+        if !req_uid.is_empty() && req_uid != meta_str(old, "uid") {
             let err =
                 FieldError::invalid("metadata.uid", Value::from(req_uid), "field is immutable");
             return Err(self.invalid(info, name, &[err]));
         }
         let mut result = if status_write {
-            self.status_result(info, &old, new)
+            self.status_result(info, old, new)
         } else {
             if info.status_subresource {
                 if let Some(o) = new.as_object_mut() {
@@ -1101,7 +1241,7 @@ impl ApiServer {
         };
         // Server-owned metadata always comes from the stored object.
         {
-            let old_meta = meta(&old).cloned().unwrap_or_default();
+            let old_meta = meta(old).cloned().unwrap_or_default();
             let m = meta_mut(&mut result);
             for k in [
                 "name",
@@ -1122,8 +1262,8 @@ impl ApiServer {
                     .unwrap_or(Value::Null),
             );
         }
-        if is_deleting(&old) {
-            let before = finalizers(&old);
+        if is_deleting(old) {
+            let before = finalizers(old);
             let added: Vec<String> = finalizers(&result)
                 .into_iter()
                 .filter(|f| !before.contains(f))
@@ -1145,7 +1285,7 @@ impl ApiServer {
         strategy::validate_metadata(info, &result, &mut errs);
         if !status_write {
             strategy::validate_spec(info, &result, &mut errs);
-            strategy::validate_update(info, &old, &result, &mut errs);
+            strategy::validate_update(info, old, &result, &mut errs);
         }
         if status_write || !info.status_subresource {
             strategy::validate_status(info, &result, &mut errs);
@@ -1153,8 +1293,7 @@ impl ApiServer {
         if !errs.is_empty() {
             return Err(self.invalid(info, name, &errs));
         }
-        self.node_restriction(principal, info, &old, status_write)?;
-        if !status_write && info.has_generation() && strategy::generation_bumps(info, &old, &result)
+        if !status_write && info.has_generation() && strategy::generation_bumps(info, old, &result)
         {
             let g = old
                 .pointer("/metadata/generation")
@@ -1162,8 +1301,8 @@ impl ApiServer {
                 .unwrap_or(0);
             meta_mut(&mut result).insert("generation".into(), Value::from(g + 1));
         }
-        if result == old {
-            return Ok(old);
+        if result == *old {
+            return Ok(old.clone());
         }
         if is_deleting(&result) && finalizers(&result).is_empty() {
             self.state.store.put(key.clone(), result);
@@ -1183,11 +1322,13 @@ impl ApiServer {
     /// metadata but keep the stored spec (Deployments also keep their labels); custom resources
     /// keep everything stored except status.
     fn status_result(&self, info: &ResourceInfo, old: &Value, new: Value) -> Value {
-        let mut result = old.clone();
         if info.rules == KindRules::Custom {
+            let mut result = old.clone();
             if let Some(o) = result.as_object_mut() {
                 set_or_remove(o, "status", new.get("status"));
             }
+            let managed = new.pointer("/metadata/managedFields").cloned();
+            set_or_remove(meta_mut(&mut result), "managedFields", managed.as_ref());
             return result;
         }
         let mut result = new;
@@ -1290,6 +1431,26 @@ impl ApiServer {
         }
         if is_deleting(&old) {
             return Ok(old);
+        }
+        if policy == "Foreground" {
+            let mut obj = old.clone();
+            let uid = uid_of(&obj).to_owned();
+            let m = meta_mut(&mut obj);
+            let fins = m.entry("finalizers").or_insert_with(|| json!([]));
+            if let Some(list) = fins.as_array_mut() {
+                list.push(Value::from(FOREGROUND));
+            }
+            m.insert("deletionTimestamp".into(), Value::from(now.rfc3339()));
+            m.insert("deletionGracePeriodSeconds".into(), Value::from(0));
+            if let Some(g) = m
+                .get("generation")
+                .and_then(Value::as_i64)
+                .filter(|g| *g > 0)
+            {
+                m.insert("generation".into(), Value::from(g + 1));
+            }
+            self.state.gc_queue.insert(uid);
+            return Ok(self.persist(now, key, obj, WatchEventType::Modified));
         }
         if policy == "Orphan" {
             self.orphan_dependents(now, &old);
@@ -1927,11 +2088,37 @@ mod tests {
             e.message,
             "resourceVersion should not be set on objects to be created"
         );
+        assert_eq!(
+            e.code(),
+            500,
+            "kube's storage error surfaces as an internal error"
+        );
         let e = err(
             &mut s,
             ApiRequest::create(ALICE, deployments(), "nowhere", deployment("web", 1)),
         );
         assert_eq!(e.message, "namespaces \"nowhere\" not found");
+    }
+
+    #[test]
+    fn huge_documents_are_refused_by_size() {
+        let mut s = ApiServer::new();
+        let cms = GroupResource::new("", "configmaps");
+        let big = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "big"}, "data": {"k": "x".repeat(4 * 1024 * 1024)}});
+        let e = err(
+            &mut s,
+            ApiRequest::create(ALICE, cms.clone(), "default", big),
+        );
+        assert_eq!(
+            (e.code(), e.message.as_str()),
+            (400, "Request entity too large: limit is 3145728")
+        );
+        let over = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "over"}, "data": {"k": "x".repeat(1024 * 1024 + 1)}});
+        let e = err(&mut s, ApiRequest::create(ALICE, cms, "default", over));
+        assert_eq!(
+            e.message,
+            "ConfigMap \"over\" is invalid: data: Too long: may not be more than 1048576 bytes"
+        );
     }
 
     #[test]
@@ -2229,6 +2416,64 @@ mod tests {
             .get(&ObjectKey::new(replicasets(), "default", "web-abc"))
             .unwrap();
         assert_eq!(rs["metadata"]["ownerReferences"], json!([]));
+    }
+
+    #[test]
+    fn foreground_deletion_removes_dependents_first_and_the_owner_last() {
+        let mut s = server_with_web();
+        let d = web(&s);
+        let rs = ok(
+            &mut s,
+            ApiRequest::create(
+                DC,
+                replicasets(),
+                "default",
+                replicaset_owned_by(&d, "web-abc"),
+            ),
+        );
+        ok(
+            &mut s,
+            ApiRequest::create(
+                principals::REPLICASET_CONTROLLER,
+                pods(),
+                "default",
+                pod_owned_by(&rs),
+            ),
+        );
+        s.drain_watch_events();
+        s.set_gc_mode(GcMode::Manual);
+        let held = ok(
+            &mut s,
+            ApiRequest::delete_with_options(
+                ALICE,
+                deployments(),
+                "default",
+                "web",
+                json!({"propagationPolicy": "Foreground"}),
+            ),
+        );
+        assert_eq!(held["metadata"]["finalizers"], json!([FOREGROUND]));
+        assert!(s.get(&dkey("web")).is_some());
+        assert!(s.collect_garbage(T0) >= 3);
+        assert!(s.get(&dkey("web")).is_none());
+        assert_eq!(s.object_count(), ApiServer::new().object_count());
+        let order: Vec<(WatchEventType, String)> = s
+            .drain_watch_events()
+            .into_iter()
+            .map(|e| (e.event_type, e.key.gr.resource))
+            .collect();
+        use WatchEventType::{Deleted, Modified};
+        assert_eq!(order.first(), Some(&(Modified, "deployments".to_owned())));
+        assert_eq!(order.last(), Some(&(Deleted, "deployments".to_owned())));
+        let pod_deleted = order
+            .iter()
+            .position(|e| *e == (Deleted, "pods".to_owned()))
+            .unwrap();
+        let rs_deleted = order
+            .iter()
+            .position(|e| *e == (Deleted, "replicasets".to_owned()))
+            .unwrap();
+        assert!(pod_deleted < rs_deleted);
     }
 
     #[test]
@@ -2582,6 +2827,286 @@ mod tests {
         );
         let cur = web(&s);
         ok(&mut s, put_status_req("carol", cur));
+    }
+
+    #[test]
+    fn controllers_record_events_and_users_read_them() {
+        let mut s = ApiServer::new();
+        let ev = json!({"apiVersion": "v1", "kind": "Event", "metadata": {"name": "web.1"},
+            "involvedObject": {"kind": "Deployment", "name": "web", "namespace": "default"},
+            "reason": "ScalingReplicaSet", "message": "Scaled up replica set web-1 to 3", "type": "Normal"});
+        let events = GroupResource::new("", "events");
+        ok(
+            &mut s,
+            ApiRequest::create(DC, events.clone(), "default", ev),
+        );
+        let l = ok(
+            &mut s,
+            ApiRequest::list(ALICE, events.clone(), "default", None),
+        );
+        assert_eq!(l["items"][0]["reason"], "ScalingReplicaSet");
+        let bad = json!({"apiVersion": "v1", "kind": "Event", "metadata": {"name": "x"}});
+        let e = err(&mut s, ApiRequest::create(DC, events, "default", bad));
+        assert_eq!(e.message, "Event \"x\" is invalid: [involvedObject.kind: Required value, involvedObject.name: Required value]");
+    }
+
+    #[test]
+    fn replicaset_and_pod_generations_follow_spec_only() {
+        let mut s = server_with_web();
+        let d = web(&s);
+        let rs = ok(
+            &mut s,
+            ApiRequest::create(
+                DC,
+                replicasets(),
+                "default",
+                replicaset_owned_by(&d, "web-1"),
+            ),
+        );
+        let mut rs2 = rs.clone();
+        rs2["metadata"]["annotations"] = json!({"deployment.kubernetes.io/revision": "2"});
+        let rs2 = ok(
+            &mut s,
+            ApiRequest::update(DC, replicasets(), "default", "web-1", rs2),
+        );
+        assert_eq!(
+            rs2["metadata"]["generation"], 1,
+            "ReplicaSet annotations don't bump"
+        );
+        let mut rs3 = rs2.clone();
+        rs3["spec"]["replicas"] = json!(4);
+        let rs3 = ok(
+            &mut s,
+            ApiRequest::update(DC, replicasets(), "default", "web-1", rs3),
+        );
+        assert_eq!(rs3["metadata"]["generation"], 2);
+        let pod = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": {"containers": [{"name": "c", "image": "nginx:1"}]}});
+        let p = ok(&mut s, ApiRequest::create(ALICE, pods(), "default", pod));
+        assert_eq!(p["metadata"]["generation"], 1);
+        let mut p2 = p.clone();
+        p2["spec"]["containers"][0]["image"] = json!("nginx:2");
+        let p2 = ok(
+            &mut s,
+            ApiRequest::update(ALICE, pods(), "default", "p", p2),
+        );
+        assert_eq!(p2["metadata"]["generation"], 2);
+    }
+
+    #[test]
+    fn kinds_without_generation_never_get_one() {
+        let mut s = ApiServer::new();
+        let hpa = json!({"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler", "metadata": {"name": "web", "generation": 7},
+            "spec": {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"}, "maxReplicas": 5},
+            "status": {"currentReplicas": 9}});
+        let hpas = GroupResource::new("autoscaling", "horizontalpodautoscalers");
+        let h = ok(
+            &mut s,
+            ApiRequest::create(ALICE, hpas.clone(), "default", hpa),
+        );
+        assert!(h["metadata"].get("generation").is_none());
+        assert!(h.get("status").is_none(), "create drops status");
+        assert_eq!(h["spec"]["minReplicas"], 1);
+        let mut h2 = h.clone();
+        h2["spec"]["maxReplicas"] = json!(6);
+        let h2 = ok(
+            &mut s,
+            ApiRequest::update(ALICE, hpas.clone(), "default", "web", h2),
+        );
+        assert!(h2["metadata"].get("generation").is_none());
+        let mut st = h2.clone();
+        st["status"] = json!({"currentReplicas": 2, "desiredReplicas": 3});
+        let h3 = ok(
+            &mut s,
+            ApiRequest::update_status(principals::HPA_CONTROLLER, hpas, "default", "web", st),
+        );
+        assert_eq!(h3["status"]["desiredReplicas"], 3);
+    }
+
+    #[test]
+    fn the_same_requests_give_the_same_world() {
+        let run = || {
+            let mut s = server_with_web();
+            let d = web(&s);
+            let rs = ok(
+                &mut s,
+                ApiRequest::create(
+                    DC,
+                    replicasets(),
+                    "default",
+                    replicaset_owned_by(&d, "web-1"),
+                ),
+            );
+            for _ in 0..3 {
+                ok(
+                    &mut s,
+                    ApiRequest::create(
+                        principals::REPLICASET_CONTROLLER,
+                        pods(),
+                        "default",
+                        pod_owned_by(&rs),
+                    ),
+                );
+            }
+            ok(
+                &mut s,
+                ApiRequest::delete(ALICE, deployments(), "default", "web"),
+            );
+            let objects: Vec<(ObjectKey, Value)> =
+                s.objects().map(|(k, v)| (k.clone(), v.clone())).collect();
+            let audit: Vec<AuditEntry> = s.audit().cloned().collect();
+            (objects, audit, s.drain_watch_events())
+        };
+        let (a, b) = (run(), run());
+        assert_eq!(a, b);
+        let uid = a.2[0].object["metadata"]["uid"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        let parts: Vec<usize> = uid.split('-').map(str::len).collect();
+        assert_eq!(parts, [8, 4, 4, 4, 12]);
+    }
+
+    #[test]
+    fn generated_names_are_unique() {
+        let mut s = ApiServer::new();
+        let mut names = std::collections::BTreeSet::new();
+        for _ in 0..50 {
+            let pod = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"generateName": "web-"}, "spec": {"containers": [{"name": "c", "image": "nginx"}]}});
+            let p = ok(&mut s, ApiRequest::create(ALICE, pods(), "default", pod));
+            let name = p["metadata"]["name"].as_str().unwrap().to_owned();
+            assert_eq!(name.len(), "web-".len() + 5);
+            assert!(names.insert(name));
+        }
+        let e = err(
+            &mut s,
+            ApiRequest::create(
+                ALICE,
+                pods(),
+                "default",
+                json!({"apiVersion": "v1", "kind": "Pod", "metadata": {}, "spec": {}}),
+            ),
+        );
+        assert_eq!(e.message, "Pod \"\" is invalid: [metadata.name: Required value: name or generateName is required, spec.containers: Required value]");
+    }
+
+    #[test]
+    fn identity_fields_cannot_change_on_update() {
+        let mut s = server_with_web();
+        let mut d = web(&s);
+        d["metadata"]["uid"] = json!("not-the-uid");
+        let e = err(
+            &mut s,
+            ApiRequest::update(ALICE, deployments(), "default", "web", d),
+        );
+        assert_eq!(e.message, "Deployment.apps \"web\" is invalid: metadata.uid: Invalid value: \"not-the-uid\": field is immutable");
+        let mut d = web(&s);
+        d["metadata"]["name"] = json!("other");
+        let e = err(
+            &mut s,
+            ApiRequest::update(ALICE, deployments(), "default", "web", d),
+        );
+        assert_eq!(
+            e.message,
+            "the name of the object (other) does not match the name on the URL (web)"
+        );
+        let mut d = web(&s);
+        d["metadata"]["creationTimestamp"] = json!("2030-01-01T00:00:00Z");
+        d["metadata"].as_object_mut().unwrap().remove("uid");
+        d["metadata"]["labels"]["x"] = json!("y");
+        let d = put(&mut s, ALICE, d).unwrap();
+        assert_eq!(d["metadata"]["creationTimestamp"], "2025-01-01T00:00:01Z");
+        assert_eq!(d["metadata"]["uid"], web(&s)["metadata"]["uid"]);
+        let mut d = web(&s);
+        d["metadata"]["labels"]["bad key!"] = json!("v");
+        let e = err(
+            &mut s,
+            ApiRequest::update(ALICE, deployments(), "default", "web", d),
+        );
+        assert!(e.message.starts_with("Deployment.apps \"web\" is invalid: metadata.labels: Invalid value: \"bad key!\": name part must consist of alphanumeric characters"), "{}", e.message);
+    }
+
+    #[test]
+    fn editing_a_crd_can_turn_the_status_subresource_on() {
+        let mut s = ApiServer::new();
+        let c = ok(&mut s, ApiRequest::create(ALICE, crds(), "", crd(false)));
+        assert!(
+            !s.resource_for("example.com/v1", "Database")
+                .unwrap()
+                .status_subresource
+        );
+        let mut c2 = s
+            .get(&ObjectKey::new(crds(), "", "databases.example.com"))
+            .unwrap()
+            .clone();
+        c2["spec"]["versions"][0]["subresources"] = json!({"status": {}});
+        let c2 = ok(
+            &mut s,
+            ApiRequest::update(ALICE, crds(), "", "databases.example.com", c2),
+        );
+        assert_eq!(c2["metadata"]["generation"], 2);
+        assert_eq!(c["metadata"]["generation"], 1);
+        assert!(
+            s.resource_for("example.com/v1", "Database")
+                .unwrap()
+                .status_subresource
+        );
+        let mut c3 = c2.clone();
+        c3["spec"]["group"] = json!("other.com");
+        let e = err(
+            &mut s,
+            ApiRequest::update(ALICE, crds(), "", "databases.example.com", c3),
+        );
+        assert!(
+            e.message
+                .contains("spec.group: Invalid value: \"other.com\": field is immutable"),
+            "{}",
+            e.message
+        );
+    }
+
+    #[test]
+    fn kubelets_may_only_modify_their_own_node() {
+        let mut s = ApiServer::new();
+        let nodes = GroupResource::new("", "nodes");
+        ok(
+            &mut s,
+            ApiRequest::create(
+                &principals::kubelet("node-1"),
+                nodes.clone(),
+                "",
+                node("node-1"),
+            ),
+        );
+        let e = err(
+            &mut s,
+            ApiRequest::create(
+                &principals::kubelet("node-1"),
+                nodes.clone(),
+                "",
+                node("node-2"),
+            ),
+        );
+        assert_eq!(e.message, "nodes \"node-2\" is forbidden: node \"node-1\" is not allowed to modify node \"node-2\"");
+        let mut n = s
+            .get(&ObjectKey::new(nodes.clone(), "", "node-1"))
+            .unwrap()
+            .clone();
+        n["status"] = json!({"conditions": [{"type": "Ready", "status": "True"}]});
+        ok(
+            &mut s,
+            ApiRequest::update_status(
+                &principals::kubelet("node-1"),
+                nodes.clone(),
+                "",
+                "node-1",
+                n.clone(),
+            ),
+        );
+        let e = err(
+            &mut s,
+            ApiRequest::update_status(&principals::kubelet("node-2"), nodes, "", "node-1", n),
+        );
+        assert_eq!(e.code(), 403);
     }
 
     #[test]

@@ -12,10 +12,12 @@ use super::types::{GroupResource, ObjectKey};
 /// Stored objects and their indexes.
 #[derive(Clone, Debug, Default)]
 pub struct Store {
-    objects: OrdMap<ObjectKey, Arc<Value>>,
-    by_uid: OrdMap<String, ObjectKey>,
+    // Keys are shared (`Arc`) so that the path copies a persistent write makes clone pointers,
+    // not strings.
+    objects: OrdMap<Arc<ObjectKey>, Arc<Value>>,
+    by_uid: OrdMap<Arc<str>, Arc<ObjectKey>>,
     /// owner uid -> keys of objects whose ownerReferences name it.
-    dependents: OrdMap<String, OrdSet<ObjectKey>>,
+    dependents: OrdMap<Arc<str>, OrdSet<Arc<ObjectKey>>>,
 }
 
 /// `metadata.ownerReferences[*].uid` of an object.
@@ -52,7 +54,7 @@ impl Store {
     }
 
     pub fn key_for_uid(&self, uid: &str) -> Option<&ObjectKey> {
-        self.by_uid.get(uid)
+        self.by_uid.get(uid).map(AsRef::as_ref)
     }
 
     pub fn contains_uid(&self, uid: &str) -> bool {
@@ -63,22 +65,22 @@ impl Store {
     pub fn dependents_of(&self, owner_uid: &str) -> Vec<ObjectKey> {
         self.dependents
             .get(owner_uid)
-            .map(|s| s.iter().cloned().collect())
+            .map(|s| s.iter().map(|k| (**k).clone()).collect())
             .unwrap_or_default()
     }
 
     /// Owner uids that some object references; used for a full garbage-collection sweep.
     pub fn referenced_owner_uids(&self) -> Vec<String> {
-        self.dependents.keys().cloned().collect()
+        self.dependents.keys().map(|k| k.to_string()).collect()
     }
 
     fn unindex(&mut self, key: &ObjectKey, obj: &Value) {
         let uid = uid_of(obj);
-        if !uid.is_empty() && self.by_uid.get(uid) == Some(key) {
+        if !uid.is_empty() && self.by_uid.get(uid).map(AsRef::as_ref) == Some(key) {
             self.by_uid.remove(uid);
         }
         for owner in owner_uids(obj) {
-            let now_empty = match self.dependents.get_mut(&owner) {
+            let now_empty = match self.dependents.get_mut(owner.as_str()) {
                 Some(set) => {
                     set.remove(key);
                     set.is_empty()
@@ -86,21 +88,21 @@ impl Store {
                 None => false,
             };
             if now_empty {
-                self.dependents.remove(&owner);
+                self.dependents.remove(owner.as_str());
             }
         }
     }
 
-    fn index(&mut self, key: &ObjectKey, obj: &Value) {
+    fn index(&mut self, key: &Arc<ObjectKey>, obj: &Value) {
         let uid = uid_of(obj);
         if !uid.is_empty() {
-            self.by_uid.insert(uid.to_owned(), key.clone());
+            self.by_uid.insert(Arc::from(uid), Arc::clone(key));
         }
         for owner in owner_uids(obj) {
             self.dependents
-                .entry(owner)
+                .entry(Arc::from(owner.as_str()))
                 .or_default()
-                .insert(key.clone());
+                .insert(Arc::clone(key));
         }
     }
 
@@ -109,6 +111,7 @@ impl Store {
         if let Some(old) = self.objects.get(&key).cloned() {
             self.unindex(&key, &old);
         }
+        let key = Arc::new(key);
         self.index(&key, &obj);
         self.objects.insert(key, Arc::new(obj));
     }
@@ -134,11 +137,12 @@ impl Store {
         self.objects
             .range(start..)
             .take_while(move |(k, _)| &k.gr == gr && namespace.is_none_or(|ns| k.namespace == ns))
+            .map(|(k, v)| (k.as_ref(), v))
     }
 
     /// Every object, ordered by key.
     pub fn iter(&self) -> impl Iterator<Item = (&ObjectKey, &Arc<Value>)> {
-        self.objects.iter()
+        self.objects.iter().map(|(k, v)| (k.as_ref(), v))
     }
 }
 

@@ -365,7 +365,7 @@ fn kind_types(rules: KindRules) -> &'static [(&'static str, Ty, &'static str)] {
             ("/subjects", Ty::Array("[]v1.Subject"), "subjects"),
             ("/roleRef", Ty::Object("v1.RoleRef"), "roleRef"),
         ],
-        KindRules::Namespace | KindRules::Binding | KindRules::Custom => &[],
+        KindRules::Namespace | KindRules::Binding | KindRules::Event | KindRules::Custom => &[],
     }
 }
 
@@ -534,6 +534,7 @@ pub fn apply_defaults(info: &ResourceInfo, obj: &mut Value) {
         | KindRules::ConfigMap
         | KindRules::Rbac
         | KindRules::Binding
+        | KindRules::Event
         | KindRules::Custom => {}
     }
 }
@@ -592,6 +593,20 @@ fn replicas_in_range(obj: &Value, ptr: &str, field: &str, errs: &mut Vec<FieldEr
             ));
         }
     }
+}
+
+/// Go's `%#v` of an empty `v1.LabelSelector`, as kube prints it.
+fn go_label_selector(sel: &Value) -> String {
+    let labels = match sel.get("matchLabels") {
+        Some(Value::Object(m)) => go_string_map(Some(m)),
+        _ => "map[string]string(nil)".to_owned(),
+    };
+    let exprs = match sel.get("matchExpressions") {
+        Some(Value::Array(a)) if a.is_empty() => "[]v1.LabelSelectorRequirement{}".to_owned(),
+        Some(other) if !other.is_null() => other.to_string(),
+        _ => "[]v1.LabelSelectorRequirement(nil)".to_owned(),
+    };
+    format!("v1.LabelSelector{{MatchLabels:{labels}, MatchExpressions:{exprs}}}")
 }
 
 /// Go's `%#v` of a `map[string]string`, as kube prints template labels.
@@ -683,7 +698,7 @@ fn validate_int_or_percent(
     None
 }
 
-fn validate_selector_and_template(obj: &Value, kind_word: &str, errs: &mut Vec<FieldError>) {
+fn validate_selector_and_template(obj: &Value, errs: &mut Vec<FieldError>) {
     let selector = obj.pointer("/spec/selector");
     match selector {
         None | Some(Value::Null) => errs.push(FieldError::required("spec.selector", "")),
@@ -697,10 +712,11 @@ fn validate_selector_and_template(obj: &Value, kind_word: &str, errs: &mut Vec<F
                     .and_then(Value::as_array)
                     .is_none_or(Vec::is_empty);
             if empty {
+                // kube says "for deployment" for ReplicaSets too.
                 errs.push(FieldError::invalid_raw(
                     "spec.selector",
-                    sel.to_string(),
-                    format!("empty selector is invalid for {kind_word}"),
+                    go_label_selector(sel),
+                    "empty selector is invalid for deployment",
                 ));
             } else {
                 if let Some(ml) = sel.get("matchLabels").and_then(Value::as_object) {
@@ -899,7 +915,7 @@ pub fn validate_spec(info: &ResourceInfo, obj: &Value, errs: &mut Vec<FieldError
     match info.rules {
         KindRules::Deployment => {
             replicas_in_range(obj, "/spec/replicas", "spec.replicas", errs);
-            validate_selector_and_template(obj, "deployment", errs);
+            validate_selector_and_template(obj, errs);
             let st_type = obj
                 .pointer("/spec/strategy/type")
                 .and_then(Value::as_str)
@@ -988,7 +1004,7 @@ pub fn validate_spec(info: &ResourceInfo, obj: &Value, errs: &mut Vec<FieldError
         KindRules::ReplicaSet => {
             replicas_in_range(obj, "/spec/replicas", "spec.replicas", errs);
             nonneg(obj, "/spec/minReadySeconds", "spec.minReadySeconds", errs);
-            validate_selector_and_template(obj, "replicaset", errs);
+            validate_selector_and_template(obj, errs);
         }
         KindRules::Pod => validate_pod_spec(obj.get("spec"), "spec", errs),
         KindRules::ConfigMap => {
@@ -1089,6 +1105,17 @@ pub fn validate_spec(info: &ResourceInfo, obj: &Value, errs: &mut Vec<FieldError
         }
         KindRules::CustomResourceDefinition => validate_crd(obj, errs),
         KindRules::Rbac => validate_rbac(info, obj, errs),
+        KindRules::Event => {
+            for k in ["kind", "name"] {
+                let v = obj
+                    .pointer(&format!("/involvedObject/{k}"))
+                    .and_then(Value::as_str)
+                    .unwrap_or("");
+                if v.is_empty() {
+                    errs.push(FieldError::required(format!("involvedObject.{k}"), ""));
+                }
+            }
+        }
         KindRules::Node | KindRules::Namespace | KindRules::Binding | KindRules::Custom => {}
     }
 }
@@ -1483,6 +1510,12 @@ mod tests {
         assert_eq!(
             errors(("apps/v1", "Deployment"), &d),
             ["spec.template.metadata.labels: Invalid value: map[string]string{\"app\":\"api\", \"tier\":\"x\"}: `selector` does not match template `labels`"]
+        );
+        let mut d = deployment(1);
+        d["spec"]["selector"] = json!({});
+        assert_eq!(
+            errors(("apps/v1", "Deployment"), &d)[0],
+            "spec.selector: Invalid value: v1.LabelSelector{MatchLabels:map[string]string(nil), MatchExpressions:[]v1.LabelSelectorRequirement(nil)}: empty selector is invalid for deployment"
         );
         let mut d = deployment(1);
         d["spec"].as_object_mut().unwrap().remove("selector");

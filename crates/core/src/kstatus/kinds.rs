@@ -32,6 +32,8 @@ pub(super) fn rule_for(group_kind: &str) -> Option<Rule> {
 /// kstatus' `math.MaxInt32`: a progressDeadlineSeconds that means "no deadline".
 const MAX_INT32: i64 = 2_147_483_647;
 
+// Counts are Go `int`s in kstatus: differences wrap as Go's do (`wrapping_sub`), never panic.
+
 /// How long a Pod may stay unschedulable before it counts as Failed (`ScheduleWindow`).
 const SCHEDULE_WINDOW_MS: i64 = 15_000;
 
@@ -93,7 +95,7 @@ fn deployment(obj: &Value, _: i64) -> Result<KstatusResult, KstatusError> {
     if replicas > spec {
         return Ok(KstatusResult::in_progress(
             "ExtraPods",
-            format!("Pending termination: {}", replicas - spec),
+            format!("Pending termination: {}", replicas.wrapping_sub(spec)),
         ));
     }
     if updated > avail {
@@ -161,7 +163,7 @@ fn replica_set(obj: &Value, _: i64) -> Result<KstatusResult, KstatusError> {
     if replicas > spec {
         return Ok(KstatusResult::in_progress(
             "ExtraPods",
-            format!("Pending termination: {}", replicas - spec),
+            format!("Pending termination: {}", replicas.wrapping_sub(spec)),
         ));
     }
     Ok(KstatusResult::current(format!(
@@ -201,14 +203,14 @@ fn stateful_set(obj: &Value, _: i64) -> Result<KstatusResult, KstatusError> {
     if replicas > spec {
         return Ok(KstatusResult::in_progress(
             "ExtraPods",
-            format!("Pending termination: {}", replicas - spec),
+            format!("Pending termination: {}", replicas.wrapping_sub(spec)),
         ));
     }
     if partition != -1 {
-        if updated < spec - partition {
+        if updated < spec.wrapping_sub(partition) {
             return Ok(KstatusResult::in_progress(
                 "PartitionRollout",
-                format!("updated: {updated}/{}", spec - partition),
+                format!("updated: {updated}/{}", spec.wrapping_sub(partition)),
             ));
         }
         return Ok(KstatusResult::current(format!(
@@ -325,8 +327,10 @@ fn pod(obj: &Value, now_unix_ms: i64) -> Result<KstatusResult, KstatusError> {
             if unschedulable {
                 // A missing or unparseable creationTimestamp is Go's zero time: long ago.
                 let created = get_str(obj, &["metadata", "creationTimestamp"], "");
-                let within_window = crate::time::parse_rfc3339_unix_ms(created)
-                    .is_some_and(|created_ms| now_unix_ms - SCHEDULE_WINDOW_MS < created_ms);
+                let within_window =
+                    crate::time::parse_rfc3339_unix_ms(created).is_some_and(|created_ms| {
+                        now_unix_ms.saturating_sub(SCHEDULE_WINDOW_MS) < created_ms
+                    });
                 if within_window {
                     return Ok(KstatusResult::in_progress(
                         "PodNotScheduled",

@@ -180,6 +180,11 @@ pub fn compute(obj: &Value, now_unix_ms: i64) -> Result<KstatusResult, KstatusEr
     Ok(KstatusResult::current("Resource is current"))
 }
 
+/// [`compute`] at a simulated time (the engine's and the web view's clock).
+pub fn compute_at(obj: &Value, now: crate::time::SimTime) -> Result<KstatusResult, KstatusError> {
+    compute(obj, now.unix_ms())
+}
+
 /// `group/Kind`, or `Kind` for the core group, from apiVersion and kind. An apiVersion with more
 /// than one `/` does not parse in apimachinery, which then yields an empty GroupVersionKind.
 fn group_kind_key(obj: &Value) -> String {
@@ -425,6 +430,17 @@ mod tests {
             err(json!({"kind": "X", "status": "ok"})),
             "status: expected object, found a string"
         );
+    }
+
+    #[test]
+    fn compute_at_uses_the_simulated_clock() {
+        let pod = json!({"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"creationTimestamp": "2025-01-01T00:00:10Z"},
+            "status": {"phase": "Pending", "conditions": [
+                {"type": "PodScheduled", "status": "False", "reason": "Unschedulable"}]}});
+        let at = |ms| compute_at(&pod, crate::time::SimTime(ms)).unwrap().status;
+        assert_eq!(at(24_999), Status::InProgress);
+        assert_eq!(at(25_000), Status::Failed);
     }
 
     #[test]
