@@ -29,7 +29,6 @@ pub mod report;
 pub mod scenario;
 #[cfg(test)]
 mod scenario_tests;
-mod serde_time;
 pub mod workqueue;
 pub mod world;
 
