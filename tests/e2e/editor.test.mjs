@@ -152,6 +152,39 @@ test('undo restores the previous text and redo brings the edit back', async () =
   await context.close();
 });
 
+test('Format replaces the document from the app; undo brings the typed text back', async () => {
+  const { page, context, problems } = await openWithCodeMirror();
+  const compact = '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"typed","namespace":"default"}}';
+  await replaceText(page, compact);
+  await objectList(page).getByText('ConfigMap default/typed').waitFor();
+  await page.getByRole('button', { name: 'Format' }).click();
+  await page.waitForFunction(() => document.querySelector('.cm-content')?.innerText.startsWith('{\n  "apiVersion": "v1",'));
+  assert.equal(await page.locator('.cm-editor').count(), 1, 'the same editor, not a remount');
+  await editor(page).focus();
+  await page.keyboard.press('Control+z');
+  await page.waitForFunction((text) => document.querySelector('.cm-content')?.innerText === text, compact);
+  assert.deepEqual(problems, []);
+  await context.close();
+});
+
+test('YAML is highlighted as YAML', async () => {
+  const { page, context, problems } = await openWithCodeMirror();
+  await replaceText(page, 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: y  # a comment\ndata:\n  n: 3\n');
+  const key = page.locator('.cm-line span', { hasText: /^kind$/ });
+  await key.waitFor();
+  const colours = await page.evaluate(() => {
+    const colour = (re) => {
+      const span = [...document.querySelectorAll('.cm-line span')].find((s) => re.test(s.textContent));
+      return span && getComputedStyle(span).color;
+    };
+    return { key: colour(/^kind$/), comment: colour(/^# a comment$/) };
+  });
+  assert.deepEqual(colours, { key: 'rgb(38, 87, 201)', comment: 'rgb(89, 99, 110)' });
+  assert.equal(await page.locator('#spec-editor-diagnostics li').count(), 0);
+  assert.deepEqual(problems, []);
+  await context.close();
+});
+
 test('Tab and Shift+Tab move focus out of the editor instead of indenting', async () => {
   const { page, context, problems } = await openWithCodeMirror();
   const focusedId = () => page.evaluate(() => document.activeElement?.id ?? '');
@@ -163,6 +196,7 @@ test('Tab and Shift+Tab move focus out of the editor instead of indenting', asyn
   const before = await editor(page).innerText();
   await page.keyboard.press('Tab');
   assert.equal(await inEditor(), false, 'Tab left the editor');
+  assert.equal(await focusedId(), 'format', 'Tab reached the next control');
   assert.equal(await editor(page).innerText(), before, 'Tab inserted nothing');
 
   await editor(page).focus();

@@ -11,7 +11,7 @@ import {
   EditorView, keymap, lineNumbers, highlightActiveLine, highlightActiveLineGutter, drawSelection,
   highlightSpecialChars,
 } from '@codemirror/view';
-import { defaultKeymap, history, historyKeymap } from '@codemirror/commands';
+import { defaultKeymap, history, historyKeymap, isolateHistory } from '@codemirror/commands';
 import {
   HighlightStyle, syntaxHighlighting, bracketMatching, indentOnInput, foldGutter, foldKeymap,
 } from '@codemirror/language';
@@ -144,7 +144,8 @@ export function createEditor(parent, options, onChange, onApply) {
       view.dispatch({
         changes: { from: 0, to: view.state.doc.length, insert: text },
         selection: { anchor: Math.min(view.state.selection.main.head, text.length) },
-        annotations: fromApp.of(true),
+        // Its own undo step: never merged with the user's typing just before or after.
+        annotations: [fromApp.of(true), isolateHistory.of('full')],
       });
     },
     setDiagnostics(list) {

@@ -88,8 +88,9 @@ struct SpecPaneProps {
     on_input: Callback<String>,
 }
 
-/// The spec editor with parse errors marked as you type and a stand-in for Apply (Ctrl/Cmd+Enter)
-/// that only reports whether the text parses, until applying goes through the API server.
+/// The spec editor with parse errors marked as you type, Format (JSON, one object), and a
+/// stand-in for Apply (Ctrl/Cmd+Enter) that only reports whether the text parses, until applying
+/// goes through the API server. Text starting with `{` is JSON, anything else YAML (as kubectl).
 #[function_component(SpecPane)]
 fn spec_pane(props: &SpecPaneProps) -> Html {
     let applied = use_state(String::new);
@@ -100,6 +101,27 @@ fn spec_pane(props: &SpecPaneProps) -> Html {
         .map(Diagnostic::from)
         .into_iter()
         .collect();
+    let language = if props.text.trim_start().starts_with('{') {
+        Language::Json
+    } else {
+        Language::Yaml
+    };
+    let formatted = match (&parsed, language) {
+        (Ok(docs), Language::Json) => match docs.as_slice() {
+            [doc] => serde_json::to_string_pretty(doc).ok(),
+            _ => None,
+        },
+        _ => None,
+    };
+    let on_format = {
+        let on_input = props.on_input.clone();
+        let formatted = formatted.clone();
+        Callback::from(move |_: MouseEvent| {
+            if let Some(text) = &formatted {
+                on_input.emit(text.clone());
+            }
+        })
+    };
     let on_apply = {
         let (applied, text) = (applied.clone(), props.text.clone());
         Callback::from(move |()| {
@@ -112,8 +134,9 @@ fn spec_pane(props: &SpecPaneProps) -> Html {
     html! {
         <section class="pane editor" aria-labelledby="editor-h">
             <h2 id="editor-h">{ "Spec" }</h2>
-            <CodeEditor value={props.text.clone()} language={Language::Json} {diagnostics}
+            <CodeEditor value={props.text.clone()} {language} {diagnostics}
                 on_change={props.on_input.clone()} {on_apply} />
+            <button id="format" onclick={on_format} disabled={formatted.is_none()}>{ "Format" }</button>
             <output id="apply-status" aria-live="polite">{ (*applied).clone() }</output>
         </section>
     }
