@@ -1,9 +1,10 @@
 //! The app shell: header, object list, editor, status panel, step/play controls.
 
+use converge_core::parse::parse_documents;
 use gloo_timers::callback::Interval;
-use web_sys::HtmlTextAreaElement;
 use yew::prelude::*;
 
+use crate::editor::{CodeEditor, Diagnostic, Language};
 use crate::state::{Model, Msg};
 
 /// Wall-clock milliseconds between automatic steps while playing at 1x.
@@ -43,10 +44,7 @@ impl Component for App {
     fn view(&self, ctx: &Context<Self>) -> Html {
         let link = ctx.link();
         let m = &self.model;
-        let on_input = link.callback(|e: InputEvent| {
-            let area: HtmlTextAreaElement = e.target_unchecked_into();
-            Msg::EditorInput(area.value())
-        });
+        let on_input = link.callback(Msg::EditorInput);
         let object_label = object_label(&m.editor_text);
         html! {
             <div class="shell">
@@ -71,12 +69,7 @@ impl Component for App {
                             <li>{ object_label }</li>
                         </ul>
                     </section>
-                    <section class="pane editor" aria-labelledby="editor-h">
-                        <h2 id="editor-h">{ "Spec" }</h2>
-                        <label class="visually-hidden" for="spec-editor">{ "Object spec (JSON)" }</label>
-                        <textarea id="spec-editor" spellcheck="false" value={m.editor_text.clone()}
-                            oninput={on_input} />
-                    </section>
+                    <SpecPane text={AttrValue::from(m.editor_text.clone())} {on_input} />
                     <section class="pane status" aria-labelledby="status-h">
                         <h2 id="status-h">{ "Status" }</h2>
                         <dl class="status-fields">
@@ -86,6 +79,66 @@ impl Component for App {
                 </main>
             </div>
         }
+    }
+}
+
+#[derive(Properties, PartialEq)]
+struct SpecPaneProps {
+    text: AttrValue,
+    on_input: Callback<String>,
+}
+
+/// The spec editor with parse errors marked as you type, Format (JSON, one object), and a
+/// stand-in for Apply (Ctrl/Cmd+Enter) that only reports whether the text parses, until applying
+/// goes through the API server. Text starting with `{` is JSON, anything else YAML (as kubectl).
+#[function_component(SpecPane)]
+fn spec_pane(props: &SpecPaneProps) -> Html {
+    let applied = use_state(String::new);
+    let parsed = parse_documents(&props.text);
+    let diagnostics: Vec<Diagnostic> = parsed
+        .as_ref()
+        .err()
+        .map(Diagnostic::from)
+        .into_iter()
+        .collect();
+    let language = if props.text.trim_start().starts_with('{') {
+        Language::Json
+    } else {
+        Language::Yaml
+    };
+    let formatted = match (&parsed, language) {
+        (Ok(docs), Language::Json) => match docs.as_slice() {
+            [doc] => serde_json::to_string_pretty(doc).ok(),
+            _ => None,
+        },
+        _ => None,
+    };
+    let on_format = {
+        let on_input = props.on_input.clone();
+        let formatted = formatted.clone();
+        Callback::from(move |_: MouseEvent| {
+            if let Some(text) = &formatted {
+                on_input.emit(text.clone());
+            }
+        })
+    };
+    let on_apply = {
+        let (applied, text) = (applied.clone(), props.text.clone());
+        Callback::from(move |()| {
+            applied.set(match parse_documents(&text) {
+                Ok(_) => "applied".to_owned(),
+                Err(e) => format!("not applied: {e}"),
+            })
+        })
+    };
+    html! {
+        <section class="pane editor" aria-labelledby="editor-h">
+            <h2 id="editor-h">{ "Spec" }</h2>
+            <CodeEditor value={props.text.clone()} {language} {diagnostics}
+                on_change={props.on_input.clone()} {on_apply} />
+            <button id="format" onclick={on_format} disabled={formatted.is_none()}>{ "Format" }</button>
+            <output id="apply-status" aria-live="polite">{ (*applied).clone() }</output>
+        </section>
     }
 }
 

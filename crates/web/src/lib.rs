@@ -5,6 +5,7 @@
 //! [`app`] only formats.
 
 pub mod app;
+pub mod editor;
 pub mod panic_panel;
 pub mod state;
 
