@@ -11,4 +11,6 @@ pub mod kstatus;
 pub mod parse;
 pub mod rollout;
 pub mod scenario;
+#[doc(hidden)]
+pub mod testkit;
 pub mod time;

@@ -30,6 +30,9 @@ pub const MAX_INPUT_BYTES: usize = 8 * 1024 * 1024;
 /// The deepest nesting of arrays and objects accepted (the document itself is depth 1).
 pub const MAX_DEPTH: usize = 100;
 
+/// The message for input with no document in it.
+pub const EMPTY_INPUT: &str = "the input is empty: no Kubernetes objects found";
+
 /// A 1-based position in the input text.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Location {
@@ -110,9 +113,7 @@ pub fn parse_documents(text: &str) -> Result<Vec<Value>, ParseError> {
         }
     }
     if objects.is_empty() {
-        return Err(ParseError::new(
-            "the input is empty: no Kubernetes objects found",
-        ));
+        return Err(ParseError::new(EMPTY_INPUT));
     }
     Ok(objects)
 }
@@ -209,7 +210,7 @@ fn parse_yaml_stream(text: &str) -> Result<Vec<Value>, ParseError> {
         match TopDocument::deserialize_from(document, true) {
             Ok(v) => docs.push(v),
             Err(e) => {
-                let message = strip_positions(&e.to_string());
+                let message = shorten_path(strip_positions(&e.to_string()));
                 return Err(match e.location() {
                     Some(loc) => ParseError::at(loc.line(), loc.column(), message),
                     None => ParseError::new(message),
@@ -218,6 +219,32 @@ fn parse_yaml_stream(text: &str) -> Result<Vec<Value>, ParseError> {
         }
     }
     Ok(docs)
+}
+
+/// A field path of a deep document (`data[0][0][0]...`) would fill the screen: its middle is
+/// elided at segment boundaries, keeping about 40 characters at each end.
+fn shorten_path(message: String) -> String {
+    let Some(end) = message.find(": ") else {
+        return message;
+    };
+    let path = &message[..end];
+    if path.len() <= 100 || path.contains(' ') {
+        return message;
+    }
+    let is_segment_start = |i: usize| matches!(path.as_bytes()[i], b'.' | b'[');
+    let head_end = (1..=40).rev().find(|&i| is_segment_start(i)).unwrap_or(40);
+    let tail_start = (path.len() - 40..path.len())
+        .find(|&i| is_segment_start(i))
+        .unwrap_or(path.len() - 40);
+    if !path.is_char_boundary(head_end) || !path.is_char_boundary(tail_start) {
+        return message;
+    }
+    format!(
+        "{}...{}{}",
+        &path[..head_end],
+        &path[tail_start..],
+        &message[end..]
+    )
 }
 
 /// Drops the parsers' own ` at line L column C` (and ` at position N`) from a message, since

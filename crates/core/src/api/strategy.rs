@@ -369,6 +369,112 @@ fn kind_types(rules: KindRules) -> &'static [(&'static str, Ty, &'static str)] {
     }
 }
 
+/// apimachinery's `ErrFormatWrong`, for a quantity that does not match its grammar.
+pub const QUANTITY_FORMAT_WRONG: &str =
+    "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'";
+/// apimachinery's `ErrSuffix`, for a well-formed quantity with an unknown suffix (`192i`).
+pub const QUANTITY_SUFFIX: &str = "unable to parse quantity's suffix";
+/// apimachinery's `ErrNumeric`, for a quantity whose number does not parse (`.`).
+pub const QUANTITY_NUMERIC: &str = "unable to parse numeric part of quantity";
+
+/// Why `resource.ParseQuantity` refuses `text`, following its scanner: sign, digits, one
+/// optional fraction, then a suffix (binary `Ki`..`Ei`, decimal `n`..`E`, or an exponent
+/// `e3`/`E-2`). `None` when it parses.
+pub fn quantity_error(text: &str) -> Option<&'static str> {
+    let s = text.as_bytes();
+    if s.is_empty() {
+        return Some(QUANTITY_FORMAT_WRONG);
+    }
+    let mut pos = usize::from(matches!(s[0], b'-' | b'+'));
+    let digits = |from: usize| from + s[from..].iter().take_while(|c| c.is_ascii_digit()).count();
+    let num_end = digits(pos);
+    let mut mantissa_digits = num_end - pos;
+    pos = num_end;
+    if s.get(pos) == Some(&b'.') {
+        let denom_end = digits(pos + 1);
+        mantissa_digits += denom_end - pos - 1;
+        pos = denom_end;
+    }
+    let suffix_start = pos;
+    pos += s[pos..]
+        .iter()
+        .take_while(|c| b"eEinumkKMGTP".contains(c))
+        .count();
+    if pos < s.len() && matches!(s[pos], b'-' | b'+') {
+        pos += 1;
+    }
+    if digits(pos) != s.len() {
+        return Some(QUANTITY_FORMAT_WRONG);
+    }
+    let suffix = &text[suffix_start..];
+    let known = matches!(
+        suffix,
+        "" | "Ki"
+            | "Mi"
+            | "Gi"
+            | "Ti"
+            | "Pi"
+            | "Ei"
+            | "n"
+            | "u"
+            | "m"
+            | "k"
+            | "M"
+            | "G"
+            | "T"
+            | "P"
+            | "E"
+    ) || (suffix.len() > 1
+        && matches!(suffix.as_bytes()[0], b'e' | b'E')
+        && suffix[1..].parse::<i32>().is_ok());
+    if !known {
+        return Some(QUANTITY_SUFFIX);
+    }
+    if mantissa_digits == 0 {
+        return Some(QUANTITY_NUMERIC);
+    }
+    None
+}
+
+/// The typed decoding of each container: an object, `name` and `image` strings, `resources`
+/// an object whose `requests` and `limits` map resource names to quantities.
+fn check_containers(obj: &Value, ptr: &str, go_path: &str) -> Result<(), String> {
+    let Some(Value::Array(containers)) = obj.pointer(ptr) else {
+        return Ok(());
+    };
+    for c in containers {
+        check(c, Ty::Object("v1.Container"), &format!("PodSpec.{go_path}"))?;
+        let go = |field: &str| format!("Container.{go_path}.{field}");
+        for (field, ty) in [
+            ("name", Ty::Str),
+            ("image", Ty::Str),
+            ("resources", Ty::Object("v1.ResourceRequirements")),
+        ] {
+            if let Some(v) = c.get(field) {
+                check(v, ty, &go(field))?;
+            }
+        }
+        for list in ["requests", "limits"] {
+            let Some(v) = c.pointer(&format!("/resources/{list}")) else {
+                continue;
+            };
+            let go_field = format!("ResourceRequirements.{go_path}.resources.{list}");
+            check(v, Ty::Object("v1.ResourceList"), &go_field)?;
+            for q in v.as_object().into_iter().flat_map(|m| m.values()) {
+                let text = match q {
+                    Value::Null => continue,
+                    Value::String(s) => s.trim().to_owned(),
+                    other => other.to_string(),
+                };
+                if let Some(e) = quantity_error(&text) {
+                    return Err(e.to_owned());
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Typed decoding: a value of the wrong JSON type in a field the kind defines is refused as
 /// kube's decoder refuses it (400, naming the Go field). Custom resources are schemaless here,
 /// so only their metadata is typed.
@@ -393,6 +499,27 @@ pub fn type_check(info: &ResourceInfo, obj: &Value) -> Result<(), String> {
                 )
             })?;
         }
+    }
+    let containers = match info.rules {
+        KindRules::Deployment | KindRules::ReplicaSet => Some((
+            "/spec/template/spec/containers",
+            "spec.template.spec.containers",
+        )),
+        KindRules::Pod => Some(("/spec/containers", "spec.containers")),
+        _ => None,
+    };
+    if let Some((ptr, go_path)) = containers {
+        check_containers(obj, ptr, go_path).map_err(|e| {
+            let (_, version) = split_api_version(
+                obj.get("apiVersion")
+                    .and_then(Value::as_str)
+                    .unwrap_or("v1"),
+            );
+            format!(
+                "{kind} in version \"{version}\" cannot be handled as a {kind}: {e}",
+                kind = info.kind
+            )
+        })?;
     }
     Ok(())
 }
@@ -654,6 +781,29 @@ fn validate_pod_spec(spec: Option<&Value>, field: &str, errs: &mut Vec<FieldErro
             .is_empty()
         {
             errs.push(FieldError::required(format!("{path}.image"), ""));
+        }
+        // ValidateResourceRequirements: quantities are never negative.
+        for list in ["requests", "limits"] {
+            let Some(m) = c
+                .pointer(&format!("/resources/{list}"))
+                .and_then(Value::as_object)
+            else {
+                continue;
+            };
+            for (resource, q) in m {
+                let text = match q {
+                    Value::String(s) => s.trim().to_owned(),
+                    Value::Number(n) => n.to_string(),
+                    _ => continue,
+                };
+                if text.starts_with('-') && text.bytes().any(|b| (b'1'..=b'9').contains(&b)) {
+                    errs.push(FieldError::invalid(
+                        format!("{path}.resources.{list}[{resource}]"),
+                        json!(text),
+                        "must be greater than or equal to 0",
+                    ));
+                }
+            }
         }
     }
 }
@@ -1590,5 +1740,27 @@ mod tests {
         assert!(errs[0]
             .to_string()
             .starts_with("spec: Forbidden: pod updates may not change fields other than"));
+    }
+}
+
+#[cfg(test)]
+mod quantity_tests {
+    use super::{quantity_error, QUANTITY_FORMAT_WRONG, QUANTITY_NUMERIC, QUANTITY_SUFFIX};
+
+    #[test]
+    fn quantities_parse_as_apimachinery_parses_them() {
+        for ok in [
+            "1", "100m", "64Mi", "1.5", "2Gi", "1e3", "1E-2", "+1", "-1", "0", "1.", ".5", "5k",
+        ] {
+            assert_eq!(quantity_error(ok), None, "{ok}");
+        }
+        for bad in ["", "lots", "1.5.5", "64Mx", "1 Gi", "0x10", "true"] {
+            assert_eq!(quantity_error(bad), Some(QUANTITY_FORMAT_WRONG), "{bad}");
+        }
+        for bad in ["192i", "1mi", "5KK", "1e"] {
+            assert_eq!(quantity_error(bad), Some(QUANTITY_SUFFIX), "{bad}");
+        }
+        assert_eq!(quantity_error("."), Some(QUANTITY_NUMERIC));
+        assert_eq!(quantity_error("Mi"), Some(QUANTITY_NUMERIC));
     }
 }

@@ -41,3 +41,36 @@ pub use report::{
     StopReason,
 };
 pub use world::{ClusterConfig, ControllerSet, Fault, Input, NodeSpec, RunState, World};
+
+/// A stable hash of a trace: FNV-1a 64 over every line followed by `\n`, as 16 lower-case hex
+/// digits. The same on every platform (natively and in wasm), unlike std's randomized hasher,
+/// so two builds can compare runs by this one value.
+pub fn trace_hash<'a>(lines: impl IntoIterator<Item = &'a str>) -> String {
+    const OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
+    const PRIME: u64 = 0x0000_0100_0000_01b3;
+    let mut h = OFFSET;
+    for line in lines {
+        for &b in line.as_bytes().iter().chain(b"\n") {
+            h ^= u64::from(b);
+            h = h.wrapping_mul(PRIME);
+        }
+    }
+    format!("{h:016x}")
+}
+
+impl World {
+    /// [`trace_hash`] of this world's trace so far.
+    pub fn trace_hash(&self) -> String {
+        trace_hash(self.trace().iter().map(String::as_str))
+    }
+}
+
+#[cfg(test)]
+mod trace_hash_tests {
+    #[test]
+    fn trace_hash_is_fnv1a_64_of_the_lines() {
+        // FNV-1a 64 of "" is the offset basis; of "a\n" a known constant.
+        assert_eq!(super::trace_hash([]), "cbf29ce484222325");
+        assert_eq!(super::trace_hash(["a"]), "089bdc07b544e7b2");
+    }
+}

@@ -16,7 +16,12 @@ pub fn load(text: &str) -> Result<Scenario, ScenarioError> {
     let docs = parse::parse_documents(text).map_err(|e| ScenarioError {
         location: e.location,
         path: String::new(),
-        message: e.message,
+        // A scenario file holds a scenario, not Kubernetes objects.
+        message: if e.message == parse::EMPTY_INPUT {
+            format!("the file is empty: a scenario starts with `apiVersion: {API_VERSION}` and `kind: {KIND}`")
+        } else {
+            e.message
+        },
     })?;
     if docs.len() != 1 {
         return Err(ScenarioError::new(

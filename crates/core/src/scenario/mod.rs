@@ -136,5 +136,18 @@ impl Scenario {
     }
 }
 
+/// Loads a scenario file, runs it to its end with `seed` (default options otherwise) and returns
+/// the [`crate::engine::trace_hash`] of the world's trace: the value the native and the wasm
+/// builds compare (`tests/determinism/hashes.txt`).
+pub fn trace_hash_of(text: &str, seed: u64) -> Result<String, ScenarioError> {
+    let scenario = Scenario::load(text)?;
+    let options = RunOptions {
+        seed: Some(seed),
+        ..RunOptions::default()
+    };
+    let outcome = scenario.run(&options)?;
+    Ok(outcome.run.world().trace_hash())
+}
+
 #[cfg(test)]
 mod tests;

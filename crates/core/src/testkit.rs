@@ -1,0 +1,543 @@
+//! Properties shared by the fuzz targets (`fuzz/`) and the tests that replay their corpus
+//! (`crates/core/tests/fuzz_regressions.rs`): each `check_*` takes raw bytes, drives one user
+//! entry point with them and panics only when a property is broken, so libFuzzer and
+//! `cargo test` run the very same checks.
+//!
+//! Not part of the public API: hidden from docs, no stability promise.
+
+use serde_json::{json, Value};
+
+use crate::api::{ApiRequest, ApiServer, GroupResource, ObjectKey, PatchType, Subresource, Verb};
+use crate::parse;
+use crate::scenario::{Duration, RunOptions, Scenario, Until};
+use crate::time::SimTime;
+
+// ---- parsing ---------------------------------------------------------------------------------
+
+/// Parses `data` as a pasted manifest. On success every object must print back (as JSON and as
+/// YAML) to text that parses to the same objects, field order included.
+pub fn check_parse(data: &[u8]) {
+    let Ok(objects) = parse::parse_document_bytes(data) else {
+        return;
+    };
+    assert!(!objects.is_empty(), "a successful parse has objects");
+    let as_json = objects
+        .iter()
+        .map(|o| serde_json::to_string(o).expect("a parsed value serialises"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let reparsed = parse::parse_documents(&as_json)
+        .unwrap_or_else(|e| panic!("JSON re-serialisation does not parse: {e}\n{as_json}"));
+    assert_same(&objects, &reparsed, "JSON");
+
+    // JSON allows a `<<` key; in YAML it is a merge key, so such objects cannot round-trip.
+    if objects.iter().any(has_merge_key) {
+        return;
+    }
+    let as_yaml = objects
+        .iter()
+        .map(|o| serde_yaml_ng::to_string(o).expect("a parsed value serialises as YAML"))
+        .collect::<Vec<_>>()
+        .join("---\n");
+    let reparsed = parse::parse_documents(&as_yaml)
+        .unwrap_or_else(|e| panic!("YAML re-serialisation does not parse: {e}\n{as_yaml}"));
+    assert_same(&objects, &reparsed, "YAML");
+}
+
+fn assert_same(a: &[Value], b: &[Value], how: &str) {
+    let text = |v: &[Value]| serde_json::to_string(v).unwrap_or_default();
+    assert_eq!(text(a), text(b), "{how} round trip changed the objects");
+}
+
+fn has_merge_key(v: &Value) -> bool {
+    match v {
+        Value::Object(m) => m.iter().any(|(k, c)| k == "<<" || has_merge_key(c)),
+        Value::Array(a) => a.iter().any(has_merge_key),
+        _ => false,
+    }
+}
+
+// ---- API requests ----------------------------------------------------------------------------
+
+/// Reads decisions from fuzz bytes; past the end every read is 0.
+struct Bytes<'a> {
+    data: &'a [u8],
+}
+
+impl<'a> Bytes<'a> {
+    fn byte(&mut self) -> u8 {
+        match self.data.split_first() {
+            Some((b, rest)) => {
+                self.data = rest;
+                *b
+            }
+            None => 0,
+        }
+    }
+
+    fn pick<T: Copy>(&mut self, options: &[T]) -> T {
+        options[usize::from(self.byte()) % options.len()]
+    }
+
+    fn is_empty(&self) -> bool {
+        self.data.is_empty()
+    }
+
+    /// A length-prefixed chunk of the remaining bytes.
+    fn chunk(&mut self) -> &'a [u8] {
+        let len = usize::from(self.byte()) * 4;
+        let (head, rest) = self.data.split_at(len.min(self.data.len()));
+        self.data = rest;
+        head
+    }
+}
+
+const PRINCIPALS: &[&str] = &[
+    "alice",
+    "admin",
+    "mallory",
+    "system:serviceaccount:kube-system:deployment-controller",
+    "system:kube-scheduler",
+    "system:node:node-1",
+];
+
+const RESOURCES: &[(&str, &str, &str, &str)] = &[
+    // group, resource, apiVersion, kind
+    ("apps", "deployments", "apps/v1", "Deployment"),
+    ("apps", "replicasets", "apps/v1", "ReplicaSet"),
+    ("", "pods", "v1", "Pod"),
+    ("", "configmaps", "v1", "ConfigMap"),
+    ("", "services", "v1", "Service"),
+    ("", "namespaces", "v1", "Namespace"),
+    ("", "nodes", "v1", "Node"),
+    ("example.com", "databases", "example.com/v1", "Database"),
+    (
+        "autoscaling",
+        "horizontalpodautoscalers",
+        "autoscaling/v2",
+        "HorizontalPodAutoscaler",
+    ),
+    (
+        "apiextensions.k8s.io",
+        "customresourcedefinitions",
+        "apiextensions.k8s.io/v1",
+        "CustomResourceDefinition",
+    ),
+];
+
+const NAMES: &[&str] = &[
+    "web", "cfg", "orders", "p", "new", "default", "node-1", "Bad_Name", "",
+];
+const NAMESPACES: &[&str] = &["default", "kube-system", "", "nope"];
+
+/// Field paths the request bodies edit, and the values put there.
+const PATHS: &[&[&str]] = &[
+    &["spec", "replicas"],
+    &["spec", "selector"],
+    &["spec", "selector", "matchLabels", "app"],
+    &["spec", "template", "metadata", "labels"],
+    &["spec", "template", "spec", "containers"],
+    &["spec", "template", "spec", "containers", "0", "image"],
+    &[
+        "spec",
+        "template",
+        "spec",
+        "containers",
+        "0",
+        "resources",
+        "requests",
+        "cpu",
+    ],
+    &["spec", "strategy", "rollingUpdate", "maxSurge"],
+    &["spec", "paused"],
+    &["spec", "version"],
+    &["status", "replicas"],
+    &["status", "observedGeneration"],
+    &["status", "conditions"],
+    &["status", "phase"],
+    &["metadata", "name"],
+    &["metadata", "namespace"],
+    &["metadata", "labels", "app"],
+    &["metadata", "annotations"],
+    &["metadata", "resourceVersion"],
+    &["metadata", "uid"],
+    &["metadata", "generation"],
+    &["metadata", "finalizers"],
+    &["metadata", "ownerReferences"],
+    &["metadata", "deletionTimestamp"],
+    &["metadata"],
+    &["spec"],
+    &["data", "k"],
+    &["apiVersion"],
+    &["kind"],
+];
+
+fn value_from(b: &mut Bytes) -> Value {
+    match b.byte() % 16 {
+        0 => Value::Null,
+        1 => json!(-1),
+        2 => json!(0),
+        3 => json!(3),
+        4 => json!(10_001),
+        5 => json!(i64::MAX),
+        6 => json!(1.5),
+        7 => json!("web"),
+        8 => json!("100m"),
+        9 => json!(""),
+        10 => json!(true),
+        11 => json!([]),
+        12 => json!({}),
+        13 => json!([{"type": "Ready", "status": "True", "reason": "Ok", "message": "",
+                      "lastTransitionTime": "2025-01-01T00:00:00Z"},
+                     {"type": "Ready", "status": "Maybe", "reason": "", "message": "",
+                      "lastTransitionTime": "2025-01-01T00:00:00Z"}]),
+        14 => json!({"app": "web"}),
+        _ => {
+            // Raw text from the fuzz bytes, as a string or (when it parses) a document.
+            let chunk = b.chunk();
+            let text = String::from_utf8_lossy(chunk).into_owned();
+            match parse::parse_documents(&text) {
+                Ok(mut docs) => docs.swap_remove(0),
+                Err(_) => Value::String(text),
+            }
+        }
+    }
+}
+
+fn set_path(target: &mut Value, path: &[&str], value: Value) {
+    let Some((last, parents)) = path.split_last() else {
+        *target = value;
+        return;
+    };
+    let mut cur = target;
+    for seg in parents {
+        cur = match cur {
+            Value::Array(a) => match seg.parse::<usize>().ok().and_then(|i| a.get_mut(i)) {
+                Some(v) => v,
+                None => return,
+            },
+            Value::Object(m) => m.entry(seg.to_string()).or_insert_with(|| json!({})),
+            _ => return,
+        };
+    }
+    match cur {
+        Value::Object(m) => {
+            m.insert(last.to_string(), value);
+        }
+        Value::Array(a) => {
+            if let Some(slot) = last.parse::<usize>().ok().and_then(|i| a.get_mut(i)) {
+                *slot = value;
+            }
+        }
+        _ => {}
+    }
+}
+
+/// A body for `kind` named `name`: a valid object, then up to 4 edits from the fuzz bytes.
+fn body_from(b: &mut Bytes, api_version: &str, kind: &str, name: &str) -> Value {
+    let mut body = template(api_version, kind, name);
+    for _ in 0..b.byte() % 5 {
+        let path = b.pick(PATHS);
+        let value = value_from(b);
+        set_path(&mut body, path, value);
+    }
+    body
+}
+
+/// A valid object of each fuzzed kind.
+pub fn template(api_version: &str, kind: &str, name: &str) -> Value {
+    let meta = json!({"name": name, "namespace": "default", "labels": {"app": "web"}});
+    let spec = match kind {
+        "Deployment" | "ReplicaSet" => json!({
+            "replicas": 1,
+            "selector": {"matchLabels": {"app": "web"}},
+            "template": {"metadata": {"labels": {"app": "web"}},
+                "spec": {"containers": [{"name": "app", "image": "nginx:1.25",
+                    "resources": {"requests": {"cpu": "100m", "memory": "64Mi"}}}]}}}),
+        "Pod" => json!({"containers": [{"name": "app", "image": "nginx:1.25"}]}),
+        "Service" => json!({"selector": {"app": "web"}, "ports": [{"port": 80}]}),
+        "Database" => json!({"replicas": 1, "version": "16"}),
+        "HorizontalPodAutoscaler" => json!({
+            "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
+            "minReplicas": 1, "maxReplicas": 5}),
+        "CustomResourceDefinition" => {
+            return json!({"apiVersion": api_version, "kind": kind,
+                "metadata": {"name": "widgets.example.com"},
+                "spec": {"group": "example.com", "scope": "Namespaced",
+                    "names": {"plural": "widgets", "singular": "widget", "kind": "Widget",
+                              "listKind": "WidgetList"},
+                    "versions": [{"name": "v1", "served": true, "storage": true,
+                        "schema": {"openAPIV3Schema": {"type": "object"}}}]}});
+        }
+        "ConfigMap" => {
+            return json!({"apiVersion": api_version, "kind": kind, "metadata": meta,
+                          "data": {"k": "v"}});
+        }
+        "Namespace" | "Node" => {
+            return json!({"apiVersion": api_version, "kind": kind, "metadata": {"name": name}});
+        }
+        _ => json!({}),
+    };
+    json!({"apiVersion": api_version, "kind": kind, "metadata": meta, "spec": spec})
+}
+
+/// The API server the request fuzzer starts from: the defaults plus one object of most kinds,
+/// the Database CRD (with the status subresource) and a Database.
+pub fn seeded_api_server() -> ApiServer {
+    let mut api = ApiServer::new();
+    let crd = json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": "databases.example.com"},
+        "spec": {"group": "example.com", "scope": "Namespaced",
+            "names": {"plural": "databases", "singular": "database", "kind": "Database",
+                      "listKind": "DatabaseList"},
+            "versions": [{"name": "v1", "served": true, "storage": true,
+                "subresources": {"status": {}},
+                "schema": {"openAPIV3Schema": {"type": "object"}}}]}});
+    let objects = [
+        crd,
+        template("apps/v1", "Deployment", "web"),
+        template("v1", "ConfigMap", "cfg"),
+        template("v1", "Pod", "p"),
+        template("v1", "Service", "web"),
+        template("example.com/v1", "Database", "orders"),
+        template("v1", "Node", "node-1"),
+    ];
+    for obj in objects {
+        let Some(info) = api.resource_for(
+            obj["apiVersion"].as_str().unwrap_or_default(),
+            obj["kind"].as_str().unwrap_or_default(),
+        ) else {
+            panic!("seed kind unknown: {obj}");
+        };
+        let created = api.handle(SimTime::ZERO, ApiRequest::create("admin", info.gr, "", obj));
+        assert!(created.is_ok(), "seed object refused: {created:?}");
+    }
+    api.drain_watch_events();
+    api
+}
+
+/// Everything a client could observe in the store: every object printed, with the global
+/// resourceVersion.
+pub fn store_snapshot(api: &ApiServer) -> (u64, Vec<(ObjectKey, String)>) {
+    let objects = api
+        .objects()
+        .map(|(k, v)| (k.clone(), serde_json::to_string(v).unwrap_or_default()))
+        .collect();
+    (api.resource_version(), objects)
+}
+
+fn decode_request(b: &mut Bytes) -> ApiRequest {
+    let principal = b.pick(PRINCIPALS);
+    let (group, resource, api_version, kind) = b.pick(RESOURCES);
+    let gr = GroupResource::new(group, resource);
+    let namespace = b.pick(NAMESPACES);
+    let name = b.pick(NAMES);
+    let status = b.byte().is_multiple_of(4);
+    let mut req = match b.byte() % 8 {
+        0 => ApiRequest::get(principal, gr, namespace, name),
+        1 => ApiRequest::list(principal, gr, namespace, None),
+        2 | 3 => {
+            let body = body_from(b, api_version, kind, name);
+            ApiRequest::create(principal, gr, namespace, body)
+        }
+        4 => {
+            let body = body_from(b, api_version, kind, name);
+            ApiRequest::update(principal, gr, namespace, name, body)
+        }
+        5 => {
+            let mut patch = json!({});
+            for _ in 0..=b.byte() % 3 {
+                let path = b.pick(PATHS);
+                let value = value_from(b);
+                set_path(&mut patch, path, value);
+            }
+            ApiRequest::patch(principal, gr, namespace, name, PatchType::Merge, patch)
+        }
+        6 => {
+            let mut ops = Vec::new();
+            for _ in 0..=b.byte() % 3 {
+                let op = b.pick(&["add", "remove", "replace", "test", "move", "copy"]);
+                let path = format!("/{}", b.pick(PATHS).join("/"));
+                let from = format!("/{}", b.pick(PATHS).join("/"));
+                ops.push(json!({"op": op, "path": path, "from": from, "value": value_from(b)}));
+            }
+            ApiRequest::patch(principal, gr, namespace, name, PatchType::Json, json!(ops))
+        }
+        _ => ApiRequest::delete(principal, gr, namespace, name),
+    };
+    if status && matches!(req.verb, Verb::Get | Verb::Update | Verb::Patch) {
+        req.subresource = Some(Subresource::Status);
+    }
+    req
+}
+
+fn field<'a>(obj: Option<&'a Value>, key: &str) -> Option<&'a Value> {
+    obj.and_then(|o| o.get(key))
+}
+
+fn rv_of(obj: &Value) -> u64 {
+    obj.pointer("/metadata/resourceVersion")
+        .and_then(Value::as_str)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0)
+}
+
+/// Sends up to 16 requests decoded from `data` to a seeded API server and checks after each:
+/// a refused request leaves the store byte-identical (objects and resourceVersion) and adds
+/// exactly one audit entry; resourceVersion never goes backwards and watch events carry
+/// increasing resourceVersions above the previous one; main-resource writes keep the stored
+/// status and `/status` writes keep the stored spec, where the kind has the subresource.
+pub fn check_api_requests(data: &[u8]) {
+    let mut api = seeded_api_server();
+    let mut b = Bytes { data };
+    let mut now = SimTime::ZERO;
+    for _ in 0..16 {
+        if b.is_empty() {
+            break;
+        }
+        now = now.plus_ms(1000);
+        let req = decode_request(&mut b);
+        check_one_request(&mut api, now, req);
+    }
+}
+
+fn check_one_request(api: &mut ApiServer, now: SimTime, req: ApiRequest) {
+    let before = store_snapshot(api);
+    let audit_before = api.audit_len();
+    let pending_before = api.pending_watch_events();
+    let info = api.resource_info(&req.gr);
+    let key = ObjectKey::new(req.gr.clone(), &req.namespace, &req.name);
+    let target_before = api.get(&key).cloned();
+    let verb = req.verb;
+    let subresource = req.subresource;
+    let described = format!("{req:?}");
+
+    let result = api.handle(now, req);
+    let after = store_snapshot(api);
+    assert!(
+        after.0 >= before.0,
+        "resourceVersion went backwards: {} -> {} on {described}",
+        before.0,
+        after.0
+    );
+    for (k, text) in &after.1 {
+        let obj: Value = serde_json::from_str(text).unwrap_or_default();
+        assert!(
+            rv_of(&obj) <= after.0,
+            "{k:?} has a resourceVersion above the server's {}",
+            after.0
+        );
+    }
+    match &result {
+        Err(e) => {
+            assert!(
+                before == after,
+                "refused request ({} {}) changed the store: {described}",
+                e.code(),
+                e.message
+            );
+            assert_eq!(
+                api.audit_len(),
+                audit_before + 1,
+                "one audit entry per refusal"
+            );
+            assert_eq!(api.pending_watch_events(), pending_before, "no watch event");
+            assert!(!e.message.is_empty(), "a refusal has a message");
+        }
+        Ok(_) if matches!(verb, Verb::Get | Verb::List) => {
+            assert!(before == after, "a read changed the store: {described}");
+        }
+        Ok(_) => {
+            let target_after = api.get(&key);
+            let has_status = info.as_ref().is_some_and(|i| {
+                i.status_subresource && i.gr.resource != "customresourcedefinitions"
+            });
+            if has_status && matches!(verb, Verb::Update | Verb::Patch) && target_after.is_some() {
+                let (kept, what) = match subresource {
+                    None => ("status", "a main-resource write changed status"),
+                    Some(Subresource::Status) => ("spec", "a /status write changed spec"),
+                };
+                assert_eq!(
+                    field(target_before.as_ref(), kept),
+                    field(target_after, kept),
+                    "{what}: {described}"
+                );
+            }
+        }
+    }
+    let mut last = before.0;
+    for ev in api.drain_watch_events() {
+        assert!(
+            ev.resource_version > last,
+            "watch event resourceVersion {} not above {last}",
+            ev.resource_version
+        );
+        last = ev.resource_version;
+    }
+    assert!(last <= after.0, "a watch event is ahead of the server");
+}
+
+// ---- scenario files --------------------------------------------------------------------------
+
+/// The longest simulated time a fuzzed scenario runs.
+pub const SCENARIO_BOUND_MS: u64 = 120_000;
+/// The most engine events a fuzzed scenario processes.
+pub const SCENARIO_MAX_EVENTS: u64 = 20_000;
+
+/// Loads `data` as a scenario file: it either loads (and then writes back to YAML and JSON that
+/// load to the same scenario, and runs within the bound) or is refused with a one-line error.
+pub fn check_scenario(data: &[u8]) {
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    let scenario = match Scenario::load(text) {
+        Ok(s) => s,
+        Err(e) => {
+            let line = e.to_string();
+            assert!(
+                !line.is_empty() && !line.contains('\n'),
+                "one-line error: {line:?}"
+            );
+            return;
+        }
+    };
+    for (how, written) in [("YAML", scenario.to_yaml()), ("JSON", scenario.to_json())] {
+        let reloaded = Scenario::load(&written)
+            .unwrap_or_else(|e| panic!("the {how} it writes does not load: {e}\n{written}"));
+        assert_eq!(reloaded, scenario, "{how} round trip changed the scenario");
+    }
+    let bound = match scenario.until {
+        Some(Until::Time(d)) if d.ms() < SCENARIO_BOUND_MS => d.ms(),
+        _ => SCENARIO_BOUND_MS,
+    };
+    let options = RunOptions {
+        seed: None,
+        until: Some(Until::Time(Duration(bound))),
+        max_events: SCENARIO_MAX_EVENTS,
+        max_extra_ms: 0,
+    };
+    match scenario.run(&options) {
+        Ok(outcome) => {
+            let now = outcome.run.now_ms();
+            assert!(now <= bound, "ran to {now} ms past the bound {bound} ms");
+        }
+        Err(e) => {
+            let line = e.to_string();
+            assert!(
+                !line.is_empty() && !line.contains('\n'),
+                "one-line error: {line:?}"
+            );
+        }
+    }
+}
+
+// ---- determinism -----------------------------------------------------------------------------
+
+/// Runs a scenario file twice with `seed` and returns the trace hash, panicking when the two
+/// runs differ.
+pub fn check_deterministic(text: &str, seed: u64) -> Result<String, String> {
+    let a = crate::scenario::trace_hash_of(text, seed).map_err(|e| e.to_string())?;
+    let b = crate::scenario::trace_hash_of(text, seed).map_err(|e| e.to_string())?;
+    assert_eq!(a, b, "two runs with seed {seed} gave different traces");
+    Ok(a)
+}
