@@ -11,3 +11,4 @@ pub mod kstatus;
 pub mod parse;
 pub mod rollout;
 pub mod time;
+pub mod view;

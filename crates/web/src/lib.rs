@@ -5,7 +5,9 @@
 //! [`app`] only formats.
 
 pub mod app;
+pub mod editor;
 pub mod panic_panel;
+pub mod persist;
 pub mod state;
 
 /// Installs the panic panel and mounts the app on `<body>`.
@@ -21,5 +23,9 @@ pub fn start() {
 fn deliberate_panic_requested() -> bool {
     web_sys::window()
         .and_then(|w| w.location().search().ok())
-        .is_some_and(|q| q.trim_start_matches('?').split('&').any(|p| p == "debug-panic"))
+        .is_some_and(|q| {
+            q.trim_start_matches('?')
+                .split('&')
+                .any(|p| p == "debug-panic")
+        })
 }
