@@ -39,14 +39,14 @@ test('scaling web from 3 to 5: generation 2, observedGeneration catches up, 5 re
   assert.equal(await text(page, '#generation-badge'), 'stale');
   await screenshot(page, 'playground-stale-light');
   await page.getByLabel('Speed').selectOption({ label: '16x' });
-  await page.getByRole('button', { name: 'Play' }).click();
+  await page.getByRole('button', { name: 'Play', exact: true }).click();
   await page.waitForFunction(() => document.querySelector('#observed-generation')?.textContent === '2', null, T);
   await page.waitForFunction(() => document.querySelector('[data-field="/readyReplicas"] td')?.textContent.startsWith('5'), null, T);
   await page.waitForFunction(() => {
     const row = document.querySelector('[data-condition="Available"]');
     return row && row.children[1].textContent === 'True';
   }, null, T);
-  await page.getByRole('button', { name: 'Pause' }).click();
+  await page.getByRole('button', { name: 'Pause', exact: true }).click();
   assert.equal(await text(page, '#generation-badge'), 'caught up');
   assert.match(await text(page, '#rollout'), /successfully rolled out/);
   await screenshot(page, 'playground-converged-light');
