@@ -696,6 +696,7 @@ impl App {
                         let s: HtmlSelectElement = e.target_unchecked_into();
                         Msg::Fault(FaultMsg::WatchLatency(s.value().parse().unwrap_or(5)))
                     })}>
+                        <option value="" selected=true disabled=true>{ "change…" }</option>
                         { for [5u64, 100, 1000, 5000].into_iter().map(|ms| html! { <option value={ms.to_string()}>{ format!("{ms} ms") }</option> }) }
                     </select>
                 </label>
