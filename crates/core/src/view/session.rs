@@ -16,6 +16,10 @@ pub const RUN_MAX_MS: u64 = 600_000;
 /// One thing the user did to the world; each is exactly one world step.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "a", rename_all = "camelCase")]
+#[allow(
+    clippy::large_enum_variant,
+    reason = "actions are few and short-lived; boxing would only obscure the log"
+)]
 pub enum Action {
     /// Process one event.
     Step,
