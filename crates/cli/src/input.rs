@@ -23,6 +23,11 @@ pub fn read_objects(path: &str) -> Result<Vec<Value>, CliError> {
     parse_document_bytes(&bytes).map_err(|e| CliError::input(format!("{name}: {e}")))
 }
 
+/// Reads a FILE argument's bytes (up to one byte past the size limit).
+pub fn read_file_bytes(path: &str) -> Result<Vec<u8>, String> {
+    read_bytes(path)
+}
+
 fn read_bytes(path: &str) -> Result<Vec<u8>, String> {
     // Read one byte past the limit so the parser can report the size instead of reading it all.
     let limit = MAX_INPUT_BYTES as u64 + 1;

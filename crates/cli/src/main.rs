@@ -3,11 +3,12 @@
 //! Each subcommand lives in its own module and returns an [`Outcome`]: the exit code it wants, or
 //! a [`CliError`] printed as one line on stderr. Argument parsing is clap's; its multi-line
 //! errors are folded into one line too, so no input ever yields a panic or a backtrace.
-//! `run` and `check` (scenarios) will join `status` and `rollout-status` as further variants of
-//! [`Command`].
 
+mod check;
 mod input;
 mod rollout_status;
+mod run;
+mod scenario_file;
 mod status;
 
 use std::process::ExitCode;
@@ -36,6 +37,15 @@ enum Command {
     ///
     /// Exit 0 when the rollout is done, 3 while in progress, 1 on kubectl's errors.
     RolloutStatus(rollout_status::Args),
+    /// Run a scenario headless and print the trace, one line per event.
+    ///
+    /// With --json, print one JSON document {time_ms, objects, audit, events}. Exit 1 when the
+    /// scenario cannot be loaded or an action's target does not exist.
+    Run(run::Args),
+    /// Run scenarios and print PASS/FAIL per expectation, then a summary.
+    ///
+    /// Exit 0 when every expectation passes, 1 otherwise.
+    Check(check::Args),
 }
 
 /// Exit code for bad input (unreadable, unparseable) and for kubectl's errors.
@@ -82,6 +92,8 @@ fn main() -> ExitCode {
     let outcome = match cli.command {
         Command::Status(args) => status::run(&args),
         Command::RolloutStatus(args) => rollout_status::run(&args),
+        Command::Run(args) => run::run(&args),
+        Command::Check(args) => check::run(&args),
     };
     match outcome {
         Ok(code) => ExitCode::from(code),
@@ -102,7 +114,7 @@ fn clap_exit(e: &clap::Error) -> ExitCode {
         }
         ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
             eprintln!(
-                "converge: a subcommand is required: status or rollout-status (see 'converge --help')"
+                "converge: a subcommand is required: status, rollout-status, run or check (see 'converge --help')"
             );
             ExitCode::from(EXIT_USAGE)
         }

@@ -24,7 +24,7 @@ fn an_unknown_subcommand() {
 fn no_subcommand() {
     assert_one_line(
         &converge(&[]),
-        "converge: a subcommand is required: status or rollout-status (see 'converge --help')",
+        "converge: a subcommand is required: status, rollout-status, run or check (see 'converge --help')",
         2,
     );
 }

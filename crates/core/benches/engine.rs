@@ -8,7 +8,9 @@ use std::hint::black_box;
 use converge_core::controllers::util::deployments;
 use converge_core::engine::scenario::{deployment, patch_as};
 use converge_core::engine::{ClusterConfig, Input, NodeSpec, StopReason, World};
-use criterion::{criterion_group, criterion_main, BatchSize, Criterion};
+use std::time::Instant;
+
+use criterion::{criterion_group, Criterion};
 use serde_json::json;
 
 fn cluster(nodes: usize) -> ClusterConfig {
@@ -57,50 +59,56 @@ fn converged_world(deployments: usize, pods: i64) -> World {
     w
 }
 
-fn scale_from_zero(c: &mut Criterion) {
-    let mut g = c.benchmark_group("scale");
-    g.sample_size(10);
+/// Large scenarios take seconds per run, so they are timed once each (criterion needs at least
+/// ten samples): a Deployment scaled 0 -> 1,000 and 0 -> 10,000 Pods, and a rolling update of
+/// 1,000 Pods, each to convergence.
+fn one_shot() {
+    let time = |label: &str, setup: &dyn Fn() -> World, run: &dyn Fn(&mut World)| {
+        let mut w = setup();
+        let events_before = w.trace().len();
+        let start = Instant::now();
+        run(&mut w);
+        let elapsed = start.elapsed();
+        let events = w.trace().len() - events_before;
+        println!(
+            "{label}: {:.2} s, {events} events, {:.1} us/event, {} objects",
+            elapsed.as_secs_f64(),
+            elapsed.as_secs_f64() * 1e6 / events.max(1) as f64,
+            w.object_count()
+        );
+    };
+    let empty = || {
+        let mut w = World::new(cluster(10));
+        create(&mut w, "web", 0);
+        converge(&mut w);
+        w
+    };
     for pods in [1_000i64, 10_000] {
-        g.bench_function(format!("0_to_{pods}_pods_to_convergence"), |b| {
-            b.iter_batched(
-                || {
-                    let mut w = World::new(cluster(10));
-                    create(&mut w, "web", 0);
-                    converge(&mut w);
-                    w
-                },
-                |mut w| {
-                    scale(&mut w, "web", pods);
-                    converge(&mut w);
-                    black_box(w.object_count())
-                },
-                BatchSize::PerIteration,
-            )
-        });
+        time(
+            &format!("scale/0_to_{pods}_pods_to_convergence"),
+            &empty,
+            &|w| {
+                scale(w, "web", pods);
+                converge(w);
+            },
+        );
     }
-    g.finish();
-}
-
-fn rolling_update(c: &mut Criterion) {
-    let mut g = c.benchmark_group("rollout");
-    g.sample_size(10);
-    g.bench_function("rolling_update_1000_pods", |b| {
-        b.iter_batched(
-            || {
-                let mut w = World::new(cluster(10));
-                create(&mut w, "web", 1_000);
-                converge(&mut w);
-                w
-            },
-            |mut w| {
-                w.apply(patch_as("alice", deployments(), "default", "web", json!({"spec": {"template": {"spec": {"containers": [{"name": "app", "image": "nginx:1.26", "resources": {"requests": {"cpu": "100m", "memory": "64Mi"}}}]}}}})));
-                converge(&mut w);
-                black_box(w.object_count())
-            },
-            BatchSize::PerIteration,
-        )
+    let thousand = || {
+        let mut w = World::new(cluster(10));
+        create(&mut w, "web", 1_000);
+        converge(&mut w);
+        w
+    };
+    time("rollout/rolling_update_1000_pods", &thousand, &|w| {
+        w.apply(patch_as(
+            "alice",
+            deployments(),
+            "default",
+            "web",
+            json!({"spec": {"template": {"spec": {"containers": [{"name": "app", "image": "nginx:1.26", "resources": {"requests": {"cpu": "100m", "memory": "64Mi"}}}]}}}}),
+        ));
+        converge(w);
     });
-    g.finish();
 }
 
 /// The same small change (scale `probe` between 1 and 2 Pods and converge: a fixed number of
@@ -132,5 +140,13 @@ fn step_cost(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, step_cost, scale_from_zero, rolling_update);
-criterion_main!(benches);
+criterion_group!(benches, step_cost);
+
+fn main() {
+    benches();
+    // `cargo bench ... -- step_cost` (that filter) skips the long one-shot runs.
+    if !std::env::args().any(|a| a == "step_cost") {
+        one_shot();
+    }
+    Criterion::default().configure_from_args().final_summary();
+}

@@ -10,5 +10,6 @@ pub mod engine;
 pub mod kstatus;
 pub mod parse;
 pub mod rollout;
+pub mod scenario;
 pub mod time;
 pub mod view;

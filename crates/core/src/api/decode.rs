@@ -2,7 +2,6 @@
 //! `List`s expanded) into objects, with line and column on syntax errors; limits on the size
 //! and nesting depth of request bodies so hostile input is refused, not a crash.
 
-use serde::Deserialize;
 use serde_json::Value;
 
 use super::errors::bad_request;
@@ -95,66 +94,18 @@ pub fn drop_deep(v: Value) {
     }
 }
 
-fn expand(v: Value, out: &mut Vec<Value>) {
-    let is_list = v
-        .get("kind")
-        .and_then(Value::as_str)
-        .is_some_and(|k| k == "List" || (k.ends_with("List") && v.get("items").is_some()));
-    if is_list {
-        if let Some(Value::Array(items)) = v.get("items") {
-            for item in items {
-                expand(item.clone(), out);
-            }
-            return;
-        }
-    }
-    if !v.is_null() {
-        out.push(v);
-    }
-}
-
 /// Parses JSON or YAML text (several `---`-separated YAML documents allowed; `List` and
-/// `*List` objects expanded to their items). Syntax errors name the line and column.
+/// `*List` objects expanded to their items) with [`crate::parse::parse_documents`], and refuses,
+/// as a 400, what that parser refuses (syntax errors name the line and column) or what the API
+/// server would not accept as a body (too large, too deep).
 pub fn parse_manifests(text: &str) -> Result<Vec<Value>, ApiError> {
     if text.len() > MAX_BODY_BYTES {
         return Err(bad_request(format!(
             "Request entity too large: limit is {MAX_BODY_BYTES}"
         )));
     }
-    let mut out = Vec::new();
-    let trimmed = text.trim_start();
-    if trimmed.starts_with('{') || trimmed.starts_with('[') {
-        let v: Value = serde_json::from_str(text).map_err(|e| {
-            bad_request(format!(
-                "error parsing JSON: {} (line {}, column {})",
-                e,
-                e.line(),
-                e.column()
-            ))
-        })?;
-        match v {
-            Value::Array(items) => items.into_iter().for_each(|i| expand(i, &mut out)),
-            other => expand(other, &mut out),
-        }
-    } else {
-        for doc in serde_yaml_ng::Deserializer::from_str(text) {
-            let v = Value::deserialize(doc).map_err(|e| {
-                let loc = e
-                    .location()
-                    .map(|l| format!(" (line {}, column {})", l.line(), l.column()))
-                    .unwrap_or_default();
-                bad_request(format!("error parsing YAML: {e}{loc}"))
-            })?;
-            expand(v, &mut out);
-        }
-    }
+    let out = crate::parse::parse_documents(text).map_err(|e| bad_request(e.to_string()))?;
     for v in &out {
-        if !v.is_object() {
-            return Err(bad_request(format!(
-                "a manifest must be an object, found {}",
-                v
-            )));
-        }
         check_body(v)?;
     }
     Ok(out)

@@ -34,6 +34,8 @@ pub struct Scheduler {
     used: OrdMap<String, Usage>,
     /// Pods this scheduler bound that its cache has not seen bound yet (kube's assume cache).
     assumed: OrdMap<ObjectKey, (String, Usage)>,
+    /// Sum of the assumed pods' requests per node.
+    assumed_used: OrdMap<String, Usage>,
     /// Pods waiting for a node.
     pending: OrdSet<ObjectKey>,
 }
@@ -57,6 +59,16 @@ impl Scheduler {
         Self::default()
     }
 
+    /// Pods bound by this scheduler that its cache has not yet seen bound.
+    pub fn assumed_count(&self) -> usize {
+        self.assumed.len()
+    }
+
+    /// Pods waiting for a node.
+    pub fn pending_count(&self) -> usize {
+        self.pending.len()
+    }
+
     fn add_usage(&mut self, node: &str, u: Usage, sign: i8) {
         let e = self.used.entry(node.to_owned()).or_default();
         if sign > 0 {
@@ -72,14 +84,30 @@ impl Scheduler {
 
     fn usage(&self, node: &str) -> Usage {
         let mut u = self.used.get(node).copied().unwrap_or_default();
-        for (n, a) in self.assumed.values() {
-            if n == node {
-                u.cpu_millis += a.cpu_millis;
-                u.memory_bytes += a.memory_bytes;
-                u.pods += a.pods;
-            }
+        if let Some(a) = self.assumed_used.get(node) {
+            u.cpu_millis += a.cpu_millis;
+            u.memory_bytes += a.memory_bytes;
+            u.pods += a.pods;
         }
         u
+    }
+
+    fn assume(&mut self, key: ObjectKey, node: String, u: Usage) {
+        let e = self.assumed_used.entry(node.clone()).or_default();
+        e.cpu_millis += u.cpu_millis;
+        e.memory_bytes += u.memory_bytes;
+        e.pods += u.pods;
+        self.assumed.insert(key, (node, u));
+    }
+
+    fn forget_assumed(&mut self, key: &ObjectKey) {
+        if let Some((node, u)) = self.assumed.remove(key) {
+            if let Some(e) = self.assumed_used.get_mut(&node) {
+                e.cpu_millis = e.cpu_millis.saturating_sub(u.cpu_millis);
+                e.memory_bytes = e.memory_bytes.saturating_sub(u.memory_bytes);
+                e.pods = e.pods.saturating_sub(u.pods);
+            }
+        }
     }
 }
 
@@ -131,7 +159,7 @@ impl Reconciler for Scheduler {
             }
         }
         if deleted || !str_at(new, "/spec/nodeName").is_empty() {
-            self.assumed.remove(&ev.key);
+            self.forget_assumed(&ev.key);
         }
         let waiting = !deleted && str_at(new, "/spec/nodeName").is_empty() && pod_is_active(new);
         if waiting {
@@ -149,6 +177,7 @@ impl Reconciler for Scheduler {
 
     fn reset(&mut self) {
         self.assumed = OrdMap::new();
+        self.assumed_used = OrdMap::new();
     }
 
     fn reconcile(&mut self, key: &ObjectKey, ctx: &mut Ctx<'_>) -> Result<Action, ReconcileError> {
@@ -235,7 +264,7 @@ impl Reconciler for Scheduler {
             Err(e) if e.reason == StatusReason::NotFound => return Ok(Action::AwaitChange),
             Err(e) => return Err(e.into()),
         }
-        self.assumed.insert(key.clone(), (node, want));
+        self.assume(key.clone(), node, want);
         Ok(Action::AwaitChange)
     }
 }

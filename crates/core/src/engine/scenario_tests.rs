@@ -832,3 +832,14 @@ fn a_user_cannot_write_status_but_the_controller_can() {
         .line
         .ends_with("patch deployments/status default/web 403"));
 }
+
+#[test]
+fn the_scheduler_forgets_assumed_pods_once_its_cache_sees_them_bound() {
+    let out = scale_up().run();
+    match out.world.controller("scheduler") {
+        Some(crate::controllers::Controller::Scheduler(s)) => {
+            assert_eq!((s.assumed_count(), s.pending_count()), (0, 0));
+        }
+        _ => panic!("no scheduler"),
+    }
+}

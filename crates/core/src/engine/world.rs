@@ -38,6 +38,9 @@ use crate::controllers::{
 };
 use crate::time::SimTime;
 
+/// Generation bumps by controllers must happen within this window to count as a loop.
+pub const LOOP_WINDOW_MS: u64 = 60_000;
+
 /// The principal the engine uses to set the cluster up.
 pub const ADMIN: &str = "admin";
 
@@ -104,7 +107,8 @@ pub struct ClusterConfig {
     pub watch_latency_ms: u64,
     pub env: Environment,
     pub controllers: ControllerSet,
-    /// Generation bumps by controllers (no user write in between) that count as a loop.
+    /// Generation bumps of a top-level object by controllers within [`LOOP_WINDOW_MS`] (no
+    /// user write in between) that count as a feedback loop.
     pub feedback_loop_threshold: u32,
     /// Custom resources to register: (group, plural, version, kind, status subresource).
     pub custom_resources: Vec<(String, String, String, String, bool)>,
@@ -239,6 +243,7 @@ struct FailureRule {
 
 #[derive(Clone, Debug, Default)]
 struct LoopWatch {
+    window_start: SimTime,
     bumps: u32,
     writers: OrdSet<String>,
     reported: bool,
@@ -503,6 +508,8 @@ impl World {
             req.subresource = Some(crate::api::Subresource::Status);
             world.request_as_setup(req);
         }
+        // The set-up is part of the config, not of the replayable input log.
+        world.inputs = Vector::new();
         world
     }
 
@@ -523,6 +530,12 @@ impl World {
 
     pub fn api(&self) -> &ApiServer {
         &self.api
+    }
+
+    /// Switches the API server's RBAC enforcement (scenario files' `rbac.enforce: false`): with
+    /// it off every principal may do everything, which shows what status spoofing would do.
+    pub fn set_rbac_enforced(&mut self, enforced: bool) {
+        self.api.set_rbac_enforced(enforced);
     }
 
     pub fn env(&self) -> &Environment {
@@ -572,6 +585,11 @@ impl World {
 
     pub fn controller_names(&self) -> Vec<String> {
         self.slots.keys().cloned().collect()
+    }
+
+    /// A controller's in-memory state.
+    pub fn controller(&self, name: &str) -> Option<&Controller> {
+        self.slots.get(name).map(|s| &s.controller)
     }
 
     pub fn controller_state(&self, name: &str) -> Option<&RunState> {
@@ -1169,8 +1187,8 @@ impl World {
         by_user: bool,
     ) -> Vec<ObjectChange> {
         let mut changes = Vec::with_capacity(events.len());
-        for (principal, ev) in events {
-            let object = Arc::new(ev.object.clone());
+        for (principal, mut ev) in events {
+            let object = Arc::new(std::mem::take(&mut ev.object));
             let before = self.objects.get(&ev.key).cloned();
             let after = (ev.event_type != WatchEventType::Deleted).then(|| object.clone());
             changes.push(ObjectChange {
@@ -1198,9 +1216,21 @@ impl World {
             // Feedback loops: generation bumped by controllers with no user write in between.
             let gen_before = before.as_deref().map(util::generation).unwrap_or(0);
             let gen_after = after.as_deref().map(util::generation).unwrap_or(0);
-            if !by_user && ev.event_type == WatchEventType::Modified && gen_after > gen_before {
+            // Objects with a controller owner (ReplicaSets, Pods) have their spec managed by
+            // that owner; only spec writes to top-level objects count, within a time window.
+            let owned = after.as_deref().and_then(util::controller_of).is_some();
+            if !by_user
+                && !owned
+                && ev.event_type == WatchEventType::Modified
+                && gen_after > gen_before
+            {
                 let threshold = self.loop_threshold;
+                let now = self.now;
                 let w = self.loops.entry(ev.key.clone()).or_default();
+                if now.as_ms() > w.window_start.as_ms() + LOOP_WINDOW_MS {
+                    w.window_start = now;
+                    w.bumps = 0;
+                }
                 w.bumps += 1;
                 w.writers.insert(principal.clone());
                 if w.bumps >= threshold && !w.reported {

@@ -1,0 +1,57 @@
+//! `converge check SCENARIO...`: runs each scenario, prints one PASS/FAIL line per expectation
+//! and a summary; exit 1 if anything failed.
+
+use clap::Args as ClapArgs;
+use converge_core::scenario::RunOptions;
+
+use crate::{scenario_file, CliError, Outcome};
+
+#[derive(Debug, ClapArgs)]
+pub struct Args {
+    /// Scenario files (JSON or YAML).
+    #[arg(value_name = "SCENARIO", required = true)]
+    scenarios: Vec<String>,
+}
+
+pub fn run(args: &Args) -> Outcome {
+    // Every file is loaded before anything runs, so bad input fails fast with one line.
+    let mut loaded = Vec::new();
+    for path in &args.scenarios {
+        loaded.push((
+            scenario_file::label(path),
+            scenario_file::read_scenario(path)?,
+        ));
+    }
+    let (mut passed, mut failed) = (0usize, 0usize);
+    for (name, scenario) in &loaded {
+        let outcome = scenario
+            .run(&RunOptions::default())
+            .map_err(|e| CliError::input(format!("{name}: {e}")))?;
+        for r in &outcome.results {
+            if r.passed {
+                passed += 1;
+                println!("PASS {name}: {}", r.line());
+            } else {
+                failed += 1;
+                println!("FAIL {name}: {}", r.line());
+            }
+        }
+        for p in outcome.run.problems() {
+            failed += 1;
+            println!("FAIL {name}: {p}");
+            eprintln!("converge: {name}: {p}");
+        }
+        if outcome.results.is_empty() && outcome.run.problems().is_empty() {
+            println!("PASS {name}: runs (no expectations)");
+        }
+    }
+    let files = loaded.len();
+    let noun = if files == 1 { "scenario" } else { "scenarios" };
+    if failed == 0 {
+        println!("ok: {passed} passed, 0 failed in {files} {noun}");
+        Ok(0)
+    } else {
+        println!("FAILED: {passed} passed, {failed} failed in {files} {noun}");
+        Ok(1)
+    }
+}

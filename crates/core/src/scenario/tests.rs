@@ -1,0 +1,771 @@
+//! Unit tests of the scenario format (round trip, unknown fields, versions, validation) and the
+//! runner's expectation evaluation, plus a mutation test: every expectation of every scenario
+//! in tests/scenarios fails when its expected value is changed.
+
+use serde_json::{json, Value};
+
+use super::compile::Check;
+use super::format::Duration;
+use super::run::evaluate;
+use super::*;
+use crate::time::SimTime;
+
+const SCALE_UP: &str = include_str!("../../../../tests/scenarios/scale-up.yaml");
+
+fn scenario_files() -> Vec<(String, String)> {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/scenarios");
+    let mut files: Vec<(String, String)> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "yaml"))
+        .map(|p| {
+            let text = std::fs::read_to_string(&p).unwrap();
+            (p.file_name().unwrap().to_string_lossy().into_owned(), text)
+        })
+        .collect();
+    files.sort();
+    files
+}
+
+fn header(rest: &str) -> String {
+    format!("apiVersion: converge.dev/v1\nkind: Scenario\nname: t\n{rest}")
+}
+
+fn load_err(text: &str) -> ScenarioError {
+    Scenario::load(text).unwrap_err()
+}
+
+const WEB: &str = "objects:
+  - apiVersion: apps/v1
+    kind: Deployment
+    metadata: {name: web, namespace: default}
+    spec:
+      replicas: 2
+      selector: {matchLabels: {app: web}}
+      template:
+        metadata: {labels: {app: web}}
+        spec: {containers: [{name: app, image: nginx}]}
+";
+
+// ---- format ---------------------------------------------------------------------------------
+
+#[test]
+fn a_scenario_round_trips_through_yaml_and_json() {
+    let s = Scenario::load(SCALE_UP).unwrap();
+    assert_eq!(s.name, "scale-up");
+    assert_eq!(s.actions[0].at, Duration(10_000));
+    assert_eq!(Scenario::load(&s.to_yaml()).unwrap(), s);
+    assert_eq!(Scenario::load(&s.to_json()).unwrap(), s);
+}
+
+#[test]
+fn every_scenario_file_round_trips() {
+    for (name, text) in scenario_files() {
+        let s = Scenario::load(&text).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_eq!(Scenario::load(&s.to_yaml()).unwrap(), s, "{name}");
+    }
+}
+
+#[test]
+fn defaults_fill_in_the_cluster_seed_and_principal() {
+    let s = Scenario::load(&header(
+        "actions:\n  - {at: 1s, verb: get, target: nodes/node-1}\n",
+    ))
+    .unwrap();
+    assert_eq!(s.seed, 1);
+    assert_eq!(s.cluster.nodes.len(), 3);
+    assert_eq!(s.actions[0].principal, "alice");
+    assert_eq!(s.until, None);
+}
+
+#[test]
+fn an_unknown_top_level_field_is_named_at_its_line() {
+    let e = load_err(&header("descripton: typo\n"));
+    assert_eq!(e.location.map(|l| l.line), Some(4));
+    assert!(e.message.contains("unknown field `descripton`"), "{e}");
+}
+
+#[test]
+fn an_unknown_nested_field_is_named_at_its_line() {
+    let e = load_err(&header(
+        "cluster:\n  nodes:\n    - name: n\n      cpu: 1\n      memroy: 1Gi\n",
+    ));
+    assert_eq!(e.location.map(|l| l.line), Some(8), "{e}");
+    assert!(e.to_string().contains("unknown field `memroy`"), "{e}");
+}
+
+#[test]
+fn an_unknown_field_in_json_is_named_at_its_line() {
+    let e = load_err(
+        "{\"apiVersion\": \"converge.dev/v1\", \"kind\": \"Scenario\",\n \"name\": \"t\",\n \"sed\": 3}",
+    );
+    assert_eq!(e.location.map(|l| l.line), Some(3));
+    assert!(e.message.contains("unknown field `sed`"), "{e}");
+}
+
+#[test]
+fn versions_are_checked_before_fields() {
+    let e = load_err("apiVersion: converge.dev/v2\nkind: Scenario\nname: t\nnewField: 1\n");
+    assert_eq!(
+        e.to_string(),
+        "line 1, column 13: apiVersion: unsupported version \"converge.dev/v2\": this converge reads converge.dev/v1"
+    );
+    let e = load_err("kind: Scenario\nname: t\n");
+    assert!(e.message.starts_with("apiVersion is missing"), "{e}");
+    let e = load_err("apiVersion: converge.dev/v1\nkind: Pod\nname: t\n");
+    assert_eq!(e.path, "kind");
+    assert!(SUPPORTED_VERSIONS.contains(&API_VERSION));
+}
+
+#[test]
+fn a_file_holds_exactly_one_scenario() {
+    let text = format!("{}---\n{}", header(""), header(""));
+    assert!(load_err(&text).message.contains("one document, found 2"));
+}
+
+#[test]
+fn durations_parse_and_print_canonically() {
+    for (text, ms, canonical) in [
+        ("0", 0, "0s"),
+        ("1500ms", 1500, "1500ms"),
+        ("1.5s", 1500, "1500ms"),
+        ("30s", 30_000, "30s"),
+        ("2m", 120_000, "2m"),
+        ("1m30s", 90_000, "90s"),
+        ("1h", 3_600_000, "60m"),
+    ] {
+        let d = Duration::parse(text).unwrap();
+        assert_eq!(d.ms(), ms, "{text}");
+        assert_eq!(d.to_string(), canonical, "{text}");
+        assert_eq!(Duration::parse(canonical).unwrap(), d);
+    }
+    assert!(Duration::parse("25h").unwrap_err().contains("longer than"));
+    assert_eq!(Duration::parse("24h").unwrap().ms(), super::format::MAX_MS);
+    for bad in ["", "10", "5x", "s", "-1s", "1.2.3s", "ms", "99999999999h"] {
+        assert!(Duration::parse(bad).is_err(), "{bad}");
+    }
+    assert!(Duration::parse("-1s")
+        .unwrap_err()
+        .contains("negative time"));
+    assert_eq!(Until::parse("converged"), Ok(Until::Converged));
+    assert_eq!(Until::parse("2m"), Ok(Until::Time(Duration(120_000))));
+}
+
+#[test]
+fn negative_and_unitless_times_are_refused_at_their_line() {
+    let e = load_err(&header("faults:\n  - at: -2s\n    crash: scheduler\n"));
+    assert_eq!(e.location.map(|l| l.line), Some(5));
+    assert!(e.message.contains("negative time \"-2s\""), "{e}");
+    let e = load_err(&header("faults:\n  - at: -2\n    crash: scheduler\n"));
+    assert!(e.message.contains("negative time -2"), "{e}");
+    let e = load_err(&header("faults:\n  - at: 7\n    crash: scheduler\n"));
+    assert!(e.message.contains("7 has no unit"), "{e}");
+}
+
+#[test]
+fn semantic_errors_name_the_field_and_its_line() {
+    let cases = [
+        (
+            "actions:\n  - at: 1s\n    verb: get\n    target: deploymentz/default/web\n",
+            "actions[0].target",
+            7,
+            "unknown resource \"deploymentz\"",
+        ),
+        (
+            "actions:\n  - at: 1s\n    verb: get\n    target: deployments/default\n",
+            "actions[0].target",
+            7,
+            "get needs an object",
+        ),
+        (
+            "actions:\n  - at: 1s\n    verb: get\n    target: deployments/default/web/status/x\n",
+            "actions[0].target",
+            7,
+            "malformed target",
+        ),
+        (
+            "actions:\n  - at: 1s\n    verb: patch\n    target: deployments/default/web\n",
+            "actions[0].patch",
+            5,
+            "patch needs a patch",
+        ),
+        (
+            "actions:\n  - at: 1s\n    verb: patch\n    patchType: json\n    target: deployments/default/web\n    patch: {spec: {}}\n",
+            "actions[0].patch",
+            9,
+            "a JSON patch is a list of operations",
+        ),
+        (
+            "actions:\n  - at: 1s\n    verb: update\n    target: deployments/default/web\n    bodyFrom: nobody\n",
+            "actions[0].bodyFrom",
+            8,
+            "no earlier action has id \"nobody\"",
+        ),
+        (
+            "faults:\n  - at: 1s\n    crash: scheduler\n    restart: scheduler\n",
+            "faults[0]",
+            5,
+            "give one fault per entry, found crash and restart",
+        ),
+        (
+            "faults:\n  - at: 1s\n    imagePullFailure: {node: node-9}\n",
+            "faults[0].imagePullFailure.node",
+            6,
+            "unknown node \"node-9\"",
+        ),
+        (
+            "faults:\n  - at: 1s\n    apiFailures: {count: 1, code: 418}\n",
+            "faults[0].apiFailures.code",
+            6,
+            "418 is not an injectable failure",
+        ),
+        (
+            "expect:\n  - at: 1s\n    target: deployments/default/web\n    field: spec..replicas\n    equals: 1\n",
+            "expect[0].field",
+            7,
+            "malformed path \"spec..replicas\": empty segment",
+        ),
+        (
+            "expect:\n  - at: 1s\n    within: 2s\n    target: deployments/default/web\n    kstatus: Current\n",
+            "expect[0]",
+            5,
+            "give at or within, not both",
+        ),
+        (
+            "expect:\n  - target: deployments/default/web\n    kstatus: Current\n",
+            "expect[0]",
+            5,
+            "needs a time",
+        ),
+        (
+            "expect:\n  - action: nope\n    code: 200\n",
+            "expect[0].action",
+            5,
+            "no action has id \"nope\"",
+        ),
+        (
+            "objects:\n  - {apiVersion: v1, kind: Gizmo, metadata: {name: g}}\n",
+            "objects[0]",
+            5,
+            "Gizmo",
+        ),
+        (
+            "cluster:\n  disabledControllers: [garbage-truck]\n",
+            "cluster.disabledControllers[0]",
+            5,
+            "unknown controller \"garbage-truck\"",
+        ),
+    ];
+    for (body, path, line, message) in cases {
+        let e = load_err(&header(body));
+        assert_eq!(e.path, path, "{body}: {e}");
+        assert_eq!(e.location.map(|l| l.line), Some(line), "{body}: {e}");
+        assert!(e.message.contains(message), "{body}: {e}");
+    }
+}
+
+#[test]
+fn a_create_body_with_a_non_object_metadata_is_an_error_not_a_panic() {
+    let e = load_err(&header(
+        "actions:\n  - {at: 1s, verb: create, target: configmaps/default/c, body: {metadata: oops}}\n",
+    ));
+    assert_eq!(e.path, "actions[0].body.metadata");
+}
+
+#[test]
+fn quantities_take_numbers_or_strings_and_refuse_garbage_at_their_line() {
+    let s = Scenario::load(&header(
+        "cluster:\n  nodes:\n    - {name: a, cpu: 2, memory: 4Gi}\n    - {name: b, cpu: 1.5, memory: 512Mi}\n",
+    ))
+    .unwrap();
+    assert_eq!(s.cluster.nodes[0].cpu, Quantity("2".into()));
+    assert_eq!(s.cluster.nodes[1].cpu, Quantity("1.5".into()));
+    let e = load_err(&header(
+        "cluster:\n  nodes:\n    - name: a\n      cpu: -1\n      memory: lots\n",
+    ));
+    assert_eq!(e.location.map(|l| l.line), Some(7), "{e}");
+    assert!(
+        e.to_string()
+            .contains("nodes[0].cpu: invalid quantity \"-1\""),
+        "{e}"
+    );
+}
+
+#[test]
+fn an_object_refused_at_t0_is_an_error_with_kubes_message() {
+    let e = load_err(&header(
+        "objects:\n  - {apiVersion: v1, kind: ConfigMap, metadata: {name: Bad_Name}}\n",
+    ));
+    assert_eq!(e.path, "objects[0]");
+    assert!(
+        e.message
+            .starts_with("creating it failed: 422 ConfigMap \"Bad_Name\" is invalid"),
+        "{e}"
+    );
+}
+
+// ---- evaluator ------------------------------------------------------------------------------
+
+fn deployment(generation: i64, observed: i64, ready: i64) -> Value {
+    json!({
+        "apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"name": "web", "namespace": "default", "generation": generation},
+        "spec": {"replicas": 3},
+        "status": {
+            "observedGeneration": observed, "replicas": 3, "updatedReplicas": 3,
+            "readyReplicas": ready, "availableReplicas": ready,
+            "conditions": [
+                {"type": "Available", "status": if ready == 3 {"True"} else {"False"}, "reason": "MinimumReplicasAvailable"},
+                {"type": "Progressing", "status": "True", "reason": "NewReplicaSetAvailable"},
+            ],
+        },
+    })
+}
+
+#[test]
+fn kstatus_checks_compare_the_verdict_and_optionally_the_message() {
+    let t = SimTime::ZERO;
+    let check = Check::Kstatus {
+        status: KstatusName::Current,
+        message: None,
+    };
+    assert!(evaluate(&check, Some(&deployment(2, 2, 3)), t).0);
+    let (ok, expected, got) = evaluate(&check, Some(&deployment(2, 1, 3)), t);
+    assert!(!ok);
+    assert_eq!(expected, "Current");
+    assert!(got.starts_with("InProgress"), "{got}");
+    let (ok, _, got) = evaluate(&check, None, t);
+    assert!(!ok);
+    assert_eq!(got, "no such object");
+    let with_message = Check::Kstatus {
+        status: KstatusName::Current,
+        message: Some("Deployment is available. Replicas: 3".into()),
+    };
+    assert!(evaluate(&with_message, Some(&deployment(1, 1, 3)), t).0);
+}
+
+#[test]
+fn field_checks_compare_json_values_exactly() {
+    let t = SimTime::ZERO;
+    let check = Check::Field {
+        path: FieldPath::parse("status.readyReplicas").unwrap(),
+        equals: json!(3),
+    };
+    assert!(evaluate(&check, Some(&deployment(1, 1, 3)), t).0);
+    assert_eq!(
+        evaluate(&check, Some(&deployment(1, 1, 2)), t),
+        (false, "3".into(), "2".into())
+    );
+    let string = Check::Field {
+        path: FieldPath::parse("status.readyReplicas").unwrap(),
+        equals: json!("3"),
+    };
+    assert!(
+        !evaluate(&string, Some(&deployment(1, 1, 3)), t).0,
+        "3 is not \"3\""
+    );
+    let absent = Check::Field {
+        path: FieldPath::parse("status.nothing").unwrap(),
+        equals: json!(1),
+    };
+    assert_eq!(
+        evaluate(&absent, Some(&deployment(1, 1, 3)), t).2,
+        "no field status.nothing"
+    );
+    let null = Check::Field {
+        path: FieldPath::parse("status.nothing").unwrap(),
+        equals: Value::Null,
+    };
+    assert!(
+        evaluate(&null, Some(&deployment(1, 1, 3)), t).0,
+        "null matches an absent field"
+    );
+}
+
+#[test]
+fn condition_checks_compare_only_what_is_given() {
+    let t = SimTime::ZERO;
+    let check = |status: Option<&str>, reason: Option<&str>| Check::Condition {
+        type_: "Available".into(),
+        status: status.map(str::to_owned),
+        reason: reason.map(str::to_owned),
+        message: None,
+    };
+    let d = deployment(1, 1, 3);
+    assert!(evaluate(&check(Some("True"), None), Some(&d), t).0);
+    assert!(evaluate(&check(None, Some("MinimumReplicasAvailable")), Some(&d), t).0);
+    assert_eq!(
+        evaluate(
+            &check(Some("False"), Some("MinimumReplicasAvailable")),
+            Some(&d),
+            t
+        ),
+        (
+            false,
+            "status False, reason MinimumReplicasAvailable".into(),
+            "status True, reason MinimumReplicasAvailable".into()
+        )
+    );
+    let missing = Check::Condition {
+        type_: "Ready".into(),
+        status: Some("True".into()),
+        reason: None,
+        message: None,
+    };
+    assert_eq!(evaluate(&missing, Some(&d), t).2, "no Ready condition");
+}
+
+#[test]
+fn exists_checks_look_for_the_object() {
+    let t = SimTime::ZERO;
+    assert!(evaluate(&Check::Exists(true), Some(&json!({})), t).0);
+    assert!(evaluate(&Check::Exists(false), None, t).0);
+    assert!(!evaluate(&Check::Exists(true), None, t).0);
+}
+
+// ---- runner ---------------------------------------------------------------------------------
+
+fn run_text(text: &str) -> RunOutcome {
+    Scenario::load(text)
+        .unwrap()
+        .run(&RunOptions::default())
+        .unwrap()
+}
+
+#[test]
+fn within_passes_at_the_first_time_the_assertion_holds() {
+    let out = run_text(&header(&format!(
+        "{WEB}expect:\n  - target: deployments/default/web\n    within: 30s\n    field: status.readyReplicas\n    equals: 2\n"
+    )));
+    let r = &out.results[0];
+    assert!(r.passed, "{}", r.line());
+    // Pods pull (0.5-1.5s), start (300ms) and pass readiness (200ms) before counting.
+    assert!(r.time_ms > 1000 && r.time_ms < 3000, "{}", r.line());
+}
+
+#[test]
+fn within_fails_at_its_deadline_with_what_was_observed_then() {
+    let out = run_text(&header(&format!(
+        "{WEB}expect:\n  - target: deployments/default/web\n    within: 5s\n    after: 1s\n    field: status.readyReplicas\n    equals: 7\n"
+    )));
+    let r = &out.results[0];
+    assert!(!r.passed);
+    assert_eq!(r.time_ms, 6000);
+    assert_eq!(
+        r.line(),
+        "deployments/default/web status.readyReplicas equals 7 within 5s after 1s: expected 7, got 2 (at t=6.000s)"
+    );
+    assert!(!out.passed());
+}
+
+#[test]
+fn at_sees_the_state_after_everything_due_at_that_time() {
+    let out = run_text(&header(&format!(
+        "{WEB}actions:\n  - {{at: 10s, verb: patch, target: deployments/default/web, patch: {{spec: {{replicas: 4}}}}}}\nexpect:\n  - {{target: deployments/default/web, at: 10s, field: metadata.generation, equals: 2}}\n  - {{target: deployments/default/web, at: 10s, field: status.observedGeneration, equals: 1}}\n  - {{target: deployments/default/web, at: 9999ms, field: metadata.generation, equals: 1}}\n"
+    )));
+    for r in &out.results {
+        assert!(r.passed, "{}", r.line());
+    }
+}
+
+#[test]
+fn an_action_response_is_checked_when_the_action_is_sent() {
+    let out = run_text(&header(&format!(
+        "{WEB}actions:\n  - {{id: spoof, at: 3s, as: app, verb: patch, target: deployments/default/web/status, patch: {{status: {{readyReplicas: 0}}}}}}\nexpect:\n  - {{action: spoof, code: 403}}\n"
+    )));
+    assert!(out.passed());
+    let response = out.run.responses().next().unwrap();
+    assert_eq!((response.code, response.time_ms), (403, 3000));
+    assert_eq!(response.id.as_deref(), Some("spoof"));
+}
+
+#[test]
+fn rbac_enforcement_off_lets_the_app_spoof_status() {
+    let out = run_text(&header(&format!(
+        "rbac: {{enforce: false}}\n{WEB}actions:\n  - {{id: spoof, at: 3s, as: app, verb: patch, target: deployments/default/web/status, patch: {{status: {{readyReplicas: 1, availableReplicas: 1}}}}}}\nexpect:\n  - {{action: spoof, code: 200}}\n  - {{target: deployments/default/web, at: 3s, field: status.readyReplicas, equals: 1}}\n"
+    )));
+    for r in &out.results {
+        assert!(r.passed, "{}", r.line());
+    }
+}
+
+#[test]
+fn extra_rbac_objects_grant_what_the_default_policy_refuses() {
+    let rbac = "rbac:
+  objects:
+    - apiVersion: rbac.authorization.k8s.io/v1
+      kind: Role
+      metadata: {name: status-writer, namespace: default}
+      rules: [{apiGroups: [apps], resources: [deployments/status], verbs: [patch]}]
+    - apiVersion: rbac.authorization.k8s.io/v1
+      kind: RoleBinding
+      metadata: {name: app-status-writer, namespace: default}
+      roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: status-writer}
+      subjects: [{kind: User, name: app, apiGroup: rbac.authorization.k8s.io}]
+";
+    let out = run_text(&header(&format!(
+        "{rbac}{WEB}actions:\n  - {{id: spoof, at: 3s, as: app, verb: patch, target: deployments/default/web/status, patch: {{status: {{readyReplicas: 1, availableReplicas: 1}}}}}}\nexpect:\n  - {{action: spoof, code: 200}}\n"
+    )));
+    assert!(out.passed(), "{:?}", out.results);
+}
+
+#[test]
+fn body_from_with_nothing_to_copy_is_a_run_problem() {
+    let out = run_text(&header(&format!(
+        "{WEB}actions:\n  - {{id: read, at: 1s, as: mallory, verb: get, target: deployments/default/web}}\n  - {{at: 2s, verb: update, target: deployments/default/web, bodyFrom: read}}\n"
+    )));
+    assert_eq!(out.run.problems().len(), 1);
+    assert_eq!(out.run.problems()[0].path, "actions[1].bodyFrom");
+    assert!(!out.passed());
+}
+
+#[test]
+fn build_world_creates_the_objects_at_time_zero() {
+    let s = Scenario::load(&header(WEB)).unwrap();
+    let world = s.build_world().unwrap();
+    assert_eq!(world.now(), SimTime::ZERO);
+    let key = crate::api::ObjectKey::new(crate::controllers::util::deployments(), "default", "web");
+    assert!(world.object(&key).is_some());
+}
+
+#[test]
+fn the_seed_option_overrides_the_files_seed() {
+    let s = Scenario::load(&header(WEB)).unwrap();
+    let a = s.run(&RunOptions::default()).unwrap();
+    let b = s
+        .run(&RunOptions {
+            seed: Some(99),
+            ..RunOptions::default()
+        })
+        .unwrap();
+    assert_eq!(a.run.world().seed(), 1);
+    assert_eq!(b.run.world().seed(), 99);
+}
+
+#[test]
+fn disabled_controllers_do_not_run() {
+    let s = Scenario::load(&header(&format!(
+        "cluster:\n  disabledControllers: [replicaset-controller]\n{WEB}expect:\n  - {{target: deployments/default/web, at: 20s, kstatus: InProgress}}\n"
+    )))
+    .unwrap();
+    let out = s.run(&RunOptions::default()).unwrap();
+    assert!(!out
+        .run
+        .world()
+        .controller_names()
+        .contains(&"replicaset-controller".to_owned()));
+    assert!(
+        out.results[0].passed,
+        "no pods, so never available: {}",
+        out.results[0].line()
+    );
+}
+
+#[test]
+fn every_scenario_passes_and_is_deterministic() {
+    for (name, text) in scenario_files() {
+        let s = Scenario::load(&text).unwrap();
+        let a = s.run(&RunOptions::default()).unwrap();
+        for r in &a.results {
+            assert!(r.passed, "{name}: {}", r.line());
+        }
+        assert!(a.run.problems().is_empty(), "{name}");
+        let b = s.run(&RunOptions::default()).unwrap();
+        assert_eq!(
+            a.run.world().trace_text(),
+            b.run.world().trace_text(),
+            "{name}"
+        );
+        assert_eq!(a.results, b.results, "{name}");
+    }
+}
+
+/// The same expectation with a different expected value.
+fn mutate(e: &mut Expectation) {
+    if let Some(k) = e.kstatus {
+        e.kstatus = Some(if k == KstatusName::Current {
+            KstatusName::Failed
+        } else {
+            KstatusName::Current
+        });
+    } else if let Some(v) = &e.equals {
+        e.equals = Some(match v {
+            Value::Number(n) => json!(n.as_i64().unwrap_or(0) + 100),
+            Value::String(s) => json!(format!("{s}-not")),
+            Value::Bool(b) => json!(!b),
+            Value::Null => json!("present"),
+            _ => json!(null),
+        });
+    } else if e.condition.is_some() {
+        match e.status.as_deref() {
+            Some("True") => e.status = Some("False".into()),
+            Some(_) => e.status = Some("True".into()),
+            None => e.reason = Some("NotTheReason".into()),
+        }
+    } else if let Some(b) = e.exists {
+        e.exists = Some(!b);
+    } else if let Some(c) = e.code {
+        e.code = Some(c + 1);
+    } else if let Some(m) = &e.message {
+        e.message = Some(format!("{m} (not)"));
+    }
+}
+
+#[test]
+fn every_expectation_of_every_scenario_can_fail() {
+    for (name, text) in scenario_files() {
+        let s = Scenario::load(&text).unwrap();
+        for k in 0..s.expect.len() {
+            let mut m = s.clone();
+            mutate(&mut m.expect[k]);
+            let out = m.run(&RunOptions::default()).unwrap();
+            assert!(
+                !out.results[k].passed,
+                "{name}: expect[{k}] still passes when changed: {}",
+                out.results[k].line()
+            );
+        }
+    }
+}
+
+#[test]
+fn every_fault_kind_reaches_the_engine_at_its_time() {
+    let out = run_text(&header(&format!(
+        "until: 20s
+images:
+  - {{image: nginx, behaviour: ok, pullTime: 2s}}
+{WEB}faults:
+  - {{at: 1s, pause: deployment-controller}}
+  - {{at: 2s, resume: deployment-controller}}
+  - {{at: 3s, crash: scheduler}}
+  - {{at: 4s, restart: scheduler}}
+  - {{at: 5s, watchLatency: {{controller: scheduler, delay: 1s}}}}
+  - {{at: 6s, apiFailures: {{principal: bob, count: 1, code: 503}}}}
+  - {{at: 7s, clearApiFailures: true}}
+  - {{at: 8s, imagePullFailure: {{node: node-1}}}}
+  - {{at: 9s, image: {{image: nginx, behaviour: crashes, runTime: 2s}}}}
+  - {{at: 10s, load: {{target: deployments/default/web, cpu: 500m}}}}
+"
+    )));
+    let trace = out.run.world().trace_text();
+    for line in [
+        "t=1.000s fault pause deployment-controller",
+        "t=2.000s fault resume deployment-controller",
+        "t=3.000s fault crash scheduler",
+        "t=4.000s fault restart scheduler",
+        "t=5.000s fault watch-latency scheduler 1000ms",
+        "t=6.000s fault api-failures bob x1 code 503",
+        "t=7.000s fault api-failures cleared",
+        "t=8.000s fault image-pull-failure node-1 true",
+        "t=9.000s environment image nginx = Crashes { run_ms: 2000 }",
+        "t=10.000s environment load default/web = 500m",
+    ] {
+        assert!(trace.contains(line), "missing {line:?}");
+    }
+    assert_eq!(out.run.world().now(), SimTime::from_ms(20_000));
+    assert!(out.run.problems().is_empty());
+}
+
+#[test]
+fn an_image_that_crashes_keeps_the_deployment_unavailable() {
+    let out = run_text(&header(&format!(
+        "until: 40s
+images:
+  - {{image: nginx, behaviour: crashes, runTime: 1s}}
+{WEB}expect:
+  - {{target: deployments/default/web, at: 40s, condition: Available, status: \"False\"}}
+  - {{target: deployments/default/web, at: 40s, kstatus: InProgress}}
+"
+    )));
+    for r in &out.results {
+        assert!(r.passed, "{}", r.line());
+    }
+}
+
+#[test]
+fn an_action_that_creates_an_object_can_be_copied_and_updated() {
+    let out = run_text(&header(
+        "actions:
+  - id: make
+    at: 1s
+    verb: create
+    target: configmaps/default/settings
+    body: {apiVersion: v1, kind: ConfigMap, data: {a: \"1\"}}
+  - id: edit
+    at: 2s
+    verb: update
+    target: configmaps/default/settings
+    bodyFrom: make
+    patch: {data: {a: \"2\"}}
+  - id: drop
+    at: 3s
+    verb: delete
+    target: configmaps/default/settings
+expect:
+  - {action: make, code: 201}
+  - {action: edit, code: 200}
+  - {target: configmaps/default/settings, at: 2s, field: data.a, equals: \"2\"}
+  - {action: drop, code: 200}
+  - {target: configmaps/default/settings, at: 3s, exists: false}
+",
+    ));
+    for r in &out.results {
+        assert!(r.passed, "{}", r.line());
+    }
+}
+
+#[test]
+fn a_json_patch_action_is_sent_as_a_json_patch() {
+    let out = run_text(&header(&format!(
+        "{WEB}actions:
+  - id: jp
+    at: 1s
+    verb: patch
+    patchType: json
+    target: deployments/default/web
+    patch: [{{op: replace, path: /spec/replicas, value: 3}}]
+expect:
+  - {{action: jp, code: 200}}
+  - {{target: deployments/default/web, at: 1s, field: spec.replicas, equals: 3}}
+"
+    )));
+    for r in &out.results {
+        assert!(r.passed, "{}", r.line());
+    }
+}
+
+#[test]
+fn the_event_bound_stops_a_timed_run_too() {
+    let s = Scenario::load(&header(WEB)).unwrap();
+    let out = s
+        .run(&RunOptions {
+            until: Some(Until::Time(Duration(60_000))),
+            max_events: 10,
+            ..RunOptions::default()
+        })
+        .unwrap();
+    assert_eq!(out.stop, crate::engine::StopReason::Bound);
+    assert!(out.run.world().now() < SimTime::from_ms(60_000));
+}
+
+#[test]
+fn truncated_and_mangled_files_give_errors_never_panics() {
+    // Two files with every kind of entry keep this quick: each successful load builds a world.
+    let files = scenario_files();
+    let picked = files
+        .iter()
+        .filter(|(n, _)| n == "status-spoofing.yaml" || n == "controller-crash.yaml");
+    for (name, text) in picked {
+        let lines: Vec<&str> = text.lines().collect();
+        for n in 0..lines.len() {
+            let prefix = lines[..n].join("\n");
+            let _ = Scenario::load(&prefix);
+            let mut dropped = lines.clone();
+            dropped.remove(n);
+            let _ = Scenario::load(&dropped.join("\n"));
+        }
+        let _ = Scenario::load(&text.replace(": ", ":"));
+        let _ = Scenario::load(&text.replace("  ", " "));
+        let _ = name;
+    }
+}

@@ -1,0 +1,256 @@
+// The spec editor: a textarea at once, CodeMirror after the first render, and the textarea
+// again (with a notice) when the CodeMirror bundle cannot load.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { serve, launch, screenshot } from './harness.mjs';
+
+const BUNDLE = '**/editor-bundle/codemirror.js';
+
+let server;
+let browser;
+before(async () => { server = await serve(); browser = await launch(); });
+after(async () => { await browser?.close(); await server?.close(); });
+
+/**
+ * Like harness.openPage, but lets a test route requests before the page loads. Console errors
+ * matching `allow` (e.g. the blocked bundle request) are not problems.
+ */
+async function open({ colorScheme = 'light', beforeLoad, allow } = {}) {
+  const context = await browser.newContext({ colorScheme, viewport: { width: 1280, height: 800 } });
+  const page = await context.newPage();
+  const problems = [];
+  page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
+  page.on('console', (m) => {
+    if (m.type() === 'error' && !(allow && allow.test(m.text()))) problems.push(`console: ${m.text()}`);
+  });
+  await beforeLoad?.(page);
+  await page.goto(server.url);
+  return { page, context, problems };
+}
+
+/** Opens the page and waits until CodeMirror has replaced the textarea. */
+async function openWithCodeMirror(options) {
+  const opened = await open(options);
+  await opened.page.locator('.cm-editor').waitFor();
+  return opened;
+}
+
+const editor = (page) => page.getByRole('textbox', { name: 'Object spec' });
+const objectList = (page) => page.locator('.object-list');
+
+/** Replaces the whole document the way a person pasting would: select all, insert text. */
+async function replaceText(page, text) {
+  await editor(page).click();
+  await page.keyboard.press('Control+a');
+  await page.keyboard.insertText(text);
+}
+
+const CONFIG_MAP = '{\n  "apiVersion": "v1",\n  "kind": "ConfigMap",\n  "metadata": { "name": "typed", "namespace": "default" }\n}';
+// Line 3 has a missing value: serde_json stops at the comma, column 11.
+const MALFORMED = '{\n  "kind": "Pod",\n  "spec": ,\n  "metadata": {}\n}';
+
+test('CodeMirror loads lazily, after the app has rendered its textarea', async () => {
+  const requests = [];
+  let textareaWhenRequested = null;
+  let wasmBeforeBundle = false;
+  const { page, context, problems } = await open({
+    beforeLoad: async (p) => {
+      p.on('request', (r) => requests.push(r.url()));
+      await p.route(BUNDLE, async (route) => {
+        // The bundle is requested only once the app is on screen and usable.
+        wasmBeforeBundle = requests.some((u) => u.endsWith('.wasm'));
+        textareaWhenRequested = await p.evaluate(() => document.querySelector('textarea#spec-editor') !== null);
+        await route.continue();
+      });
+    },
+  });
+  await page.locator('.cm-editor').waitFor();
+  assert.equal(wasmBeforeBundle, true, 'the wasm app was requested before the bundle');
+  assert.equal(textareaWhenRequested, true, 'the textarea was rendered before the bundle was requested');
+  assert.equal(requests.filter((u) => u.includes('editor-bundle')).length, 1, 'one bundle request');
+
+  // The textarea is gone; CodeMirror's content element carries the id and the accessible name.
+  assert.equal(await page.locator('textarea#spec-editor').count(), 0);
+  assert.equal(await editor(page).getAttribute('id'), 'spec-editor');
+  assert.equal(await editor(page).getAttribute('contenteditable'), 'true');
+  assert.match(await editor(page).innerText(), /"kind": "Deployment"/);
+  assert.ok(await page.locator('.cm-lineNumbers .cm-gutterElement', { hasText: /^13$/ }).isVisible(), 'line numbers');
+  // JSON is highlighted: the key "kind" is a styled token, not plain text.
+  assert.ok(await page.locator('.cm-line span', { hasText: '"kind"' }).count() > 0, 'syntax highlighting');
+  assert.deepEqual(problems, []);
+  await context.close();
+});
+
+test('typing in CodeMirror changes the document the app sees', async () => {
+  const { page, context, problems } = await openWithCodeMirror();
+  assert.match(await objectList(page).innerText(), /Deployment default\/web/);
+  await replaceText(page, CONFIG_MAP);
+  await objectList(page).getByText('ConfigMap default/typed').waitFor();
+  // Typing character by character works too (and lands in the document).
+  await page.keyboard.press('Control+End');
+  await page.keyboard.type('\n');
+  await page.keyboard.press('Control+Home');
+  await page.keyboard.press('End');
+  await page.keyboard.type(' ');
+  assert.match(await editor(page).innerText(), /^\{ \n/);
+  assert.deepEqual(problems, []);
+  await context.close();
+});
+
+test('malformed JSON is marked at its line and column, in the editor and in the list', async () => {
+  const { page, context, problems } = await openWithCodeMirror();
+  await replaceText(page, MALFORMED);
+  const item = page.locator('#spec-editor-diagnostics li');
+  await item.waitFor();
+  assert.match(await item.innerText(), /^line 3, column 11: expected value$/);
+  // The lint mark sits on the third line, on the comma at column 11.
+  const mark = page.locator('.cm-lintRange-error');
+  await mark.waitFor();
+  assert.equal(await mark.innerText(), ',');
+  const lineOfMark = await mark.evaluate((el) => {
+    const line = el.closest('.cm-line');
+    return [...line.parentElement.querySelectorAll(':scope > .cm-line')].indexOf(line) + 1;
+  });
+  assert.equal(lineOfMark, 3);
+  assert.equal(await page.locator('.cm-lint-marker-error').count(), 1, 'one marker in the lint gutter');
+  assert.equal(await editor(page).getAttribute('aria-invalid'), 'true');
+  await screenshot(page, 'editor-diagnostic-light');
+
+  // Fixing the text clears the marks.
+  await replaceText(page, CONFIG_MAP);
+  await page.locator('.cm-lintRange-error').waitFor({ state: 'detached' });
+  assert.equal(await item.count(), 0);
+  assert.deepEqual(problems, []);
+  await context.close();
+});
+
+test('Ctrl+Enter applies without inserting a line', async () => {
+  const { page, context, problems } = await openWithCodeMirror();
+  const before = await editor(page).innerText();
+  await editor(page).click();
+  await page.keyboard.press('Control+Enter');
+  await page.locator('#apply-status', { hasText: /^applied$/ }).waitFor();
+  assert.equal(await editor(page).innerText(), before);
+
+  await replaceText(page, MALFORMED);
+  await page.keyboard.press('Control+Enter');
+  await page.locator('#apply-status', { hasText: /^not applied: line 3, column 11/ }).waitFor();
+  assert.deepEqual(problems, []);
+  await context.close();
+});
+
+test('undo restores the previous text and redo brings the edit back', async () => {
+  const { page, context, problems } = await openWithCodeMirror();
+  await replaceText(page, CONFIG_MAP);
+  await objectList(page).getByText('ConfigMap default/typed').waitFor();
+  await page.keyboard.press('Control+z');
+  await objectList(page).getByText('Deployment default/web').waitFor();
+  assert.match(await editor(page).innerText(), /"kind": "Deployment"/);
+  await page.keyboard.press('Control+Shift+z');
+  await objectList(page).getByText('ConfigMap default/typed').waitFor();
+  assert.deepEqual(problems, []);
+  await context.close();
+});
+
+test('Format replaces the document from the app; undo brings the typed text back', async () => {
+  const { page, context, problems } = await openWithCodeMirror();
+  const compact = '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"typed","namespace":"default"}}';
+  await replaceText(page, compact);
+  await objectList(page).getByText('ConfigMap default/typed').waitFor();
+  await page.getByRole('button', { name: 'Format' }).click();
+  await page.waitForFunction(() => document.querySelector('.cm-content')?.innerText.startsWith('{\n  "apiVersion": "v1",'));
+  assert.equal(await page.locator('.cm-editor').count(), 1, 'the same editor, not a remount');
+  await editor(page).focus();
+  await page.keyboard.press('Control+z');
+  await page.waitForFunction((text) => document.querySelector('.cm-content')?.innerText === text, compact);
+  assert.deepEqual(problems, []);
+  await context.close();
+});
+
+test('YAML is highlighted as YAML', async () => {
+  const { page, context, problems } = await openWithCodeMirror();
+  await replaceText(page, 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: y  # a comment\ndata:\n  n: 3\n');
+  const key = page.locator('.cm-line span', { hasText: /^kind$/ });
+  await key.waitFor();
+  const colours = await page.evaluate(() => {
+    const colour = (re) => {
+      const span = [...document.querySelectorAll('.cm-line span')].find((s) => re.test(s.textContent));
+      return span && getComputedStyle(span).color;
+    };
+    return { key: colour(/^kind$/), comment: colour(/^# a comment$/) };
+  });
+  assert.deepEqual(colours, { key: 'rgb(38, 87, 201)', comment: 'rgb(89, 99, 110)' });
+  assert.equal(await page.locator('#spec-editor-diagnostics li').count(), 0);
+  assert.deepEqual(problems, []);
+  await context.close();
+});
+
+test('Tab and Shift+Tab move focus out of the editor instead of indenting', async () => {
+  const { page, context, problems } = await openWithCodeMirror();
+  const focusedId = () => page.evaluate(() => document.activeElement?.id ?? '');
+  const inEditor = () => page.evaluate(() => !!document.activeElement?.closest('.cm-editor'));
+  // Reachable from the controls with the keyboard alone.
+  await page.getByRole('button', { name: 'Reset' }).focus();
+  await page.keyboard.press('Tab');
+  assert.equal(await focusedId(), 'spec-editor');
+  const before = await editor(page).innerText();
+  await page.keyboard.press('Tab');
+  assert.equal(await inEditor(), false, 'Tab left the editor');
+  assert.equal(await focusedId(), 'format', 'Tab reached the next control');
+  assert.equal(await editor(page).innerText(), before, 'Tab inserted nothing');
+
+  await editor(page).focus();
+  await page.keyboard.press('Shift+Tab');
+  assert.equal(await page.evaluate(() => document.activeElement?.textContent), 'Reset');
+  assert.match(await page.locator('#spec-editor-help').innerText(), /Tab moves to the next control/);
+  assert.deepEqual(problems, []);
+  await context.close();
+});
+
+test('when the bundle cannot load, the textarea keeps working and says why', async () => {
+  const { page, context, problems } = await open({
+    beforeLoad: (p) => p.route(BUNDLE, (route) => route.abort()),
+    allow: /Failed to load resource|Failed to fetch dynamically imported module/,
+  });
+  await page.locator('.editor-notice').waitFor();
+  assert.match(await page.locator('.editor-notice').innerText(), /could not load/);
+  assert.equal(await page.locator('.cm-editor').count(), 0);
+  const area = editor(page);
+  assert.equal(await area.evaluate((el) => el.tagName), 'TEXTAREA');
+
+  await area.fill(MALFORMED);
+  await page.locator('#spec-editor-diagnostics li', { hasText: 'line 3, column 11: expected value' }).waitFor();
+  assert.equal(await area.getAttribute('aria-invalid'), 'true');
+  await area.press('Control+Enter');
+  await page.locator('#apply-status', { hasText: /^not applied: line 3/ }).waitFor();
+  assert.equal(await area.inputValue(), MALFORMED, 'Ctrl+Enter inserted nothing');
+
+  await area.fill(CONFIG_MAP);
+  await objectList(page).getByText('ConfigMap default/typed').waitFor();
+  await area.press('Meta+Enter');
+  await page.locator('#apply-status', { hasText: /^applied$/ }).waitFor();
+  await area.press('Tab');
+  assert.notEqual(await page.evaluate(() => document.activeElement?.id), 'spec-editor', 'Tab left the textarea');
+  await screenshot(page, 'editor-fallback-light');
+  assert.deepEqual(problems, []);
+  await context.close();
+});
+
+test('the editor reads in the light and dark themes', async () => {
+  for (const colorScheme of ['light', 'dark']) {
+    const { page, context, problems } = await openWithCodeMirror({ colorScheme });
+    await replaceText(page, MALFORMED);
+    await page.locator('.cm-lintRange-error').waitFor();
+    const colours = await page.evaluate(() => {
+      const style = (sel) => getComputedStyle(document.querySelector(sel));
+      return { bg: style('.cm-editor').backgroundColor, text: style('.cm-content').color };
+    });
+    const expected = colorScheme === 'dark'
+      ? { bg: 'rgb(13, 17, 23)', text: 'rgb(230, 237, 243)' }
+      : { bg: 'rgb(246, 248, 250)', text: 'rgb(27, 31, 36)' };
+    assert.deepEqual(colours, expected);
+    await page.locator('.cm-editor').screenshot({ path: (await screenshot(page, `editor-${colorScheme}`)).replace(/\.png$/, '-closeup.png') });
+    assert.deepEqual(problems, []);
+    await context.close();
+  }
+});
