@@ -27,7 +27,7 @@ async function editReplicas(page, from, to) {
 const text = (page, sel) => page.locator(sel).innerText();
 
 test('scaling web from 3 to 5: generation 2, observedGeneration catches up, 5 ready, Available', async () => {
-  const { page, context, problems } = await openPage(browser, server.url);
+  const { page, context, problems } = await openPage(browser, server.url, { plainEditor: true });
   await ready(page);
   assert.equal(await text(page, '#generation'), '1');
   assert.equal(await text(page, '#generation-badge'), 'caught up');
@@ -55,7 +55,7 @@ test('scaling web from 3 to 5: generation 2, observedGeneration catches up, 5 re
 });
 
 test('app may not write /status (403, text kept); the deployment controller may', async () => {
-  const { page, context, problems } = await openPage(browser, server.url);
+  const { page, context, problems } = await openPage(browser, server.url, { plainEditor: true });
   await ready(page);
   const before = await editor(page).inputValue();
   await page.getByLabel('Act as').selectOption('app');
@@ -73,7 +73,7 @@ test('app may not write /status (403, text kept); the deployment controller may'
 });
 
 test('an edit of an older resourceVersion is refused with 409 and the text is kept', async () => {
-  const { page, context, problems } = await openPage(browser, server.url);
+  const { page, context, problems } = await openPage(browser, server.url, { plainEditor: true });
   await ready(page);
   await editReplicas(page, 3, 4);
   await page.getByRole('button', { name: 'Apply' }).click();
@@ -92,11 +92,11 @@ test('an edit of an older resourceVersion is refused with 409 and the text is ke
 });
 
 test('malformed JSON is marked at its line and column as you type', async () => {
-  const { page, context, problems } = await openPage(browser, server.url);
+  const { page, context, problems } = await openPage(browser, server.url, { plainEditor: true });
   await ready(page);
   await editor(page).fill('{\n  "kind": "Deployment",\n  "spec": {\n    "replicas": 5,\n  }\n}');
-  await page.waitForFunction(() => document.querySelector('#editor-diagnostics')?.textContent.includes('line 5'));
-  assert.match(await text(page, '#editor-diagnostics'), /^line 5, column \d+: /);
+  await page.waitForFunction(() => document.querySelector('#spec-editor-diagnostics')?.textContent.includes('line 5'));
+  assert.match(await text(page, '#spec-editor-diagnostics'), /^line 5, column \d+: /);
   assert.equal(await editor(page).getAttribute('aria-invalid'), 'true');
   await screenshot(page, 'playground-malformed-light');
   assert.deepEqual(problems, []);
@@ -104,7 +104,7 @@ test('malformed JSON is marked at its line and column as you type', async () => 
 });
 
 test('a reload restores the workspace; a damaged save is recovered with a notice', async () => {
-  const { page, context, problems } = await openPage(browser, server.url);
+  const { page, context, problems } = await openPage(browser, server.url, { plainEditor: true });
   await ready(page);
   await page.getByRole('button', { name: 'Step', exact: true }).click();
   await page.getByRole('button', { name: 'Next event' }).click();
@@ -127,7 +127,7 @@ test('a reload restores the workspace; a damaged save is recovered with a notice
 });
 
 test('a share link reproduces the same timeline in a fresh browser context', async () => {
-  const { page, context, problems } = await openPage(browser, server.url);
+  const { page, context, problems } = await openPage(browser, server.url, { plainEditor: true });
   await ready(page);
   await editReplicas(page, 3, 5);
   await page.getByRole('button', { name: 'Apply' }).click();
@@ -140,7 +140,7 @@ test('a share link reproduces the same timeline in a fresh browser context', asy
   assert.equal(await page.evaluate(() => history.length), historyLength, 'Share does not add history entries');
   const lanes = await text(page, '.lanes');
   const clock = await text(page, '#clock');
-  const fresh = await openPage(browser, url);
+  const fresh = await openPage(browser, url, { plainEditor: true });
   await fresh.page.waitForFunction(() => document.querySelector('#steps')?.textContent === '8 steps');
   assert.equal(await text(fresh.page, '#clock'), clock);
   assert.equal(await text(fresh.page, '.lanes'), lanes);
@@ -152,7 +152,7 @@ test('a share link reproduces the same timeline in a fresh browser context', asy
 });
 
 test('hostile strings in names, labels and messages are shown as text, never run', async () => {
-  const { page, context, problems } = await openPage(browser, server.url);
+  const { page, context, problems } = await openPage(browser, server.url, { plainEditor: true });
   let dialogs = 0;
   page.on('dialog', async (d) => { dialogs++; await d.dismiss(); });
   await ready(page);
@@ -177,7 +177,7 @@ test('hostile strings in names, labels and messages are shown as text, never run
 });
 
 test('keyboard: ? opens the help dialog, Escape closes it, n steps, r runs', async () => {
-  const { page, context, problems } = await openPage(browser, server.url);
+  const { page, context, problems } = await openPage(browser, server.url, { plainEditor: true });
   await ready(page);
   await page.evaluate(() => document.activeElement?.blur());
   await page.keyboard.press('?');
@@ -202,7 +202,7 @@ test('screenshots: light, dark and phone width after a scale-up', async () => {
     ['playground-dark', { colorScheme: 'dark' }],
     ['playground-phone', { colorScheme: 'light', viewport: { width: 390, height: 844 } }],
   ]) {
-    const { page, context, problems } = await openPage(browser, server.url, opts);
+    const { page, context, problems } = await openPage(browser, server.url, { ...opts, plainEditor: true });
     await ready(page);
     await editReplicas(page, 3, 5);
     await page.getByRole('button', { name: 'Apply' }).click();
