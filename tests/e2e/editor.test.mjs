@@ -36,7 +36,8 @@ async function openWithCodeMirror(options) {
 }
 
 const editor = (page) => page.getByRole('textbox', { name: 'Object spec' });
-const objectList = (page) => page.locator('.object-list');
+const tree = (page) => page.locator('.object-list');
+const applyButton = (page) => page.locator('#apply');
 
 /** Replaces the whole document the way a person pasting would: select all, insert text. */
 async function replaceText(page, text) {
@@ -81,18 +82,14 @@ test('CodeMirror loads lazily, after the app has rendered its textarea', async (
   await context.close();
 });
 
-test('typing in CodeMirror changes the document the app sees', async () => {
+test('typing in CodeMirror changes the document the app applies', async () => {
   const { page, context, problems } = await openWithCodeMirror();
-  assert.match(await objectList(page).innerText(), /Deployment default\/web/);
+  assert.match(await editor(page).innerText(), /"kind": "Deployment"/);
   await replaceText(page, CONFIG_MAP);
-  await objectList(page).getByText('ConfigMap default/typed').waitFor();
-  // Typing character by character works too (and lands in the document).
-  await page.keyboard.press('Control+End');
-  await page.keyboard.type('\n');
-  await page.keyboard.press('Control+Home');
-  await page.keyboard.press('End');
-  await page.keyboard.type(' ');
-  assert.match(await editor(page).innerText(), /^\{ \n/);
+  assert.match(await editor(page).innerText(), /"kind": "ConfigMap"/);
+  await applyButton(page).click();
+  await page.locator('#apply-result.ok').waitFor();
+  await tree(page).getByText('ConfigMap typed').waitFor();
   assert.deepEqual(problems, []);
   await context.close();
 });
@@ -126,15 +123,17 @@ test('malformed JSON is marked at its line and column, in the editor and in the 
 
 test('Ctrl+Enter applies without inserting a line', async () => {
   const { page, context, problems } = await openWithCodeMirror();
-  const before = await editor(page).innerText();
-  await editor(page).click();
+  await replaceText(page, CONFIG_MAP);
   await page.keyboard.press('Control+Enter');
-  await page.locator('#apply-status', { hasText: /^applied$/ }).waitFor();
-  assert.equal(await editor(page).innerText(), before);
+  await page.locator('#apply-result.ok').waitFor();
+  await tree(page).getByText('ConfigMap typed').waitFor();
+  // The editor now shows the stored object (server-set fields), and no line was inserted.
+  await page.waitForFunction(() => document.querySelector('.cm-content')?.innerText.includes('"resourceVersion"'));
+  assert.doesNotMatch(await editor(page).innerText(), /\n\s*\n/);
 
   await replaceText(page, MALFORMED);
   await page.keyboard.press('Control+Enter');
-  await page.locator('#apply-status', { hasText: /^not applied: line 3, column 11/ }).waitFor();
+  await page.locator('#spec-editor-diagnostics li', { hasText: 'line 3, column 11: expected value' }).waitFor();
   assert.deepEqual(problems, []);
   await context.close();
 });
@@ -142,12 +141,11 @@ test('Ctrl+Enter applies without inserting a line', async () => {
 test('undo restores the previous text and redo brings the edit back', async () => {
   const { page, context, problems } = await openWithCodeMirror();
   await replaceText(page, CONFIG_MAP);
-  await objectList(page).getByText('ConfigMap default/typed').waitFor();
+  await page.waitForFunction(() => document.querySelector('.cm-content')?.innerText.includes('"ConfigMap"'));
   await page.keyboard.press('Control+z');
-  await objectList(page).getByText('Deployment default/web').waitFor();
-  assert.match(await editor(page).innerText(), /"kind": "Deployment"/);
+  await page.waitForFunction(() => document.querySelector('.cm-content')?.innerText.includes('"Deployment"'));
   await page.keyboard.press('Control+Shift+z');
-  await objectList(page).getByText('ConfigMap default/typed').waitFor();
+  await page.waitForFunction(() => document.querySelector('.cm-content')?.innerText.includes('"ConfigMap"'));
   assert.deepEqual(problems, []);
   await context.close();
 });
@@ -156,8 +154,7 @@ test('Format replaces the document from the app; undo brings the typed text back
   const { page, context, problems } = await openWithCodeMirror();
   const compact = '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"typed","namespace":"default"}}';
   await replaceText(page, compact);
-  await objectList(page).getByText('ConfigMap default/typed').waitFor();
-  await page.getByRole('button', { name: 'Format' }).click();
+  await page.getByRole('button', { name: 'Format', exact: true }).click();
   await page.waitForFunction(() => document.querySelector('.cm-content')?.innerText.startsWith('{\n  "apiVersion": "v1",'));
   assert.equal(await page.locator('.cm-editor').count(), 1, 'the same editor, not a remount');
   await editor(page).focus();
@@ -169,6 +166,8 @@ test('Format replaces the document from the app; undo brings the typed text back
 
 test('YAML is highlighted as YAML', async () => {
   const { page, context, problems } = await openWithCodeMirror();
+  await page.getByRole('button', { name: 'YAML', exact: true }).click();
+  await page.waitForFunction(() => /^apiVersion: apps\/v1/.test(document.querySelector('.cm-content')?.innerText ?? ''));
   await replaceText(page, 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: y  # a comment\ndata:\n  n: 3\n');
   const key = page.locator('.cm-line span', { hasText: /^kind$/ });
   await key.waitFor();
@@ -189,19 +188,18 @@ test('Tab and Shift+Tab move focus out of the editor instead of indenting', asyn
   const { page, context, problems } = await openWithCodeMirror();
   const focusedId = () => page.evaluate(() => document.activeElement?.id ?? '');
   const inEditor = () => page.evaluate(() => !!document.activeElement?.closest('.cm-editor'));
-  // Reachable from the controls with the keyboard alone.
-  await page.getByRole('button', { name: 'Reset' }).focus();
+  // Reachable from the Apply button with the keyboard alone.
+  await applyButton(page).focus();
   await page.keyboard.press('Tab');
   assert.equal(await focusedId(), 'spec-editor');
   const before = await editor(page).innerText();
   await page.keyboard.press('Tab');
   assert.equal(await inEditor(), false, 'Tab left the editor');
-  assert.equal(await focusedId(), 'format', 'Tab reached the next control');
   assert.equal(await editor(page).innerText(), before, 'Tab inserted nothing');
 
   await editor(page).focus();
   await page.keyboard.press('Shift+Tab');
-  assert.equal(await page.evaluate(() => document.activeElement?.textContent), 'Reset');
+  assert.equal(await focusedId(), 'apply');
   assert.match(await page.locator('#spec-editor-help').innerText(), /Tab moves to the next control/);
   assert.deepEqual(problems, []);
   await context.close();
@@ -222,13 +220,12 @@ test('when the bundle cannot load, the textarea keeps working and says why', asy
   await page.locator('#spec-editor-diagnostics li', { hasText: 'line 3, column 11: expected value' }).waitFor();
   assert.equal(await area.getAttribute('aria-invalid'), 'true');
   await area.press('Control+Enter');
-  await page.locator('#apply-status', { hasText: /^not applied: line 3/ }).waitFor();
   assert.equal(await area.inputValue(), MALFORMED, 'Ctrl+Enter inserted nothing');
 
   await area.fill(CONFIG_MAP);
-  await objectList(page).getByText('ConfigMap default/typed').waitFor();
   await area.press('Meta+Enter');
-  await page.locator('#apply-status', { hasText: /^applied$/ }).waitFor();
+  await page.locator('#apply-result.ok').waitFor();
+  await tree(page).getByText('ConfigMap typed').waitFor();
   await area.press('Tab');
   assert.notEqual(await page.evaluate(() => document.activeElement?.id), 'spec-editor', 'Tab left the textarea');
   await screenshot(page, 'editor-fallback-light');

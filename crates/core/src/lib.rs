@@ -14,3 +14,4 @@ pub mod scenario;
 #[doc(hidden)]
 pub mod testkit;
 pub mod time;
+pub mod view;

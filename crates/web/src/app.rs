@@ -1,164 +1,752 @@
-//! The app shell: header, object list, editor, status panel, step/play controls.
+//! The playground view: header, controls, object tree, editor, status panel, timeline, faults.
+//! It only formats; every decision is in `state` or in core's view models. Side effects (timers,
+//! localStorage, the URL, keyboard, the theme attribute) are here, at the edge.
 
-use converge_core::parse::parse_documents;
-use gloo_timers::callback::Interval;
+use std::collections::BTreeSet;
+
+use converge_core::engine::world::key_text;
+use converge_core::view::session::Starter;
+use converge_core::view::status::status_view;
+use converge_core::view::timeline::{self, Lane};
+use converge_core::view::tree::{self, health_label, Row};
+use converge_core::view::Syntax;
+use gloo_timers::callback::{Interval, Timeout};
+use wasm_bindgen::closure::Closure;
+use wasm_bindgen::JsCast;
+use web_sys::{HtmlDialogElement, HtmlInputElement, HtmlSelectElement};
 use yew::prelude::*;
 
 use crate::editor::{CodeEditor, Diagnostic, Language};
-use crate::state::{Model, Msg};
+use crate::persist;
+use crate::state::{FaultMsg, Model, Msg, Target, Theme, Workspace, PRINCIPALS, SPEEDS, TICK_MS};
 
-/// Wall-clock milliseconds between automatic steps while playing at 1x.
-const PLAY_INTERVAL_MS: u32 = 250;
+/// Timeline entries shown at once.
+const TIMELINE_ENTRIES: usize = 80;
+/// Quiet time before the URL hash follows the workspace (replaceState, never pushState).
+const HASH_DEBOUNCE_MS: u32 = 800;
+
+pub enum AppMsg {
+    Model(Msg),
+    Share,
+    ShowHelp,
+    SyncHash,
+}
+
+impl From<Msg> for AppMsg {
+    fn from(m: Msg) -> Self {
+        AppMsg::Model(m)
+    }
+}
 
 pub struct App {
     model: Model,
     player: Option<Interval>,
+    help: NodeRef,
+    share_url: Option<String>,
+    hash_timer: Option<Timeout>,
+    keys: Option<Closure<dyn Fn(web_sys::KeyboardEvent)>>,
+    measuring: bool,
+}
+
+fn window() -> Option<web_sys::Window> {
+    web_sys::window()
+}
+
+fn storage() -> Option<web_sys::Storage> {
+    window().and_then(|w| w.local_storage().ok().flatten())
+}
+
+fn performance_mark(name: &str) {
+    if let Some(p) = window().and_then(|w| w.performance()) {
+        let _ = p.mark(name);
+    }
+}
+
+/// The workspace to start from: a share link, else localStorage, else a fresh one; with a
+/// notice when something could not be read.
+fn initial_workspace() -> (Workspace, Option<String>) {
+    let location = window().map(|w| w.location());
+    let search = location
+        .as_ref()
+        .and_then(|l| l.search().ok())
+        .unwrap_or_default();
+    if search.contains("starter=large") {
+        return (Workspace::fresh(Starter::Large), None);
+    }
+    let hash = location
+        .as_ref()
+        .and_then(|l| l.hash().ok())
+        .unwrap_or_default();
+    if hash.starts_with(persist::HASH_PREFIX) {
+        return match persist::from_hash(&hash) {
+            Ok(w) => (w, Some("Loaded the shared workspace from the link.".into())),
+            Err(e) => (
+                Workspace::default(),
+                Some(format!(
+                    "The share link could not be opened ({e}); started fresh."
+                )),
+            ),
+        };
+    }
+    match storage().and_then(|s| s.get_item(persist::STORAGE_KEY).ok().flatten()) {
+        None => (Workspace::default(), None),
+        Some(text) => match persist::from_json(&text) {
+            Ok(w) => (w, None),
+            Err(e) => (
+                Workspace::default(),
+                Some(format!(
+                    "Your saved workspace could not be restored ({e}); started a fresh one."
+                )),
+            ),
+        },
+    }
+}
+
+fn apply_theme(theme: Theme) {
+    let Some(root) = window()
+        .and_then(|w| w.document())
+        .and_then(|d| d.document_element())
+    else {
+        return;
+    };
+    let _ = match theme {
+        Theme::System => root.remove_attribute("data-theme"),
+        Theme::Light => root.set_attribute("data-theme", "light"),
+        Theme::Dark => root.set_attribute("data-theme", "dark"),
+    };
 }
 
 impl Component for App {
-    type Message = Msg;
+    type Message = AppMsg;
     type Properties = ();
 
     fn create(_ctx: &Context<Self>) -> Self {
+        let (workspace, notice) = initial_workspace();
+        let mut model = Model::from_workspace(workspace);
+        model.notice = notice;
+        apply_theme(model.theme);
         App {
-            model: Model::default(),
+            model,
             player: None,
+            help: NodeRef::default(),
+            share_url: None,
+            hash_timer: None,
+            keys: None,
+            measuring: false,
         }
     }
 
     fn update(&mut self, ctx: &Context<Self>, msg: Self::Message) -> bool {
+        let msg = match msg {
+            AppMsg::Model(m) => m,
+            AppMsg::ShowHelp => {
+                if let Some(d) = self.help.cast::<HtmlDialogElement>() {
+                    let _ = d.show_modal();
+                }
+                return false;
+            }
+            AppMsg::Share => {
+                let hash = persist::to_hash(&self.model.workspace());
+                if let Some(w) = window() {
+                    let loc = w.location();
+                    let base = format!(
+                        "{}{}{}",
+                        loc.origin().unwrap_or_default(),
+                        loc.pathname().unwrap_or_default(),
+                        loc.search().unwrap_or_default()
+                    );
+                    if let Ok(h) = w.history() {
+                        let _ =
+                            h.replace_state_with_url(&wasm_bindgen::JsValue::NULL, "", Some(&hash));
+                    }
+                    self.share_url = Some(format!("{base}{hash}"));
+                }
+                return true;
+            }
+            AppMsg::SyncHash => {
+                self.hash_timer = None;
+                if self.share_url.is_some() {
+                    let hash = persist::to_hash(&self.model.workspace());
+                    if let Some(h) = window().and_then(|w| w.history().ok()) {
+                        let _ =
+                            h.replace_state_with_url(&wasm_bindgen::JsValue::NULL, "", Some(&hash));
+                    }
+                }
+                return false;
+            }
+        };
+        let measured = matches!(msg, Msg::Step | Msg::NextEvent);
+        if measured {
+            performance_mark("converge-step-start");
+            self.measuring = true;
+        }
+        let theme_before = self.model.theme;
+        let is_tick = matches!(msg, Msg::Tick);
         let changed = self.model.update(msg);
+        if self.model.theme != theme_before {
+            apply_theme(self.model.theme);
+        }
         match (self.model.playing, self.player.is_some()) {
             (true, false) => {
                 let link = ctx.link().clone();
-                self.player = Some(Interval::new(PLAY_INTERVAL_MS, move || {
-                    link.send_message(Msg::Tick)
+                self.player = Some(Interval::new(TICK_MS, move || {
+                    link.send_message(AppMsg::Model(Msg::Tick))
                 }));
             }
             (false, true) => self.player = None,
             _ => {}
         }
+        if changed {
+            if !is_tick || !self.model.playing {
+                self.save();
+            }
+            if self.share_url.is_some() {
+                let link = ctx.link().clone();
+                self.hash_timer = Some(Timeout::new(HASH_DEBOUNCE_MS, move || {
+                    link.send_message(AppMsg::SyncHash)
+                }));
+            }
+        }
         changed
+    }
+
+    fn rendered(&mut self, ctx: &Context<Self>, first_render: bool) {
+        if self.measuring {
+            self.measuring = false;
+            performance_mark("converge-step-end");
+            if let Some(p) = window().and_then(|w| w.performance()) {
+                let _ = p.measure_with_start_mark_and_end_mark(
+                    "converge-step",
+                    "converge-step-start",
+                    "converge-step-end",
+                );
+            }
+        }
+        if first_render {
+            let link = ctx.link().clone();
+            let handler =
+                Closure::<dyn Fn(web_sys::KeyboardEvent)>::new(move |e: web_sys::KeyboardEvent| {
+                    if let Some(m) = shortcut(&e) {
+                        e.prevent_default();
+                        link.send_message(m);
+                    }
+                });
+            if let Some(doc) = window().and_then(|w| w.document()) {
+                let _ = doc
+                    .add_event_listener_with_callback("keydown", handler.as_ref().unchecked_ref());
+            }
+            self.keys = Some(handler);
+        }
     }
 
     fn view(&self, ctx: &Context<Self>) -> Html {
         let link = ctx.link();
         let m = &self.model;
-        let on_input = link.callback(Msg::EditorInput);
-        let object_label = object_label(&m.editor_text);
+        let shown = m.shown();
+        let scrubbed = m.cursor.is_some();
         html! {
             <div class="shell">
+                <a class="skip" href="#spec-editor">{ "Skip to the editor" }</a>
                 <header class="topbar">
                     <h1>{ "Converge" }</h1>
                     <p class="tagline">{ "Kubernetes spec/status playground" }</p>
+                    <div class="header-tools">
+                        <label for="theme">{ "Theme" }</label>
+                        <select id="theme" onchange={link.callback(|e: Event| {
+                            let s: HtmlSelectElement = e.target_unchecked_into();
+                            Msg::SetTheme(match s.value().as_str() {
+                                "light" => Theme::Light,
+                                "dark" => Theme::Dark,
+                                _ => Theme::System,
+                            })
+                        })}>
+                            { for [(Theme::System, "system", "System"), (Theme::Light, "light", "Light"), (Theme::Dark, "dark", "Dark")]
+                                .into_iter().map(|(t, v, l)| html! {
+                                    <option value={v} selected={m.theme == t}>{ l }</option>
+                                }) }
+                        </select>
+                        <button id="share" onclick={link.callback(|_| AppMsg::Share)}>{ "Share" }</button>
+                        <button id="help-button" aria-haspopup="dialog" onclick={link.callback(|_| AppMsg::ShowHelp)}>{ "Shortcuts (?)" }</button>
+                    </div>
                 </header>
-                <nav class="controls" aria-label="Simulation controls">
-                    <button id="step" onclick={link.callback(|_| Msg::Step)}>{ "Step" }</button>
-                    <button id="play" aria-pressed={m.playing.to_string()}
-                        onclick={link.callback(|_| Msg::TogglePlay)}>
-                        { if m.playing { "Pause" } else { "Play" } }
-                    </button>
-                    <button id="reset" onclick={link.callback(|_| Msg::Reset)}>{ "Reset" }</button>
-                    <output id="clock" aria-label="Simulated time">{ m.clock.to_string() }</output>
-                    <output id="steps" aria-label="Steps taken">{ format!("{} steps", m.steps) }</output>
-                </nav>
+                { self.view_notice(ctx) }
+                { self.view_controls(ctx) }
                 <main class="panes">
-                    <section class="pane objects" aria-labelledby="objects-h">
-                        <h2 id="objects-h">{ "Objects" }</h2>
-                        <ul class="object-list">
-                            <li>{ object_label }</li>
-                        </ul>
-                    </section>
-                    <SpecPane text={AttrValue::from(m.editor_text.clone())} {on_input} />
-                    <section class="pane status" aria-labelledby="status-h">
-                        <h2 id="status-h">{ "Status" }</h2>
-                        <dl class="status-fields">
-                            <dt>{ "simulated time" }</dt><dd>{ m.clock.rfc3339() }</dd>
-                        </dl>
-                    </section>
+                    { self.view_tree(ctx) }
+                    { self.view_editor(ctx) }
+                    { self.view_status(ctx) }
                 </main>
+                { self.view_timeline(ctx) }
+                { self.view_faults(ctx) }
+                { self.view_help(ctx) }
+                if scrubbed {
+                    <p class="scrub-note" role="status">{ format!("Viewing step {} of {}: steps and edits fork from here.", shown.steps(), m.world.steps()) }</p>
+                }
             </div>
         }
     }
 }
 
-#[derive(Properties, PartialEq)]
-struct SpecPaneProps {
-    text: AttrValue,
-    on_input: Callback<String>,
-}
-
-/// The spec editor with parse errors marked as you type, Format (JSON, one object), and a
-/// stand-in for Apply (Ctrl/Cmd+Enter) that only reports whether the text parses, until applying
-/// goes through the API server. Text starting with `{` is JSON, anything else YAML (as kubectl).
-#[function_component(SpecPane)]
-fn spec_pane(props: &SpecPaneProps) -> Html {
-    let applied = use_state(String::new);
-    let parsed = parse_documents(&props.text);
-    let diagnostics: Vec<Diagnostic> = parsed
-        .as_ref()
-        .err()
-        .map(Diagnostic::from)
-        .into_iter()
-        .collect();
-    let language = if props.text.trim_start().starts_with('{') {
-        Language::Json
-    } else {
-        Language::Yaml
-    };
-    let formatted = match (&parsed, language) {
-        (Ok(docs), Language::Json) => match docs.as_slice() {
-            [doc] => serde_json::to_string_pretty(doc).ok(),
-            _ => None,
-        },
+/// The message for a keyboard shortcut, unless the user is typing in a field.
+fn shortcut(e: &web_sys::KeyboardEvent) -> Option<AppMsg> {
+    if e.ctrl_key() || e.meta_key() || e.alt_key() {
+        return None;
+    }
+    let typing = e
+        .target()
+        .and_then(|t| t.dyn_into::<web_sys::Element>().ok())
+        .is_some_and(|el| {
+            matches!(
+                el.tag_name().as_str(),
+                "INPUT" | "TEXTAREA" | "SELECT" | "BUTTON"
+            ) || el.closest("dialog").ok().flatten().is_some()
+        });
+    if typing && e.key() != "?" {
+        return None;
+    }
+    if typing {
+        return None;
+    }
+    match e.key().as_str() {
+        " " => Some(Msg::TogglePlay.into()),
+        "n" => Some(Msg::Step.into()),
+        "N" => Some(Msg::NextEvent.into()),
+        "r" => Some(Msg::RunUntilConverged.into()),
+        "?" => Some(AppMsg::ShowHelp),
         _ => None,
-    };
-    let on_format = {
-        let on_input = props.on_input.clone();
-        let formatted = formatted.clone();
-        Callback::from(move |_: MouseEvent| {
-            if let Some(text) = &formatted {
-                on_input.emit(text.clone());
-            }
-        })
-    };
-    let on_apply = {
-        let (applied, text) = (applied.clone(), props.text.clone());
-        Callback::from(move |()| {
-            applied.set(match parse_documents(&text) {
-                Ok(_) => "applied".to_owned(),
-                Err(e) => format!("not applied: {e}"),
-            })
-        })
-    };
-    html! {
-        <section class="pane editor" aria-labelledby="editor-h">
-            <h2 id="editor-h">{ "Spec" }</h2>
-            <CodeEditor value={props.text.clone()} {language} {diagnostics}
-                on_change={props.on_input.clone()} {on_apply} />
-            <button id="format" onclick={on_format} disabled={formatted.is_none()}>{ "Format" }</button>
-            <output id="apply-status" aria-live="polite">{ (*applied).clone() }</output>
-        </section>
     }
 }
 
-/// `Deployment default/web`, or a note when the editor does not hold a parseable object.
-fn object_label(text: &str) -> String {
-    match serde_json::from_str::<serde_json::Value>(text) {
-        Ok(v) => {
-            let s = |p: &str| {
-                v.pointer(p)
-                    .and_then(|x| x.as_str())
-                    .unwrap_or("?")
-                    .to_owned()
-            };
-            format!(
-                "{} {}/{}",
-                s("/kind"),
-                s("/metadata/namespace"),
-                s("/metadata/name")
-            )
+impl App {
+    fn save(&self) {
+        if let Some(s) = storage() {
+            let _ = s.set_item(
+                persist::STORAGE_KEY,
+                &persist::to_json(&self.model.workspace()),
+            );
         }
-        Err(e) => format!("(editor does not parse: {e})"),
+    }
+
+    fn view_notice(&self, ctx: &Context<Self>) -> Html {
+        let link = ctx.link();
+        html! {
+            <>
+            if let Some(n) = &self.model.notice {
+                <div class="notice" role="status">
+                    <span>{ n.clone() }</span>
+                    <button onclick={link.callback(|_| Msg::DismissNotice)}>{ "Dismiss" }</button>
+                </div>
+            }
+            if let Some(url) = &self.share_url {
+                <div class="notice share">
+                    <label for="share-url">{ "Share link (also in the address bar)" }</label>
+                    <input id="share-url" readonly=true value={url.clone()} />
+                </div>
+            }
+            </>
+        }
+    }
+
+    fn view_controls(&self, ctx: &Context<Self>) -> Html {
+        let link = ctx.link();
+        let m = &self.model;
+        let w = m.shown();
+        let converged = w.is_converged();
+        html! {
+            <nav class="controls" aria-label="Simulation controls">
+                <button id="step" onclick={link.callback(|_| Msg::Step)} title="n">{ "Step" }</button>
+                <button id="next-event" onclick={link.callback(|_| Msg::NextEvent)} title="Shift+N">{ "Next event" }</button>
+                <button id="play" aria-pressed={m.playing.to_string()} title="Space"
+                    onclick={link.callback(|_| Msg::TogglePlay)}>
+                    { if m.playing { "Pause" } else { "Play" } }
+                </button>
+                <label class="speed"><span>{ "Speed" }</span>
+                    <select id="speed" onchange={link.callback(|e: Event| {
+                        let s: HtmlSelectElement = e.target_unchecked_into();
+                        Msg::SetSpeed(s.value().parse().unwrap_or(2))
+                    })}>
+                        { for SPEEDS.iter().enumerate().map(|(i, (l, _))| html! {
+                            <option value={i.to_string()} selected={i == m.speed}>{ *l }</option>
+                        }) }
+                    </select>
+                </label>
+                <button id="run" onclick={link.callback(|_| Msg::RunUntilConverged)} title="r">{ "Run until converged" }</button>
+                <button id="reset" onclick={link.callback(|_| Msg::Reset)}>{ "Reset" }</button>
+                <output id="clock" aria-label="Simulated time">{ w.now().to_string() }</output>
+                <output id="steps" aria-label="Steps taken">{ format!("{} steps", w.steps()) }</output>
+                <span class={classes!("badge", if converged { "ok" } else { "warn" })} id="converged">
+                    { if converged { "converged" } else { "converging" } }
+                </span>
+            </nav>
+        }
+    }
+
+    fn view_tree(&self, ctx: &Context<Self>) -> Html {
+        let link = ctx.link();
+        let m = &self.model;
+        let rows = tree::rows(m.shown(), &m.toggled);
+        let count = m.shown().object_count();
+        html! {
+            <section class="pane objects" aria-labelledby="objects-h">
+                <h2 id="objects-h">{ "Objects" }</h2>
+                <p class="muted">{ format!("{count} objects") }</p>
+                <ul class="object-list" role="tree" aria-labelledby="objects-h">
+                    { for rows.into_iter().map(|row| match row {
+                        Row::More { depth, hidden } => html! {
+                            <li class="more" style={format!("--depth:{depth}")}>{ format!("… and {hidden} more") }</li>
+                        },
+                        Row::Object(r) => {
+                            let selected = m.selected.as_ref() == Some(&r.key);
+                            let key = r.key.clone();
+                            let key2 = r.key.clone();
+                            let label = health_label(r.health);
+                            html! {
+                                <li role="treeitem" aria-selected={selected.to_string()}
+                                    aria-expanded={(r.children > 0).then(|| r.expanded.to_string())}
+                                    class={classes!("row", selected.then_some("selected"))}
+                                    style={format!("--depth:{}", r.depth)}>
+                                    if r.children > 0 {
+                                        <button class="twisty" aria-label={format!("{} {} children of {} {}", if r.expanded { "Hide" } else { "Show" }, r.children, r.kind, r.name)}
+                                            onclick={link.callback(move |_| Msg::ToggleGroup(key2.clone()))}>
+                                            { if r.expanded { "▾" } else { "▸" } }
+                                        </button>
+                                    }
+                                    <button class="object" onclick={link.callback(move |_| Msg::Select(key.clone()))}>
+                                        <span class="kind">{ r.kind.clone() }</span>{ " " }
+                                        <span class="name">{ r.name.clone() }</span>
+                                    </button>
+                                    <span class={classes!("badge", badge_class(label))}>{ label }</span>
+                                    if let Some((who, h)) = &r.trouble {
+                                        <span class="trouble">{ format!("{}: {}", health_label(*h), who) }</span>
+                                    }
+                                </li>
+                            }
+                        }
+                    }) }
+                </ul>
+            </section>
+        }
+    }
+
+    fn view_editor(&self, ctx: &Context<Self>) -> Html {
+        let link = ctx.link();
+        let m = &self.model;
+        let diagnostics: Vec<Diagnostic> = m
+            .diagnostics
+            .iter()
+            .map(|e| Diagnostic {
+                line: e.location.map_or(1, |l| l.line as u32),
+                column: e.location.map_or(1, |l| l.column as u32),
+                message: e.message.clone(),
+            })
+            .collect();
+        let language = match m.syntax {
+            Syntax::Json => Language::Json,
+            Syntax::Yaml => Language::Yaml,
+        };
+        let loaded_rv = m
+            .selected
+            .as_ref()
+            .and_then(|k| m.shown().object(k))
+            .and_then(|o| {
+                o.pointer("/metadata/resourceVersion")
+                    .and_then(|v| v.as_str())
+                    .map(str::to_owned)
+            });
+        let text_rv = converge_core::parse::parse_documents(&m.editor_text)
+            .ok()
+            .and_then(|d| d.into_iter().next())
+            .and_then(|o| {
+                o.pointer("/metadata/resourceVersion")
+                    .and_then(|v| v.as_str())
+                    .map(str::to_owned)
+            });
+        let outdated = loaded_rv.is_some() && text_rv.is_some() && loaded_rv != text_rv;
+        html! {
+            <section class="pane editor" aria-labelledby="editor-h">
+                <h2 id="editor-h">{ "Spec" }</h2>
+                <p class="muted">{ m.selected.as_ref().map(key_text).unwrap_or_else(|| "no object selected".into()) }</p>
+                <div class="editor-tools">
+                    <label>{ "Act as " }
+                        <select id="principal" onchange={link.callback(|e: Event| {
+                            let s: HtmlSelectElement = e.target_unchecked_into();
+                            Msg::SetPrincipal(s.value())
+                        })}>
+                            { for PRINCIPALS.iter().map(|p| html! {
+                                <option value={*p} selected={m.principal == *p}>{ *p }</option>
+                            }) }
+                        </select>
+                    </label>
+                    <label>{ "Write " }
+                        <select id="target" onchange={link.callback(|e: Event| {
+                            let s: HtmlSelectElement = e.target_unchecked_into();
+                            Msg::SetTarget(if s.value() == "status" { Target::Status } else { Target::Main })
+                        })}>
+                            <option value="main" selected={m.target == Target::Main}>{ "object (spec, metadata)" }</option>
+                            <option value="status" selected={m.target == Target::Status}>{ "/status subresource" }</option>
+                        </select>
+                    </label>
+                    <fieldset class="syntax">
+                        <legend class="visually-hidden">{ "Syntax" }</legend>
+                        <button aria-pressed={(m.syntax == Syntax::Json).to_string()} onclick={link.callback(|_| Msg::SetSyntax(Syntax::Json))}>{ "JSON" }</button>
+                        <button aria-pressed={(m.syntax == Syntax::Yaml).to_string()} onclick={link.callback(|_| Msg::SetSyntax(Syntax::Yaml))}>{ "YAML" }</button>
+                    </fieldset>
+                    <button onclick={link.callback(|_| Msg::Format)}>{ "Format" }</button>
+                    <button onclick={link.callback(|_| Msg::Reload)}>{ "Reload" }</button>
+                    <button id="apply" class="primary" onclick={link.callback(|_| Msg::Apply)} title="Ctrl/Cmd+Enter">{ "Apply" }</button>
+                </div>
+                <CodeEditor value={AttrValue::from(m.editor_text.clone())} {language} {diagnostics}
+                    on_change={link.callback(|t: String| Msg::EditorInput(t))}
+                    on_apply={link.callback(|_: ()| Msg::Apply)} readonly={false} />
+                if outdated {
+                    <p class="muted" id="outdated">{ format!("The stored object changed since you loaded it (resourceVersion {} → {}); Apply will be refused with 409 Conflict. Reload to edit the latest.", text_rv.unwrap_or_default(), loaded_rv.unwrap_or_default()) }</p>
+                }
+                if let Some(o) = &m.outcome {
+                    <p id="apply-result" role="status" class={classes!("outcome", if o.is_error() { "bad" } else { "ok" })}>{ o.text() }</p>
+                }
+            </section>
+        }
+    }
+
+    fn view_status(&self, _ctx: &Context<Self>) -> Html {
+        let m = &self.model;
+        let w = m.shown();
+        let obj = m.selected.as_ref().and_then(|k| w.object(k));
+        let Some(obj) = obj else {
+            return html! {
+                <section class="pane status" aria-labelledby="status-h">
+                    <h2 id="status-h">{ "Status" }</h2>
+                    <p class="muted">{ "Select an object." }</p>
+                </section>
+            };
+        };
+        let before = m
+            .selected
+            .as_ref()
+            .and_then(|k| m.previous().and_then(|p| p.object(k)));
+        let v = status_view(obj, before, w.now());
+        let num = |x: Option<i64>| x.map_or("–".to_owned(), |n| n.to_string());
+        html! {
+            <section class="pane status" aria-labelledby="status-h">
+                <h2 id="status-h">{ "Status" }</h2>
+                <div class="generations">
+                    <div><span class="muted">{ "generation" }</span><strong id="generation">{ num(v.generation) }</strong></div>
+                    <div><span class="muted">{ "observedGeneration" }</span><strong id="observed-generation">{ num(v.observed_generation) }</strong></div>
+                    if v.generation.is_some() {
+                        <span id="generation-badge" class={classes!("badge", if v.stale { "warn" } else { "ok" })}>
+                            { if v.stale { "stale" } else { "caught up" } }
+                        </span>
+                    }
+                </div>
+                if let Some(line) = &v.rollout {
+                    <p class="rollout"><span class="muted">{ "kubectl rollout status: " }</span><code id="rollout">{ line.clone() }</code></p>
+                }
+                <table class="fields">
+                    <caption class="visually-hidden">{ "status fields; changed in the last step are highlighted" }</caption>
+                    <tbody>
+                    { for v.fields.iter().map(|f| html! {
+                        <tr class={classes!(f.changed.then_some("changed"))} data-field={f.path.clone()}>
+                            <th scope="row">{ f.path.trim_start_matches('/').replace('/', ".") }</th>
+                            <td>{ f.value.clone() }{ if f.changed { html!{ <span class="visually-hidden">{ " (changed)" }</span> } } else { html!{} } }</td>
+                        </tr>
+                    }) }
+                    </tbody>
+                </table>
+                if !v.conditions.is_empty() {
+                    <div class="table-scroll">
+                    <table class="conditions" id="conditions">
+                        <caption>{ "Conditions" }</caption>
+                        <thead><tr><th>{ "type" }</th><th>{ "status" }</th><th>{ "reason" }</th><th>{ "message" }</th><th>{ "lastTransitionTime" }</th><th>{ "observedGeneration" }</th></tr></thead>
+                        <tbody>
+                        { for v.conditions.iter().map(|c| html! {
+                            <tr class={classes!(c.changed.then_some("changed"))} data-condition={c.type_.clone()}>
+                                <td>{ c.type_.clone() }</td>
+                                <td class={classes!(match c.status.as_str() { "True" => "ok", "False" => "bad", _ => "warn" })}>{ c.status.clone() }</td>
+                                <td>{ c.reason.clone() }</td>
+                                <td>{ c.message.clone() }</td>
+                                <td>{ c.last_transition.clone() }<br/><span class="muted">{ c.ago.clone() }</span></td>
+                                <td>{ num(c.observed_generation) }{ if c.stale { html!{ <span class="badge warn">{ "stale" }</span> } } else { html!{} } }</td>
+                            </tr>
+                        }) }
+                        </tbody>
+                    </table>
+                    </div>
+                }
+            </section>
+        }
+    }
+
+    fn view_timeline(&self, ctx: &Context<Self>) -> Html {
+        let link = ctx.link();
+        let m = &self.model;
+        let upto = m.shown().steps();
+        let shown_reports: Vec<(u64, &converge_core::engine::StepReport)> = m
+            .reports
+            .iter()
+            .filter(|(s, _)| *s <= upto)
+            .map(|(s, r)| (*s, r))
+            .collect();
+        let lanes: Vec<Lane> = timeline::lanes(&shown_reports, TIMELINE_ENTRIES);
+        let steps: Vec<u64> = m.history.steps().collect();
+        let min = steps.first().copied().unwrap_or(0);
+        let max = m.world.steps();
+        let selected = m.selected_entry.clone();
+        let detail = selected.as_ref().and_then(|(s, q, l)| {
+            lanes
+                .iter()
+                .flat_map(|lane| lane.entries.iter())
+                .find(|e| e.step == *s && e.seq == *q && &e.label == l)
+        });
+        html! {
+            <section class="pane timeline" aria-labelledby="timeline-h">
+                <h2 id="timeline-h">{ "Timeline" }</h2>
+                <div class="scrub">
+                    <label for="scrub">{ format!("Step {upto} of {max}") }</label>
+                    <input id="scrub" type="range" min={min.to_string()} max={max.to_string()} value={upto.to_string()}
+                        oninput={link.callback(move |e: InputEvent| {
+                            let i: HtmlInputElement = e.target_unchecked_into();
+                            let s = i.value().parse::<u64>().unwrap_or(max);
+                            Msg::Scrub((s < max).then_some(s))
+                        })} />
+                    <button onclick={link.callback(|_| Msg::Scrub(None))} disabled={m.cursor.is_none()}>{ "Live" }</button>
+                    <button id="fork" onclick={link.callback(|_| Msg::Fork)} disabled={m.cursor.is_none()}>{ "Fork from here" }</button>
+                </div>
+                <div class="lanes">
+                    { for lanes.iter().map(|lane| html! {
+                        <div class="lane">
+                            <h3>{ lane.actor.clone() }</h3>
+                            <ol>
+                                { for lane.entries.iter().map(|e| {
+                                    let id = (e.step, e.seq, e.label.clone());
+                                    let pressed = selected.as_ref() == Some(&id);
+                                    let cls = match e.code { Some(c) if c >= 400 => "bad", Some(_) => "ok", None => "watch" };
+                                    html! {
+                                        <li>
+                                            <button class={classes!("entry", cls)} aria-pressed={pressed.to_string()}
+                                                onclick={link.callback(move |_| Msg::SelectEntry(if pressed { None } else { Some(id.clone()) }))}>
+                                                <span class="muted">{ format!("#{} {:.3}s ", e.step, e.time_ms as f64 / 1000.0) }</span>
+                                                { e.label.clone() }
+                                            </button>
+                                            if !e.message.is_empty() { <p class="message">{ e.message.clone() }</p> }
+                                        </li>
+                                    }
+                                }) }
+                            </ol>
+                        </div>
+                    }) }
+                </div>
+                if let Some(e) = detail {
+                    <div class="diff" id="entry-diff" role="region" aria-label="Changes caused by the selected entry">
+                        <h3>{ e.label.clone() }</h3>
+                        if e.changes.is_empty() { <p class="muted">{ "No object changed." }</p> }
+                        { for e.changes.iter().map(|(obj, fields)| html! {
+                            <>
+                            <h4>{ obj.clone() }</h4>
+                            <ul>
+                                { for fields.iter().map(|f| html! {
+                                    <li><code>{ f.path.clone() }</code>{ ": " }
+                                        <del>{ f.before.as_ref().map(|v| v.to_string()).unwrap_or_else(|| "(absent)".into()) }</del>{ " → " }
+                                        <ins>{ f.after.as_ref().map(|v| v.to_string()).unwrap_or_else(|| "(absent)".into()) }</ins></li>
+                                }) }
+                            </ul>
+                            </>
+                        }) }
+                    </div>
+                }
+            </section>
+        }
+    }
+
+    fn view_faults(&self, ctx: &Context<Self>) -> Html {
+        let link = ctx.link();
+        let w = &self.model.world;
+        let nodes: Vec<String> = w
+            .objects()
+            .filter(|(k, _)| k.gr.resource == "nodes")
+            .map(|(k, _)| k.name.clone())
+            .collect();
+        let failing: BTreeSet<String> = BTreeSet::new();
+        html! {
+            <section class="pane faults" aria-labelledby="faults-h">
+                <h2 id="faults-h">{ "Faults" }</h2>
+                <table>
+                    <caption class="visually-hidden">{ "Controllers" }</caption>
+                    <tbody>
+                    { for w.controller_names().into_iter().map(|c| {
+                        let state = w.controller_state(&c).map(|s| format!("{s:?}")).unwrap_or_default();
+                        let (a, b, d) = (c.clone(), c.clone(), c.clone());
+                        let e = c.clone();
+                        html! {
+                            <tr>
+                                <th scope="row">{ c.clone() }</th>
+                                <td>{ state }</td>
+                                <td>
+                                    <button onclick={link.callback(move |_| Msg::Fault(FaultMsg::Pause(a.clone())))} aria-label={format!("Pause {c}")}>{ "Pause" }</button>
+                                    <button onclick={link.callback(move |_| Msg::Fault(FaultMsg::Resume(b.clone())))} aria-label={format!("Resume {c}")}>{ "Resume" }</button>
+                                    <button onclick={link.callback(move |_| Msg::Fault(FaultMsg::Crash(d.clone())))} aria-label={format!("Crash {c}")}>{ "Crash" }</button>
+                                    <button onclick={link.callback(move |_| Msg::Fault(FaultMsg::Restart(e.clone())))} aria-label={format!("Restart {c}")}>{ "Restart" }</button>
+                                </td>
+                            </tr>
+                        }
+                    }) }
+                    </tbody>
+                </table>
+                <label>{ "Watch latency (all controllers) " }
+                    <select id="latency" onchange={link.callback(|e: Event| {
+                        let s: HtmlSelectElement = e.target_unchecked_into();
+                        Msg::Fault(FaultMsg::WatchLatency(s.value().parse().unwrap_or(5)))
+                    })}>
+                        <option value="" selected=true disabled=true>{ "change…" }</option>
+                        { for [5u64, 100, 1000, 5000].into_iter().map(|ms| html! { <option value={ms.to_string()}>{ format!("{ms} ms") }</option> }) }
+                    </select>
+                </label>
+                <ul class="image-pull">
+                    { for nodes.into_iter().map(|n| {
+                        let (a, b) = (n.clone(), n.clone());
+                        let _ = failing.contains(&n);
+                        html! {
+                            <li>{ format!("kubelet on {n}: image pulls ") }
+                                <button onclick={link.callback(move |_| Msg::Fault(FaultMsg::ImagePull { node: a.clone(), failing: true }))} aria-label={format!("Fail image pulls on {n}")}>{ "fail" }</button>
+                                <button onclick={link.callback(move |_| Msg::Fault(FaultMsg::ImagePull { node: b.clone(), failing: false }))} aria-label={format!("Heal image pulls on {n}")}>{ "heal" }</button>
+                            </li>
+                        }
+                    }) }
+                </ul>
+                <p class="muted">{ "To see RBAC at work, pick \"Act as app\" and \"/status subresource\" in the editor and Apply: 403. Act as the deployment controller and the same write succeeds." }</p>
+            </section>
+        }
+    }
+
+    fn view_help(&self, _ctx: &Context<Self>) -> Html {
+        let help = self.help.clone();
+        let close = Callback::from(move |_| {
+            if let Some(d) = help.cast::<HtmlDialogElement>() {
+                d.close();
+            }
+        });
+        html! {
+            <dialog ref={self.help.clone()} id="help" aria-labelledby="help-h">
+                <h2 id="help-h">{ "Keyboard shortcuts" }</h2>
+                <dl class="shortcuts">
+                    <dt><kbd>{ "Space" }</kbd></dt><dd>{ "Play / pause" }</dd>
+                    <dt><kbd>{ "n" }</kbd></dt><dd>{ "Step (one event)" }</dd>
+                    <dt><kbd>{ "Shift" }</kbd>{ "+" }<kbd>{ "N" }</kbd></dt><dd>{ "Next event time" }</dd>
+                    <dt><kbd>{ "r" }</kbd></dt><dd>{ "Run until converged" }</dd>
+                    <dt><kbd>{ "?" }</kbd></dt><dd>{ "This help" }</dd>
+                    <dt><kbd>{ "Ctrl/Cmd" }</kbd>{ "+" }<kbd>{ "Enter" }</kbd></dt><dd>{ "Apply the editor (while editing)" }</dd>
+                </dl>
+                <p class="muted">{ "Shortcuts are ignored while typing in a field. Escape closes this dialog." }</p>
+                <button onclick={close} autofocus=true>{ "Close" }</button>
+            </dialog>
+        }
+    }
+}
+
+fn badge_class(label: &str) -> &'static str {
+    match label {
+        "Current" => "ok",
+        "Failed" => "bad",
+        "Terminating" => "muted",
+        _ => "warn",
     }
 }

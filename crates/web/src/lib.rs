@@ -7,6 +7,7 @@
 pub mod app;
 pub mod editor;
 pub mod panic_panel;
+pub mod persist;
 pub mod state;
 
 /// Installs the panic panel and mounts the app on `<body>`.

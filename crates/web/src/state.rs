@@ -1,109 +1,595 @@
-//! The playground's state and its reducer. No DOM here: everything is testable natively.
+//! The playground's state and its reducer. No DOM here: everything is testable natively. The
+//! world is never edited directly: every change is an [`Action`] performed by core and logged,
+//! so replaying the log from the seed reproduces the session.
 
-use converge_core::time::SimTime;
+use std::collections::{BTreeSet, VecDeque};
 
-/// How far one press of Step moves the simulated clock while the engine is a bare clock.
-pub const STEP_MS: u64 = 100;
+use converge_core::api::{ApiRequest, ObjectKey};
+use converge_core::engine::{Fault, History, Input, StepReport, World};
+use converge_core::parse;
+use converge_core::view::session::{self, Action, Starter};
+use converge_core::view::{self, Syntax};
+use serde::{Deserialize, Serialize};
 
-/// The starter manifest shown in the editor: a Deployment a newcomer can edit right away.
-pub const STARTER_DEPLOYMENT: &str = r#"{
-  "apiVersion": "apps/v1",
-  "kind": "Deployment",
-  "metadata": { "name": "web", "namespace": "default" },
-  "spec": {
-    "replicas": 3,
-    "selector": { "matchLabels": { "app": "web" } },
-    "template": {
-      "metadata": { "labels": { "app": "web" } },
-      "spec": { "containers": [{ "name": "web", "image": "nginx:1.27" }] }
-    }
-  }
-}"#;
+/// Snapshots kept for scrubbing.
+pub const HISTORY_STEPS: usize = 400;
+/// Step reports kept for the timeline.
+pub const REPORTS_KEPT: usize = 400;
 
-#[derive(Clone, Debug, PartialEq)]
-pub struct Model {
-    pub clock: SimTime,
-    pub steps: u64,
-    pub playing: bool,
+/// Principals the user can act as.
+pub const PRINCIPALS: &[&str] = &[
+    "alice",
+    "bob",
+    "app",
+    "admin",
+    "system:serviceaccount:kube-system:deployment-controller",
+    "system:serviceaccount:kube-system:replicaset-controller",
+    "system:kube-scheduler",
+    "system:node:node-1",
+];
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Theme {
+    #[default]
+    System,
+    Light,
+    Dark,
+}
+
+/// Which endpoint Apply writes: the main resource or its `/status` subresource.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Target {
+    #[default]
+    Main,
+    Status,
+}
+
+/// Play speeds, in simulated milliseconds per wall-clock second; `None` is "max".
+pub const SPEEDS: &[(&str, Option<u64>)] = &[
+    ("0.25x", Some(250)),
+    ("0.5x", Some(500)),
+    ("1x", Some(1000)),
+    ("2x", Some(2000)),
+    ("4x", Some(4000)),
+    ("8x", Some(8000)),
+    ("16x", Some(16000)),
+    ("max", None),
+];
+/// Wall-clock milliseconds between play ticks.
+pub const TICK_MS: u32 = 100;
+/// Events per tick at "max".
+pub const MAX_EVENTS_PER_TICK: usize = 25;
+
+/// Everything that is saved and shared: the session (starter, seed, actions, cursor) and the
+/// user's workspace around it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Workspace {
+    pub v: u32,
+    pub starter: Starter,
+    pub seed: u64,
+    pub actions: Vec<Action>,
+    pub cursor: Option<u64>,
+    pub selected: Option<ObjectKey>,
     pub editor_text: String,
+    pub syntax: Syntax,
+    pub principal: String,
+    pub target: Target,
+    pub theme: Theme,
+    pub speed: usize,
+}
+
+impl Workspace {
+    pub const VERSION: u32 = 1;
+
+    pub fn fresh(starter: Starter) -> Self {
+        Workspace {
+            v: Self::VERSION,
+            starter,
+            seed: 1,
+            actions: starter.actions(),
+            cursor: None,
+            selected: None,
+            editor_text: String::new(),
+            syntax: Syntax::Json,
+            principal: "alice".into(),
+            target: Target::Main,
+            theme: Theme::System,
+            speed: 2,
+        }
+    }
+}
+
+impl Default for Workspace {
+    fn default() -> Self {
+        Self::fresh(Starter::Small)
+    }
+}
+
+/// kube's answer to the last Apply.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ApplyOutcome {
+    pub code: u16,
+    pub message: String,
+}
+
+impl ApplyOutcome {
+    pub fn is_error(&self) -> bool {
+        self.code >= 400
+    }
+
+    /// kubectl's way of printing it.
+    pub fn text(&self) -> String {
+        let reason = match self.code {
+            403 => "Forbidden",
+            404 => "NotFound",
+            409 => "Conflict",
+            422 => "Invalid",
+            400 => "BadRequest",
+            _ => "",
+        };
+        match (self.is_error(), reason) {
+            (false, _) => format!("{} OK: applied", self.code),
+            (true, "") => format!("Error from server ({}): {}", self.code, self.message),
+            (true, r) => format!("Error from server ({r}): {}", self.message),
+        }
+    }
+}
+
+/// A fault the fault panel can inject.
+#[derive(Clone, Debug, PartialEq)]
+pub enum FaultMsg {
+    Pause(String),
+    Resume(String),
+    Crash(String),
+    Restart(String),
+    WatchLatency(u64),
+    ImagePull { node: String, failing: bool },
 }
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum Msg {
     Step,
+    NextEvent,
+    RunUntilConverged,
     TogglePlay,
     /// A timer tick while playing.
     Tick,
+    SetSpeed(usize),
     Reset,
+    Select(ObjectKey),
+    ToggleGroup(ObjectKey),
     EditorInput(String),
+    SetSyntax(Syntax),
+    Format,
+    Reload,
+    Apply,
+    SetPrincipal(String),
+    SetTarget(Target),
+    /// Look at the world after this step (None: the live world).
+    Scrub(Option<u64>),
+    /// Continue from the scrubbed step, dropping what came after.
+    Fork,
+    SelectEntry(Option<(u64, u64, String)>),
+    Fault(FaultMsg),
+    SetTheme(Theme),
+    DismissNotice,
+}
+
+pub struct Model {
+    pub starter: Starter,
+    pub seed: u64,
+    pub actions: Vec<Action>,
+    pub world: World,
+    pub history: History,
+    pub reports: VecDeque<(u64, StepReport)>,
+    pub cursor: Option<u64>,
+    pub playing: bool,
+    pub speed: usize,
+    pub selected: Option<ObjectKey>,
+    pub toggled: BTreeSet<ObjectKey>,
+    pub editor_text: String,
+    pub syntax: Syntax,
+    pub diagnostics: Vec<parse::ParseError>,
+    pub principal: String,
+    pub target: Target,
+    pub outcome: Option<ApplyOutcome>,
+    pub selected_entry: Option<(u64, u64, String)>,
+    pub theme: Theme,
+    pub notice: Option<String>,
 }
 
 impl Default for Model {
     fn default() -> Self {
-        Model {
-            clock: SimTime::ZERO,
-            steps: 0,
-            playing: false,
-            editor_text: STARTER_DEPLOYMENT.to_owned(),
-        }
+        Model::from_workspace(Workspace::default())
     }
 }
 
 impl Model {
+    /// Rebuilds the session by replaying the workspace's actions from its seed.
+    pub fn from_workspace(w: Workspace) -> Self {
+        let mut history = History::new(HISTORY_STEPS);
+        let mut reports = VecDeque::new();
+        let world = session::replay(w.starter, w.seed, &w.actions, |world, report| {
+            history.push(world);
+            keep_report(&mut reports, world.steps(), report);
+        });
+        let mut m = Model {
+            starter: w.starter,
+            seed: w.seed,
+            actions: w.actions,
+            world,
+            history,
+            reports,
+            cursor: w.cursor,
+            playing: false,
+            speed: w.speed.min(SPEEDS.len() - 1),
+            selected: w.selected,
+            toggled: BTreeSet::new(),
+            editor_text: w.editor_text,
+            syntax: w.syntax,
+            diagnostics: Vec::new(),
+            principal: w.principal,
+            target: w.target,
+            outcome: None,
+            selected_entry: None,
+            theme: w.theme,
+            notice: None,
+        };
+        if m.cursor.is_some_and(|c| m.history.at(c).is_none()) {
+            m.cursor = None;
+        }
+        if m.editor_text.is_empty() {
+            let key = m.default_selection();
+            m.load(key);
+        } else {
+            m.check_editor();
+        }
+        m
+    }
+
+    pub fn workspace(&self) -> Workspace {
+        Workspace {
+            v: Workspace::VERSION,
+            starter: self.starter,
+            seed: self.seed,
+            actions: self.actions.clone(),
+            cursor: self.cursor,
+            selected: self.selected.clone(),
+            editor_text: self.editor_text.clone(),
+            syntax: self.syntax,
+            principal: self.principal.clone(),
+            target: self.target,
+            theme: self.theme,
+            speed: self.speed,
+        }
+    }
+
+    /// The world being looked at: the scrubbed snapshot, else the live one.
+    pub fn shown(&self) -> &World {
+        self.cursor
+            .and_then(|c| self.history.at(c))
+            .unwrap_or(&self.world)
+    }
+
+    /// The shown world one step earlier, for "what changed".
+    pub fn previous(&self) -> Option<&World> {
+        let step = self.shown().steps();
+        step.checked_sub(1).and_then(|s| self.history.at(s))
+    }
+
     /// Applies one message; returns whether the view must re-render.
     pub fn update(&mut self, msg: Msg) -> bool {
         match msg {
-            Msg::Step => self.advance(),
-            Msg::Tick if self.playing => self.advance(),
-            Msg::Tick => return false,
+            Msg::Step => self.perform(Action::Step),
+            Msg::NextEvent => self.perform(Action::NextEvent),
+            Msg::RunUntilConverged => self.perform(Action::RunUntilConverged),
             Msg::TogglePlay => self.playing = !self.playing,
+            Msg::Tick if self.playing => self.tick(),
+            Msg::Tick => return false,
+            Msg::SetSpeed(i) => self.speed = i.min(SPEEDS.len() - 1),
             Msg::Reset => {
-                let text = std::mem::take(&mut self.editor_text);
-                *self = Model {
-                    editor_text: text,
-                    ..Model::default()
-                };
+                let keep = (self.theme, self.principal.clone(), self.syntax, self.speed);
+                *self = Model::from_workspace(Workspace {
+                    theme: keep.0,
+                    principal: keep.1,
+                    syntax: keep.2,
+                    speed: keep.3,
+                    ..Workspace::fresh(self.starter)
+                });
             }
-            Msg::EditorInput(text) => self.editor_text = text,
+            Msg::Select(key) => self.load(Some(key)),
+            Msg::ToggleGroup(key) => {
+                if !self.toggled.remove(&key) {
+                    self.toggled.insert(key);
+                }
+            }
+            Msg::EditorInput(text) => {
+                self.editor_text = text;
+                self.check_editor();
+            }
+            Msg::SetSyntax(s) => {
+                self.syntax = s;
+                if let Ok(text) = view::format(&self.editor_text, s) {
+                    self.editor_text = text;
+                }
+                self.check_editor();
+            }
+            Msg::Format => match view::format(&self.editor_text, self.syntax) {
+                Ok(text) => {
+                    self.editor_text = text;
+                    self.diagnostics.clear();
+                }
+                Err(e) => self.diagnostics = vec![e],
+            },
+            Msg::Reload => self.load(self.selected.clone()),
+            Msg::Apply => self.apply(),
+            Msg::SetPrincipal(p) => self.principal = p,
+            Msg::SetTarget(t) => self.target = t,
+            Msg::Scrub(step) => {
+                self.playing = false;
+                self.cursor = step.filter(|s| *s < self.world.steps());
+            }
+            Msg::Fork => self.fork(),
+            Msg::SelectEntry(e) => self.selected_entry = e,
+            Msg::Fault(f) => self.perform(Action::Apply {
+                input: Input::Fault {
+                    fault: fault_for(f),
+                },
+            }),
+            Msg::SetTheme(t) => self.theme = t,
+            Msg::DismissNotice => self.notice = None,
         }
         true
     }
 
-    fn advance(&mut self) {
-        self.clock = self.clock.plus_ms(STEP_MS);
-        self.steps += 1;
+    fn tick(&mut self) {
+        match SPEEDS.get(self.speed).and_then(|s| s.1) {
+            Some(per_second) => self.perform(Action::Apply {
+                input: Input::Advance {
+                    ms: per_second * u64::from(TICK_MS) / 1000,
+                },
+            }),
+            None => {
+                for _ in 0..MAX_EVENTS_PER_TICK {
+                    if self.world.is_converged() || self.world.next_event_time().is_none() {
+                        self.playing = false;
+                        break;
+                    }
+                    self.perform(Action::NextEvent);
+                }
+            }
+        }
+    }
+
+    /// Runs one action on the live world (forking first when scrubbed back) and logs it.
+    fn perform(&mut self, action: Action) {
+        if self.cursor.is_some() {
+            self.fork();
+        }
+        let report = session::perform(&mut self.world, &action);
+        self.actions.push(action);
+        self.history.push(&self.world);
+        keep_report(&mut self.reports, self.world.steps(), report);
+    }
+
+    fn fork(&mut self) {
+        let Some(step) = self.cursor.take() else {
+            return;
+        };
+        if let Some(world) = self.history.fork(step) {
+            self.world = world;
+            self.actions.truncate(step as usize);
+            self.reports.retain(|(s, _)| *s <= step);
+            self.notice = Some(format!("Forked at step {step}: later steps were dropped."));
+        }
+    }
+
+    fn default_selection(&self) -> Option<ObjectKey> {
+        self.selected.clone().or_else(|| {
+            self.world
+                .objects()
+                .map(|(k, _)| k)
+                .find(|k| k.gr.resource == "deployments")
+                .cloned()
+        })
+    }
+
+    /// Loads `key` from the shown world into the editor and the status panel.
+    fn load(&mut self, key: Option<ObjectKey>) {
+        self.outcome = None;
+        self.selected = key;
+        if let Some(obj) = self.selected.as_ref().and_then(|k| self.shown().object(k)) {
+            self.editor_text = view::print(&view::editable(obj), self.syntax);
+        }
+        self.check_editor();
+    }
+
+    fn check_editor(&mut self) {
+        self.diagnostics = match parse::parse_documents(&self.editor_text) {
+            Ok(_) => Vec::new(),
+            Err(e) => vec![e],
+        };
+    }
+
+    /// Sends the editor's object as an update (or a create, if it does not exist) through the
+    /// API server as the chosen principal. The editor keeps the text on refusal.
+    fn apply(&mut self) {
+        let doc = match parse::parse_documents(&self.editor_text) {
+            Ok(docs) => docs.into_iter().next(),
+            Err(e) => {
+                self.diagnostics = vec![e];
+                return;
+            }
+        };
+        let Some(doc) = doc else {
+            self.outcome = Some(ApplyOutcome {
+                code: 400,
+                message: "the editor holds no object".into(),
+            });
+            return;
+        };
+        let world = self.shown();
+        let key = match world.api().key_for_manifest(&doc) {
+            Ok(k) => k,
+            Err(e) => {
+                self.outcome = Some(ApplyOutcome {
+                    code: e.code(),
+                    message: e.message,
+                });
+                return;
+            }
+        };
+        let p = self.principal.as_str();
+        let request = match (world.api().get(&key).is_some(), self.target) {
+            (false, _) => ApiRequest::create(p, key.gr.clone(), &key.namespace, doc),
+            (true, Target::Main) => {
+                ApiRequest::update(p, key.gr.clone(), &key.namespace, &key.name, doc)
+            }
+            (true, Target::Status) => {
+                ApiRequest::update_status(p, key.gr.clone(), &key.namespace, &key.name, doc)
+            }
+        };
+        self.perform(Action::Apply {
+            input: Input::Request { request },
+        });
+        let answer = self
+            .reports
+            .back()
+            .and_then(|(_, r)| r.requests().next().cloned());
+        if let Some(rec) = answer {
+            self.outcome = Some(ApplyOutcome {
+                code: rec.code,
+                message: rec.message,
+            });
+            if rec.code < 400 {
+                let outcome = self.outcome.take();
+                self.load(Some(key));
+                self.outcome = outcome;
+            }
+        }
+    }
+}
+
+fn keep_report(reports: &mut VecDeque<(u64, StepReport)>, step: u64, report: StepReport) {
+    if reports.len() == REPORTS_KEPT {
+        reports.pop_front();
+    }
+    reports.push_back((step, report));
+}
+
+fn fault_for(f: FaultMsg) -> Fault {
+    match f {
+        FaultMsg::Pause(controller) => Fault::PauseController { controller },
+        FaultMsg::Resume(controller) => Fault::ResumeController { controller },
+        FaultMsg::Crash(controller) => Fault::CrashController { controller },
+        FaultMsg::Restart(controller) => Fault::RestartController { controller },
+        FaultMsg::WatchLatency(ms) => Fault::WatchLatency {
+            controller: None,
+            ms,
+        },
+        FaultMsg::ImagePull { node, failing } => Fault::ImagePullFailure { node, failing },
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::Value;
 
-    #[test]
-    fn step_moves_the_clock_and_counts() {
-        let mut m = Model::default();
-        m.update(Msg::Step);
-        m.update(Msg::Step);
-        assert_eq!(m.clock, SimTime(200));
-        assert_eq!(m.steps, 2);
+    fn deployment(m: &Model) -> Value {
+        m.world
+            .objects()
+            .find(|(k, _)| k.gr.resource == "deployments")
+            .map(|(_, o)| o.as_ref().clone())
+            .unwrap_or(Value::Null)
     }
 
     #[test]
-    fn ticks_only_advance_while_playing() {
-        let mut m = Model::default();
-        assert!(!m.update(Msg::Tick));
-        m.update(Msg::TogglePlay);
-        m.update(Msg::Tick);
-        assert_eq!(m.steps, 1);
+    fn the_starter_loads_the_deployment_into_the_editor() {
+        let m = Model::default();
+        assert!(
+            m.editor_text.contains("\"replicas\": 3"),
+            "{}",
+            m.editor_text
+        );
+        assert!(m.diagnostics.is_empty());
     }
 
     #[test]
-    fn reset_keeps_the_users_text() {
+    fn scaling_to_five_bumps_generation_and_converges() {
         let mut m = Model::default();
-        m.update(Msg::EditorInput("{\"kind\": \"mine\"}".into()));
+        let text = m.editor_text.replace("\"replicas\": 3", "\"replicas\": 5");
+        m.update(Msg::EditorInput(text));
+        m.update(Msg::Apply);
+        assert_eq!(m.outcome.as_ref().map(|o| o.code), Some(200));
+        assert_eq!(
+            deployment(&m).pointer("/metadata/generation"),
+            Some(&Value::from(2))
+        );
+        m.update(Msg::RunUntilConverged);
+        assert_eq!(
+            deployment(&m).pointer("/status/readyReplicas"),
+            Some(&Value::from(5))
+        );
+    }
+
+    #[test]
+    fn a_stale_edit_is_refused_with_409_and_the_text_is_kept() {
+        let mut m = Model::default();
+        let text = m.editor_text.replace("\"replicas\": 3", "\"replicas\": 4");
+        m.update(Msg::EditorInput(text));
+        m.update(Msg::Apply);
+        let loaded = m.editor_text.clone();
+        m.update(Msg::RunUntilConverged);
+        let edited = loaded.replace("\"replicas\": 4", "\"replicas\": 6");
+        m.update(Msg::EditorInput(edited.clone()));
+        m.update(Msg::Apply);
+        assert_eq!(
+            m.outcome.as_ref().map(|o| o.code),
+            Some(409),
+            "{:?}",
+            m.outcome
+        );
+        assert_eq!(m.editor_text, edited);
+    }
+
+    #[test]
+    fn app_may_not_write_status() {
+        let mut m = Model::default();
+        m.update(Msg::SetPrincipal("app".into()));
+        m.update(Msg::SetTarget(Target::Status));
+        m.update(Msg::Apply);
+        let o = m.outcome.clone().unwrap_or(ApplyOutcome {
+            code: 0,
+            message: String::new(),
+        });
+        assert_eq!(o.code, 403);
+        assert!(
+            o.text().starts_with("Error from server (Forbidden): "),
+            "{}",
+            o.text()
+        );
+    }
+
+    #[test]
+    fn scrubbing_back_and_forking_drops_later_steps() {
+        let mut m = Model::default();
         m.update(Msg::Step);
-        m.update(Msg::Reset);
-        assert_eq!(m.steps, 0);
-        assert_eq!(m.editor_text, "{\"kind\": \"mine\"}");
+        m.update(Msg::Step);
+        assert_eq!(m.world.steps(), 4);
+        m.update(Msg::Scrub(Some(2)));
+        assert_eq!(m.shown().steps(), 2);
+        m.update(Msg::Fork);
+        assert_eq!(m.world.steps(), 2);
+        assert_eq!(m.actions.len(), 2);
+    }
+
+    #[test]
+    fn the_workspace_replays_to_the_same_trace() {
+        let mut m = Model::default();
+        m.update(Msg::Step);
+        m.update(Msg::NextEvent);
+        let again = Model::from_workspace(m.workspace());
+        assert_eq!(again.world.trace_text(), m.world.trace_text());
     }
 }

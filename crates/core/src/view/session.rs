@@ -1,0 +1,156 @@
+//! A replayable playground session: a starter cluster, a seed and the user's actions. Replaying
+//! the actions on a fresh world from the same seed reproduces the same timeline (the engine is
+//! deterministic), which is how workspaces are saved and shared.
+
+use serde::{Deserialize, Serialize};
+
+use crate::api::{ApiRequest, GroupResource};
+use crate::engine::scenario::deployment;
+use crate::engine::{ClusterConfig, Input, NodeSpec, StepReport, World};
+
+/// Event bound for one "Run until converged".
+pub const RUN_MAX_EVENTS: u64 = 50_000;
+/// Simulated-time bound for one "Run until converged" (10 minutes).
+pub const RUN_MAX_MS: u64 = 600_000;
+
+/// One thing the user did to the world; each is exactly one world step.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "a", rename_all = "camelCase")]
+#[allow(
+    clippy::large_enum_variant,
+    reason = "actions are few and short-lived; boxing would only obscure the log"
+)]
+pub enum Action {
+    /// Process one event.
+    Step,
+    /// Jump to the next scheduled time and process everything due then.
+    NextEvent,
+    RunUntilConverged,
+    /// A user request or fault, applied now.
+    Apply {
+        input: Input,
+    },
+}
+
+/// The starter clusters.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Starter {
+    /// Three nodes and Deployment `web` (3 replicas of nginx), converged.
+    #[default]
+    Small,
+    /// Twelve large nodes and Deployment `web` with 960 replicas: about 1,000 objects.
+    Large,
+}
+
+impl Starter {
+    pub fn replicas(self) -> i64 {
+        match self {
+            Starter::Small => 3,
+            Starter::Large => 960,
+        }
+    }
+
+    pub fn config(self, seed: u64) -> ClusterConfig {
+        let mut config = ClusterConfig {
+            seed,
+            ..ClusterConfig::default()
+        };
+        if self == Starter::Large {
+            config.nodes = (1..=12)
+                .map(|i| NodeSpec {
+                    pods: 110,
+                    ..NodeSpec::new(&format!("node-{i}"), "64", "256Gi")
+                })
+                .collect();
+        }
+        config
+    }
+
+    /// The actions that build the starter: `alice` creates the Deployment, then the cluster
+    /// runs until converged.
+    pub fn actions(self) -> Vec<Action> {
+        let body = deployment("default", "web", self.replicas(), "nginx:1.27");
+        let request = ApiRequest::create(
+            "alice",
+            GroupResource::new("apps", "deployments"),
+            "default",
+            body,
+        );
+        vec![
+            Action::Apply {
+                input: Input::Request { request },
+            },
+            Action::RunUntilConverged,
+        ]
+    }
+}
+
+/// Performs one action: exactly one world step.
+pub fn perform(world: &mut World, action: &Action) -> StepReport {
+    match action {
+        Action::Step => world.step(),
+        Action::NextEvent => world.step_to_next_time(),
+        Action::RunUntilConverged => world.run_until_converged(RUN_MAX_EVENTS, RUN_MAX_MS),
+        Action::Apply { input } => world.apply(input.clone()),
+    }
+}
+
+/// A fresh world for `starter` and `seed`, with `actions` replayed; `each` sees every report.
+pub fn replay(
+    starter: Starter,
+    seed: u64,
+    actions: &[Action],
+    mut each: impl FnMut(&World, StepReport),
+) -> World {
+    let mut world = World::new(starter.config(seed));
+    for a in actions {
+        let report = perform(&mut world, a);
+        each(&world, report);
+    }
+    world
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_action_is_one_world_step() {
+        let mut actions = Starter::Small.actions();
+        actions.push(Action::Step);
+        let w = replay(Starter::Small, 7, &actions, |_, _| {});
+        assert_eq!(w.steps(), 3);
+    }
+
+    #[test]
+    fn the_small_starter_converges_with_three_ready_pods() {
+        let w = replay(Starter::Small, 1, &Starter::Small.actions(), |_, _| {});
+        assert!(w.is_converged());
+        let pods = w.objects().filter(|(k, _)| k.gr.resource == "pods").count();
+        assert_eq!(pods, 3);
+    }
+
+    #[test]
+    fn replaying_the_same_actions_gives_the_same_trace() {
+        let mut actions = Starter::Small.actions();
+        actions.extend([Action::Step, Action::NextEvent, Action::Step]);
+        let a = replay(Starter::Small, 3, &actions, |_, _| {});
+        let b = replay(Starter::Small, 3, &actions, |_, _| {});
+        assert_eq!(a.trace_text(), b.trace_text());
+    }
+
+    #[test]
+    fn actions_round_trip_through_json() {
+        let actions = Starter::Small.actions();
+        let text = serde_json::to_string(&actions).unwrap_or_default();
+        let back: Vec<Action> = serde_json::from_str(&text).unwrap_or_default();
+        assert_eq!(back, actions);
+    }
+
+    #[test]
+    fn the_large_starter_holds_about_a_thousand_objects() {
+        let w = replay(Starter::Large, 1, &Starter::Large.actions(), |_, _| {});
+        assert!(w.object_count() >= 950, "{}", w.object_count());
+    }
+}

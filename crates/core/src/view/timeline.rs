@@ -1,0 +1,136 @@
+//! The timeline: one lane per actor, each entry an API request (with its answer) or a watch
+//! event, carrying the object changes it caused.
+
+use crate::engine::report::FieldChange;
+use crate::engine::{EventKind, StepReport};
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Entry {
+    /// The world step that produced it.
+    pub step: u64,
+    pub seq: u64,
+    pub time_ms: u64,
+    /// `PUT deployments default/web 200`, `watch MODIFIED deployments default/web`.
+    pub label: String,
+    /// HTTP code for requests, None for watch events and other events.
+    pub code: Option<u16>,
+    pub message: String,
+    /// (object, field changes) the entry caused.
+    pub changes: Vec<(String, Vec<FieldChange>)>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Lane {
+    /// `user:alice`, `deployment-controller`, `kubelet/node-1`, ...
+    pub actor: String,
+    pub entries: Vec<Entry>,
+}
+
+/// Lanes for the given reports (step number, report, oldest first), holding the newest `limit`
+/// entries. Only those entries are built: a long run's report can hold thousands of events.
+pub fn lanes(reports: &[(u64, &StepReport)], limit: usize) -> Vec<Lane> {
+    let mut all: Vec<(String, Entry)> = Vec::new();
+    let mut budget = limit;
+    let mut from = reports.len();
+    let mut first_event = 0;
+    while from > 0 && budget > 0 {
+        from -= 1;
+        let n = reports[from].1.events.len();
+        if n >= budget {
+            first_event = n - budget;
+            budget = 0;
+        } else {
+            budget -= n;
+        }
+    }
+    for (i, (step, r)) in reports[from..].iter().enumerate() {
+        let step = *step;
+        let skip = if i == 0 { first_event } else { 0 };
+        for e in r.events.iter().skip(skip) {
+            let changes: Vec<(String, Vec<FieldChange>)> = e
+                .changes
+                .iter()
+                .map(|c| (crate::engine::world::key_text(&c.key), c.fields.clone()))
+                .collect();
+            if e.requests.is_empty() {
+                let label = match &e.kind {
+                    EventKind::Watch {
+                        event_type, key, ..
+                    } => format!(
+                        "watch {} {}",
+                        serde_json::to_value(event_type)
+                            .ok()
+                            .and_then(|v| v.as_str().map(str::to_owned))
+                            .unwrap_or_default(),
+                        crate::engine::world::key_text(key)
+                    ),
+                    _ => e.line.clone(),
+                };
+                all.push((
+                    e.lane.clone(),
+                    Entry {
+                        step,
+                        seq: e.seq,
+                        time_ms: e.time.as_ms(),
+                        label,
+                        code: None,
+                        message: String::new(),
+                        changes,
+                    },
+                ));
+            } else {
+                for (i, req) in e.requests.iter().enumerate() {
+                    all.push((
+                        e.lane.clone(),
+                        Entry {
+                            step,
+                            seq: e.seq,
+                            time_ms: e.time.as_ms(),
+                            label: req.summary(),
+                            code: Some(req.code),
+                            message: req.message.clone(),
+                            changes: if i == 0 { changes.clone() } else { Vec::new() },
+                        },
+                    ));
+                }
+            }
+        }
+    }
+    let skip = all.len().saturating_sub(limit);
+    let mut lanes: Vec<Lane> = Vec::new();
+    for (actor, entry) in all.into_iter().skip(skip) {
+        match lanes.iter_mut().find(|l| l.actor == actor) {
+            Some(l) => l.entries.push(entry),
+            None => lanes.push(Lane {
+                actor,
+                entries: vec![entry],
+            }),
+        }
+    }
+    lanes.sort_by_key(|l| (!l.actor.starts_with("user:"), l.actor.clone()));
+    lanes
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::view::session::{replay, Starter};
+
+    #[test]
+    fn the_user_lane_comes_first_and_holds_the_create() {
+        let mut reports = Vec::new();
+        replay(Starter::Small, 1, &Starter::Small.actions(), |w, r| {
+            reports.push((w.steps(), r))
+        });
+        let refs: Vec<(u64, &StepReport)> = reports.iter().map(|(s, r)| (*s, r)).collect();
+        let lanes = lanes(&refs, 10_000);
+        assert_eq!(lanes[0].actor, "user:alice");
+        assert!(
+            lanes[0].entries[0].label.starts_with("create deployments"),
+            "{:?}",
+            lanes[0].entries[0]
+        );
+        assert_eq!(lanes[0].entries[0].code, Some(201));
+        assert!(lanes.iter().any(|l| l.actor.contains("deployment")));
+    }
+}
