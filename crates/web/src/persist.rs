@@ -62,8 +62,10 @@ mod tests {
 
     #[test]
     fn a_workspace_survives_the_share_link() {
-        let mut w = Workspace::default();
-        w.editor_text = "<img src=x onerror=alert(1)>".into();
+        let w = Workspace {
+            editor_text: "<img src=x onerror=alert(1)>".into(),
+            ..Workspace::default()
+        };
         let hash = to_hash(&w);
         assert!(hash.starts_with(HASH_PREFIX));
         assert_eq!(from_hash(&hash), Ok(w));
