@@ -1119,7 +1119,7 @@ impl Reconciler for DeploymentController {
     }
 
     fn principal(&self) -> String {
-        "system:serviceaccount:kube-system:deployment-controller".into()
+        crate::api::principals::DEPLOYMENT_CONTROLLER.into()
     }
 
     fn watches(&self, gr: &GroupResource) -> bool {

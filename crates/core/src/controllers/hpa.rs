@@ -88,7 +88,7 @@ impl Reconciler for HpaController {
     }
 
     fn principal(&self) -> String {
-        "system:serviceaccount:kube-system:horizontal-pod-autoscaler".into()
+        crate::api::principals::HPA_CONTROLLER.into()
     }
 
     fn watches(&self, gr: &GroupResource) -> bool {

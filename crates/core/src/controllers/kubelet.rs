@@ -426,7 +426,7 @@ impl Reconciler for Kubelet {
     }
 
     fn principal(&self) -> String {
-        format!("system:node:{}", self.node)
+        crate::api::principals::kubelet(&self.node)
     }
 
     fn watches(&self, gr: &GroupResource) -> bool {

@@ -107,7 +107,7 @@ impl Reconciler for ReplicaSetController {
     }
 
     fn principal(&self) -> String {
-        "system:serviceaccount:kube-system:replicaset-controller".into()
+        crate::api::principals::REPLICASET_CONTROLLER.into()
     }
 
     fn watches(&self, gr: &GroupResource) -> bool {

@@ -130,7 +130,7 @@ impl Reconciler for Scheduler {
     }
 
     fn principal(&self) -> String {
-        "system:kube-scheduler".into()
+        crate::api::principals::SCHEDULER.into()
     }
 
     fn watches(&self, gr: &GroupResource) -> bool {

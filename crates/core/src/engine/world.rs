@@ -499,7 +499,7 @@ impl World {
                 }],
             }});
             let mut req = util::patch(
-                &format!("system:node:{}", node.name),
+                &crate::api::principals::kubelet(&node.name),
                 util::nodes(),
                 "",
                 &node.name,
