@@ -343,19 +343,26 @@ impl ApiServer {
                     continue;
                 }
                 let uid = uid_of(obj).to_owned();
-                let req = ApiRequest::delete_with_options(
-                    principals::GARBAGE_COLLECTOR,
-                    key.gr.clone(),
-                    &key.namespace,
-                    &key.name,
-                    json!({"propagationPolicy": "Background", "preconditions": {"uid": uid}}),
-                );
-                let _ = self.handle(now, req);
+                self.gc_delete(now, &key, "Background", uid);
                 sent += 1;
             }
         }
         self.in_gc = was;
         sent
+    }
+
+    /// The garbage collector's delete of one dependent, as an audited request with a uid
+    /// precondition (so a same-named replacement is never removed).
+    fn gc_delete(&mut self, now: SimTime, key: &ObjectKey, propagation: &str, uid: String) {
+        let req = ApiRequest::delete_with_options(
+            principals::GARBAGE_COLLECTOR,
+            key.gr.clone(),
+            &key.namespace,
+            &key.name,
+            json!({"propagationPolicy": propagation, "preconditions": {"uid": uid}}),
+        );
+        // A refusal (e.g. the dependent went away meanwhile) is audited like any request.
+        let _ = self.handle(now, req);
     }
 
     /// One garbage-collector pass over an owner being deleted in the foreground: delete its
@@ -377,14 +384,7 @@ impl ApiServer {
                 continue;
             }
             let uid = uid_of(dep).to_owned();
-            let req = ApiRequest::delete_with_options(
-                principals::GARBAGE_COLLECTOR,
-                key.gr.clone(),
-                &key.namespace,
-                &key.name,
-                json!({"propagationPolicy": "Foreground", "preconditions": {"uid": uid}}),
-            );
-            let _ = self.handle(now, req);
+            self.gc_delete(now, &key, "Foreground", uid);
             sent += 1;
         }
         let waiting = self
