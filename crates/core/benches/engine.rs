@@ -140,12 +140,94 @@ fn step_cost(c: &mut Criterion) {
     g.finish();
 }
 
+/// The scale criterion of issue 4 measured directly: the same change (scale `probe` between 1
+/// and 2 Pods, run to convergence) in a converged world of about 100 and about 10,000 objects,
+/// the two worlds taking turns so both see the same machine load. Prints the median cost per
+/// processed event in each world and their ratio (target: at most 2).
+fn event_cost_ratio(rounds: usize) {
+    let worlds = [(4, 20), (40, 245)];
+    event_cost(&worlds, rounds);
+}
+
+/// One change to convergence; its own function so a profiler can collect inside it only
+/// (`valgrind --tool=callgrind --toggle-collect='*change_to_convergence*'`).
+#[inline(never)]
+fn change_to_convergence(w: &mut World, replicas: i64) -> usize {
+    scale(w, "probe", replicas);
+    let r = w.run_until_converged(1_000_000, 600_000);
+    assert_eq!(r.stop, Some(StopReason::Converged));
+    r.events.len()
+}
+
+/// Median cost per event of the same change in each world, the worlds taking turns.
+fn event_cost(sizes: &[(usize, i64)], rounds: usize) {
+    let build = |deps: usize, pods: i64| {
+        let start = Instant::now();
+        let w = converged_world(deps, pods);
+        eprintln!(
+            "event_cost: built a converged world of {} objects in {:.2} s",
+            w.object_count(),
+            start.elapsed().as_secs_f64()
+        );
+        w
+    };
+    let mut worlds: Vec<World> = sizes.iter().map(|&(d, p)| build(d, p)).collect();
+    let mut replicas = 1;
+    let mut per_event: Vec<Vec<f64>> = vec![Vec::new(); worlds.len()];
+    let mut events = vec![0usize; worlds.len()];
+    for _ in 0..rounds {
+        replicas = 3 - replicas;
+        for (i, w) in worlds.iter_mut().enumerate() {
+            let start = Instant::now();
+            let n = change_to_convergence(w, replicas).max(1);
+            let ns = start.elapsed().as_nanos() as f64;
+            events[i] += n;
+            per_event[i].push(ns / n as f64);
+        }
+    }
+    let medians: Vec<f64> = per_event
+        .iter_mut()
+        .map(|v| {
+            v.sort_by(f64::total_cmp);
+            v[v.len() / 2]
+        })
+        .collect();
+    for (i, w) in worlds.iter().enumerate() {
+        println!(
+            "event_cost/{}_objects: median {:.1} us/event over {rounds} changes ({:.1} events per change)",
+            w.object_count(),
+            medians[i] / 1e3,
+            events[i] as f64 / rounds as f64
+        );
+    }
+    if let [small, .., large] = medians[..] {
+        println!("event_cost/ratio: {:.2} (target <= 2)", large / small);
+    }
+}
+
 criterion_group!(benches, step_cost);
 
 fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let has = |f: &str| args.iter().any(|a| a == f);
+    // `cargo bench ... -- event_cost` runs only the interleaved ratio (quickest check of the
+    // scale criterion); `-- step_cost` only the criterion group.
+    // For profilers: one world only.
+    if has("event_cost_small") {
+        event_cost(&[(4, 20)], 30);
+        return;
+    }
+    if has("event_cost_large") {
+        event_cost(&[(40, 245)], 30);
+        return;
+    }
+    if has("event_cost") {
+        event_cost_ratio(30);
+        return;
+    }
     benches();
-    // `cargo bench ... -- step_cost` (that filter) skips the long one-shot runs.
-    if !std::env::args().any(|a| a == "step_cost") {
+    if !has("step_cost") {
+        event_cost_ratio(30);
         one_shot();
     }
     Criterion::default().configure_from_args().final_summary();

@@ -2,6 +2,7 @@
 //! whether they have a `/status` subresource. Built-in kinds are fixed; custom resources are
 //! added and removed as CustomResourceDefinitions are created and deleted.
 
+use super::meta::JsonPointer;
 use std::sync::Arc;
 
 use imbl::OrdMap;
@@ -296,9 +297,7 @@ pub fn crd_resource_info(crd: &Value) -> Option<ResourceInfo> {
         let is_storage = v.get("storage").and_then(Value::as_bool).unwrap_or(false);
         if is_storage {
             served.insert(0, name.to_owned());
-            status = v
-                .pointer("/subresources/status")
-                .is_some_and(Value::is_object);
+            status = v.at("/subresources/status").is_some_and(Value::is_object);
         } else if v.get("served").and_then(Value::as_bool).unwrap_or(true) {
             served.push(name.to_owned());
         }

@@ -3,6 +3,56 @@
 
 use serde_json::{json, Map, Value};
 
+/// RFC 6901 JSON pointer lookup with the result of `serde_json::Value::pointer`, but without
+/// allocating: `Value::pointer` builds two new strings per token (for `~1` and `~0`
+/// unescaping) and hashes every key; reads like `/metadata/resourceVersion` run for every
+/// object on every event, so they must be cheap. Tokens are unescaped only when they contain
+/// `~`, and small objects are searched linearly (cheaper than hashing a key).
+pub trait JsonPointer {
+    fn at(&self, pointer: &str) -> Option<&Value>;
+}
+
+impl JsonPointer for Value {
+    fn at(&self, pointer: &str) -> Option<&Value> {
+        if pointer.is_empty() {
+            return Some(self);
+        }
+        let rest = pointer.strip_prefix('/')?;
+        let mut target = self;
+        for token in rest.split('/') {
+            target = if token.contains('~') {
+                step(target, &token.replace("~1", "/").replace("~0", "~"))?
+            } else {
+                step(target, token)?
+            };
+        }
+        Some(target)
+    }
+}
+
+/// Objects up to this size are searched by comparing keys instead of hashing the token.
+const LINEAR_SEARCH_MAX: usize = 8;
+
+fn step<'a>(target: &'a Value, token: &str) -> Option<&'a Value> {
+    match target {
+        Value::Object(map) if map.len() <= LINEAR_SEARCH_MAX => map
+            .iter()
+            .find(|(k, _)| k.as_str() == token)
+            .map(|(_, v)| v),
+        Value::Object(map) => map.get(token),
+        Value::Array(list) => array_index(token).and_then(|i| list.get(i)),
+        _ => None,
+    }
+}
+
+/// An array index token as RFC 6901 (and serde_json) read it: digits, no sign, no leading zero.
+fn array_index(token: &str) -> Option<usize> {
+    if token.starts_with('+') || (token.starts_with('0') && token.len() != 1) {
+        return None;
+    }
+    token.parse().ok()
+}
+
 fn meta_str<'a>(obj: &'a Value, key: &str) -> &'a str {
     obj.get("metadata")
         .and_then(|m| m.get(key))
@@ -32,32 +82,32 @@ pub fn resource_version(obj: &Value) -> u64 {
 
 /// `metadata.generation` (0 for kinds without one).
 pub fn generation(obj: &Value) -> i64 {
-    obj.pointer("/metadata/generation")
+    obj.at("/metadata/generation")
         .and_then(Value::as_i64)
         .unwrap_or(0)
 }
 
 /// `metadata.deletionTimestamp`, if the object is being deleted.
 pub fn deletion_timestamp(obj: &Value) -> Option<&str> {
-    obj.pointer("/metadata/deletionTimestamp")
+    obj.at("/metadata/deletionTimestamp")
         .and_then(Value::as_str)
 }
 
 /// `metadata.labels` (None if absent).
 pub fn labels(obj: &Value) -> Option<&Map<String, Value>> {
-    obj.pointer("/metadata/labels").and_then(Value::as_object)
+    obj.at("/metadata/labels").and_then(Value::as_object)
 }
 
 /// `metadata.annotations[key]`.
 pub fn annotation<'a>(obj: &'a Value, key: &str) -> Option<&'a str> {
-    obj.pointer("/metadata/annotations")
+    obj.at("/metadata/annotations")
         .and_then(|a| a.get(key))
         .and_then(Value::as_str)
 }
 
 /// The owner reference with `controller: true`, if any.
 pub fn controller_ref(obj: &Value) -> Option<&Value> {
-    obj.pointer("/metadata/ownerReferences")
+    obj.at("/metadata/ownerReferences")
         .and_then(Value::as_array)?
         .iter()
         .find(|r| r.get("controller").and_then(Value::as_bool) == Some(true))
@@ -78,6 +128,45 @@ pub fn owner_reference(owner: &Value, controller: bool) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn at_agrees_with_serde_json_pointer() {
+        let mut big = Map::new();
+        for i in 0..20 {
+            big.insert(format!("k{i}"), json!(i));
+        }
+        let o = json!({
+            "metadata": {"name": "web", "a/b": 1, "m~n": 2, "": 3},
+            "list": [10, {"x": [true]}],
+            "big": big,
+            "scalar": 5,
+        });
+        for p in [
+            "",
+            "/",
+            "/metadata",
+            "/metadata/name",
+            "/metadata/a~1b",
+            "/metadata/m~0n",
+            "/metadata/a/b",
+            "/metadata/",
+            "/list/0",
+            "/list/1/x/0",
+            "/list/01",
+            "/list/+1",
+            "/list/2",
+            "/list/-",
+            "/big/k7",
+            "/big/k19",
+            "/big/k20",
+            "/scalar/x",
+            "no-slash",
+            "/missing",
+            "/list/1/x/0/deeper",
+        ] {
+            assert_eq!(o.at(p), o.pointer(p), "pointer {p:?}");
+        }
+    }
 
     #[test]
     fn metadata_reads_tolerate_missing_fields() {

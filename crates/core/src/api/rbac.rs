@@ -2,6 +2,7 @@
 //! exact `resource/subresource` rule) and the default policy, stored as real
 //! `rbac.authorization.k8s.io/v1` objects. See `docs/rbac-policy.md` for the policy table.
 
+use super::meta::JsonPointer;
 use serde_json::{json, Value};
 
 use super::store::Store;
@@ -127,11 +128,11 @@ fn role_rules<'s>(
     binding_ns: &str,
 ) -> Result<Vec<&'s Value>, String> {
     let kind = binding
-        .pointer("/roleRef/kind")
+        .at("/roleRef/kind")
         .and_then(Value::as_str)
         .unwrap_or("");
     let name = binding
-        .pointer("/roleRef/name")
+        .at("/roleRef/name")
         .and_then(Value::as_str)
         .unwrap_or("");
     let (key, singular) = match kind {

@@ -2,6 +2,7 @@
 //! requests, and `metav1.LabelSelector` objects (`matchLabels` + `matchExpressions`) for
 //! workloads.
 
+use super::meta::JsonPointer;
 use serde_json::{Map, Value};
 
 /// One requirement of a selector.
@@ -169,7 +170,7 @@ impl Selector {
 
     /// Whether the object (its `metadata.labels`) is selected.
     pub fn matches_object(&self, obj: &Value) -> bool {
-        self.matches(obj.pointer("/metadata/labels").and_then(Value::as_object))
+        self.matches(obj.at("/metadata/labels").and_then(Value::as_object))
     }
 }
 

@@ -2,6 +2,7 @@
 //! kind's strategy, check concurrency, validate, persist, emit a watch event, audit) and the
 //! deletion machinery (finalizers, background garbage collection, CRD and namespace cleanup).
 
+use super::meta::JsonPointer;
 use std::sync::Arc;
 
 use imbl::{OrdSet, Vector};
@@ -1101,11 +1102,11 @@ impl ApiServer {
             }
             KindRules::Service => {
                 let ty = obj
-                    .pointer("/spec/type")
+                    .at("/spec/type")
                     .and_then(Value::as_str)
                     .unwrap_or("ClusterIP");
                 let ip = obj
-                    .pointer("/spec/clusterIP")
+                    .at("/spec/clusterIP")
                     .and_then(Value::as_str)
                     .unwrap_or("")
                     .to_owned();
@@ -1142,7 +1143,7 @@ impl ApiServer {
                 {"type": "NamesAccepted", "status": "True", "reason": "NoConflicts", "message": "no conflicts found", "lastTransitionTime": t},
                 {"type": "Established", "status": "True", "reason": "InitialNamesAccepted", "message": "the initial names have been accepted", "lastTransitionTime": t},
             ],
-            "acceptedNames": obj.pointer("/spec/names").cloned().unwrap_or(json!({})),
+            "acceptedNames": obj.at("/spec/names").cloned().unwrap_or(json!({})),
             "storedVersions": info.versions.first().map(|v| vec![v.clone()]).unwrap_or_default(),
         });
         self.persist(now, key, obj, WatchEventType::Modified);
@@ -1296,7 +1297,7 @@ impl ApiServer {
         if !status_write && info.has_generation() && strategy::generation_bumps(info, old, &result)
         {
             let g = old
-                .pointer("/metadata/generation")
+                .at("/metadata/generation")
                 .and_then(Value::as_i64)
                 .unwrap_or(0);
             meta_mut(&mut result).insert("generation".into(), Value::from(g + 1));
@@ -1327,7 +1328,7 @@ impl ApiServer {
             if let Some(o) = result.as_object_mut() {
                 set_or_remove(o, "status", new.get("status"));
             }
-            let managed = new.pointer("/metadata/managedFields").cloned();
+            let managed = new.at("/metadata/managedFields").cloned();
             set_or_remove(meta_mut(&mut result), "managedFields", managed.as_ref());
             return result;
         }
@@ -1341,7 +1342,7 @@ impl ApiServer {
             }
         }
         if info.rules == KindRules::Deployment {
-            let labels = old.pointer("/metadata/labels").cloned();
+            let labels = old.at("/metadata/labels").cloned();
             set_or_remove(meta_mut(&mut result), "labels", labels.as_ref());
         }
         result
@@ -1363,7 +1364,7 @@ impl ApiServer {
         match info.rules {
             KindRules::Pod if status_write => {
                 let bound = old
-                    .pointer("/spec/nodeName")
+                    .at("/spec/nodeName")
                     .and_then(Value::as_str)
                     .unwrap_or("");
                 if bound != node {
@@ -1496,7 +1497,7 @@ impl ApiServer {
     fn bind(&mut self, now: SimTime, ns: &str, body: &Value, _principal: &str) -> ApiResult {
         let pod_name = meta_str(body, "name").to_owned();
         let node = body
-            .pointer("/target/name")
+            .at("/target/name")
             .and_then(Value::as_str)
             .unwrap_or("")
             .to_owned();
@@ -1527,7 +1528,7 @@ impl ApiServer {
             ));
         }
         let current = pod
-            .pointer("/spec/nodeName")
+            .at("/spec/nodeName")
             .and_then(Value::as_str)
             .unwrap_or("");
         if !current.is_empty() {

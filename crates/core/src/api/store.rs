@@ -2,6 +2,7 @@
 //! secondary indexes by uid and by owner uid (for garbage collection). Cloning is O(1), so the
 //! engine can snapshot the world after every step.
 
+use super::meta::JsonPointer;
 use std::sync::Arc;
 
 use imbl::{OrdMap, OrdSet};
@@ -22,7 +23,7 @@ pub struct Store {
 
 /// `metadata.ownerReferences[*].uid` of an object.
 pub fn owner_uids(obj: &Value) -> Vec<String> {
-    obj.pointer("/metadata/ownerReferences")
+    obj.at("/metadata/ownerReferences")
         .and_then(Value::as_array)
         .map(|refs| {
             refs.iter()
@@ -35,7 +36,7 @@ pub fn owner_uids(obj: &Value) -> Vec<String> {
 
 /// `metadata.uid`, or empty.
 pub fn uid_of(obj: &Value) -> &str {
-    obj.pointer("/metadata/uid")
+    obj.at("/metadata/uid")
         .and_then(Value::as_str)
         .unwrap_or("")
 }

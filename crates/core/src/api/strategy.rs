@@ -2,6 +2,7 @@
 //! checks (a wrong JSON type is a 400 naming the field), defaults, validation (create, update
 //! and status) and the `metadata.generation` rules.
 
+use super::meta::JsonPointer;
 use serde_json::{json, Map, Value};
 
 use super::kinds::{split_api_version, KindRules, ResourceInfo};
@@ -439,7 +440,7 @@ pub fn quantity_error(text: &str) -> Option<&'static str> {
 /// The typed decoding of each container: an object, `name` and `image` strings, `resources`
 /// an object whose `requests` and `limits` map resource names to quantities.
 fn check_containers(obj: &Value, ptr: &str, go_path: &str) -> Result<(), String> {
-    let Some(Value::Array(containers)) = obj.pointer(ptr) else {
+    let Some(Value::Array(containers)) = obj.at(ptr) else {
         return Ok(());
     };
     for c in containers {
@@ -455,7 +456,7 @@ fn check_containers(obj: &Value, ptr: &str, go_path: &str) -> Result<(), String>
             }
         }
         for list in ["requests", "limits"] {
-            let Some(v) = c.pointer(&format!("/resources/{list}")) else {
+            let Some(v) = c.at(&format!("/resources/{list}")) else {
                 continue;
             };
             let go_field = format!("ResourceRequirements.{go_path}.resources.{list}");
@@ -486,7 +487,7 @@ pub fn type_check(info: &ResourceInfo, obj: &Value) -> Result<(), String> {
         .chain(kind_types(info.rules))
         .chain(status_types)
     {
-        if let Some(v) = obj.pointer(ptr) {
+        if let Some(v) = obj.at(ptr) {
             check(v, *ty, go).map_err(|e| {
                 let (_, version) = split_api_version(
                     obj.get("apiVersion")
@@ -672,8 +673,7 @@ pub fn generation_bumps(info: &ResourceInfo, old: &Value, new: &Value) -> bool {
     let differs = |k: &str| old.get(k) != new.get(k);
     match info.rules {
         KindRules::Deployment => {
-            differs("spec")
-                || old.pointer("/metadata/annotations") != new.pointer("/metadata/annotations")
+            differs("spec") || old.at("/metadata/annotations") != new.at("/metadata/annotations")
         }
         KindRules::ReplicaSet | KindRules::Pod | KindRules::CustomResourceDefinition => {
             differs("spec")
@@ -693,7 +693,7 @@ pub fn generation_bumps(info: &ResourceInfo, old: &Value, new: &Value) -> bool {
 }
 
 fn nonneg(obj: &Value, ptr: &str, field: &str, errs: &mut Vec<FieldError>) {
-    if let Some(n) = obj.pointer(ptr).and_then(Value::as_i64) {
+    if let Some(n) = obj.at(ptr).and_then(Value::as_i64) {
         if n < 0 {
             errs.push(FieldError::invalid(
                 field,
@@ -705,7 +705,7 @@ fn nonneg(obj: &Value, ptr: &str, field: &str, errs: &mut Vec<FieldError>) {
 }
 
 fn replicas_in_range(obj: &Value, ptr: &str, field: &str, errs: &mut Vec<FieldError>) {
-    if let Some(n) = obj.pointer(ptr).and_then(Value::as_i64) {
+    if let Some(n) = obj.at(ptr).and_then(Value::as_i64) {
         if n < 0 {
             errs.push(FieldError::invalid(
                 field,
@@ -785,7 +785,7 @@ fn validate_pod_spec(spec: Option<&Value>, field: &str, errs: &mut Vec<FieldErro
         // ValidateResourceRequirements: quantities are never negative.
         for list in ["requests", "limits"] {
             let Some(m) = c
-                .pointer(&format!("/resources/{list}"))
+                .at(&format!("/resources/{list}"))
                 .and_then(Value::as_object)
             else {
                 continue;
@@ -849,7 +849,7 @@ fn validate_int_or_percent(
 }
 
 fn validate_selector_and_template(obj: &Value, errs: &mut Vec<FieldError>) {
-    let selector = obj.pointer("/spec/selector");
+    let selector = obj.at("/spec/selector");
     match selector {
         None | Some(Value::Null) => errs.push(FieldError::required("spec.selector", "")),
         Some(sel) => {
@@ -878,7 +878,7 @@ fn validate_selector_and_template(obj: &Value, errs: &mut Vec<FieldError>) {
                     }
                     Ok(s) => {
                         let labels = obj
-                            .pointer("/spec/template/metadata/labels")
+                            .at("/spec/template/metadata/labels")
                             .and_then(Value::as_object);
                         if !s.matches(labels) {
                             errs.push(FieldError::invalid_raw(
@@ -893,17 +893,17 @@ fn validate_selector_and_template(obj: &Value, errs: &mut Vec<FieldError>) {
         }
     }
     if let Some(labels) = obj
-        .pointer("/spec/template/metadata/labels")
+        .at("/spec/template/metadata/labels")
         .and_then(Value::as_object)
     {
         validate_labels(labels, "spec.template.metadata.labels", errs);
     }
-    match obj.pointer("/spec/template") {
+    match obj.at("/spec/template") {
         None | Some(Value::Null) => errs.push(FieldError::required("spec.template", "")),
         Some(t) => {
             validate_pod_spec(t.get("spec"), "spec.template.spec", errs);
             let restart = t
-                .pointer("/spec/restartPolicy")
+                .at("/spec/restartPolicy")
                 .and_then(Value::as_str)
                 .unwrap_or("Always");
             if restart != "Always" {
@@ -918,7 +918,7 @@ fn validate_selector_and_template(obj: &Value, errs: &mut Vec<FieldError>) {
 }
 
 fn validate_workload_status(obj: &Value, errs: &mut Vec<FieldError>) {
-    let n = |k: &str| obj.pointer(&format!("/status/{k}")).and_then(Value::as_i64);
+    let n = |k: &str| obj.at(&format!("/status/{k}")).and_then(Value::as_i64);
     for k in [
         "replicas",
         "updatedReplicas",
@@ -957,7 +957,7 @@ fn validate_workload_status(obj: &Value, errs: &mut Vec<FieldError>) {
             ));
         }
     }
-    if let Some(c) = obj.pointer("/status/conditions").and_then(Value::as_array) {
+    if let Some(c) = obj.at("/status/conditions").and_then(Value::as_array) {
         validate_builtin_conditions(c, "status.conditions", errs);
     }
 }
@@ -1067,11 +1067,11 @@ pub fn validate_spec(info: &ResourceInfo, obj: &Value, errs: &mut Vec<FieldError
             replicas_in_range(obj, "/spec/replicas", "spec.replicas", errs);
             validate_selector_and_template(obj, errs);
             let st_type = obj
-                .pointer("/spec/strategy/type")
+                .at("/spec/strategy/type")
                 .and_then(Value::as_str)
                 .unwrap_or("RollingUpdate");
             let ru = obj
-                .pointer("/spec/strategy/rollingUpdate")
+                .at("/spec/strategy/rollingUpdate")
                 .filter(|v| !v.is_null());
             match st_type {
                 "Recreate" => {
@@ -1135,11 +1135,11 @@ pub fn validate_spec(info: &ResourceInfo, obj: &Value, errs: &mut Vec<FieldError
                 errs,
             );
             let min_ready = obj
-                .pointer("/spec/minReadySeconds")
+                .at("/spec/minReadySeconds")
                 .and_then(Value::as_i64)
                 .unwrap_or(0);
             if let Some(pd) = obj
-                .pointer("/spec/progressDeadlineSeconds")
+                .at("/spec/progressDeadlineSeconds")
                 .and_then(Value::as_i64)
             {
                 if pd >= 0 && pd <= min_ready {
@@ -1179,7 +1179,7 @@ pub fn validate_spec(info: &ResourceInfo, obj: &Value, errs: &mut Vec<FieldError
         }
         KindRules::Service => {
             let ty = obj
-                .pointer("/spec/type")
+                .at("/spec/type")
                 .and_then(Value::as_str)
                 .unwrap_or("ClusterIP");
             if !matches!(
@@ -1192,8 +1192,8 @@ pub fn validate_spec(info: &ResourceInfo, obj: &Value, errs: &mut Vec<FieldError
                     &["ClusterIP", "ExternalName", "LoadBalancer", "NodePort"],
                 ));
             }
-            let headless = obj.pointer("/spec/clusterIP").and_then(Value::as_str) == Some("None");
-            let ports = obj.pointer("/spec/ports").and_then(Value::as_array);
+            let headless = obj.at("/spec/clusterIP").and_then(Value::as_str) == Some("None");
+            let ports = obj.at("/spec/ports").and_then(Value::as_array);
             match ports {
                 Some(ps) if !ps.is_empty() => {
                     for (i, p) in ps.iter().enumerate() {
@@ -1222,7 +1222,7 @@ pub fn validate_spec(info: &ResourceInfo, obj: &Value, errs: &mut Vec<FieldError
         KindRules::HorizontalPodAutoscaler => {
             for k in ["kind", "name"] {
                 if obj
-                    .pointer(&format!("/spec/scaleTargetRef/{k}"))
+                    .at(&format!("/spec/scaleTargetRef/{k}"))
                     .and_then(Value::as_str)
                     .unwrap_or("")
                     .is_empty()
@@ -1231,7 +1231,7 @@ pub fn validate_spec(info: &ResourceInfo, obj: &Value, errs: &mut Vec<FieldError
                 }
             }
             let min = obj
-                .pointer("/spec/minReplicas")
+                .at("/spec/minReplicas")
                 .and_then(Value::as_i64)
                 .unwrap_or(1);
             if min < 1 {
@@ -1241,7 +1241,7 @@ pub fn validate_spec(info: &ResourceInfo, obj: &Value, errs: &mut Vec<FieldError
                     "must be greater than or equal to 1",
                 ));
             }
-            match obj.pointer("/spec/maxReplicas").and_then(Value::as_i64) {
+            match obj.at("/spec/maxReplicas").and_then(Value::as_i64) {
                 None => errs.push(FieldError::required("spec.maxReplicas", "")),
                 Some(max) if max < 1 => errs.push(FieldError::invalid("spec.maxReplicas", json!(max), "must be greater than or equal to 1")),
                 Some(max) if max > MAX_REPLICAS => errs.push(FieldError::invalid(
@@ -1258,7 +1258,7 @@ pub fn validate_spec(info: &ResourceInfo, obj: &Value, errs: &mut Vec<FieldError
         KindRules::Event => {
             for k in ["kind", "name"] {
                 let v = obj
-                    .pointer(&format!("/involvedObject/{k}"))
+                    .at(&format!("/involvedObject/{k}"))
                     .and_then(Value::as_str)
                     .unwrap_or("");
                 if v.is_empty() {
@@ -1271,7 +1271,7 @@ pub fn validate_spec(info: &ResourceInfo, obj: &Value, errs: &mut Vec<FieldError
 }
 
 fn validate_crd(obj: &Value, errs: &mut Vec<FieldError>) {
-    let s = |p: &str| obj.pointer(p).and_then(Value::as_str).unwrap_or("");
+    let s = |p: &str| obj.at(p).and_then(Value::as_str).unwrap_or("");
     let group = s("/spec/group");
     if group.is_empty() {
         errs.push(FieldError::required("spec.group", ""));
@@ -1310,7 +1310,7 @@ fn validate_crd(obj: &Value, errs: &mut Vec<FieldError>) {
             "must be spec.names.plural+\".\"+spec.group",
         ));
     }
-    match obj.pointer("/spec/versions").and_then(Value::as_array) {
+    match obj.at("/spec/versions").and_then(Value::as_array) {
         Some(vs) if !vs.is_empty() => {
             let storage = vs
                 .iter()
@@ -1396,14 +1396,14 @@ fn validate_rbac(info: &ResourceInfo, obj: &Value, errs: &mut Vec<FieldError>) {
                 &["ClusterRole"]
             };
             let rk = obj
-                .pointer("/roleRef/kind")
+                .at("/roleRef/kind")
                 .and_then(Value::as_str)
                 .unwrap_or("");
             if !kinds.contains(&rk) {
                 errs.push(FieldError::not_supported("roleRef.kind", json!(rk), kinds));
             }
             if obj
-                .pointer("/roleRef/name")
+                .at("/roleRef/name")
                 .and_then(Value::as_str)
                 .unwrap_or("")
                 .is_empty()
@@ -1411,7 +1411,7 @@ fn validate_rbac(info: &ResourceInfo, obj: &Value, errs: &mut Vec<FieldError>) {
                 errs.push(FieldError::required("roleRef.name", ""));
             }
             let ag = obj
-                .pointer("/roleRef/apiGroup")
+                .at("/roleRef/apiGroup")
                 .and_then(Value::as_str)
                 .unwrap_or("");
             if ag != "rbac.authorization.k8s.io" {
@@ -1450,7 +1450,7 @@ pub fn validate_status(info: &ResourceInfo, obj: &Value, errs: &mut Vec<FieldErr
     match info.rules {
         KindRules::Deployment | KindRules::ReplicaSet => validate_workload_status(obj, errs),
         KindRules::Pod | KindRules::Node => {
-            if let Some(c) = obj.pointer("/status/conditions").and_then(Value::as_array) {
+            if let Some(c) = obj.at("/status/conditions").and_then(Value::as_array) {
                 validate_builtin_conditions(c, "status.conditions", errs);
             }
         }
@@ -1469,7 +1469,7 @@ pub fn validate_status(info: &ResourceInfo, obj: &Value, errs: &mut Vec<FieldErr
             );
         }
         KindRules::Custom => {
-            if let Some(c) = obj.pointer("/status/conditions").and_then(Value::as_array) {
+            if let Some(c) = obj.at("/status/conditions").and_then(Value::as_array) {
                 validate_conditions(c, "status.conditions", errs);
             }
         }
@@ -1480,7 +1480,7 @@ pub fn validate_status(info: &ResourceInfo, obj: &Value, errs: &mut Vec<FieldErr
 /// Fields that may not change on update (beyond metadata identity, checked by the server).
 pub fn validate_update(info: &ResourceInfo, old: &Value, new: &Value, errs: &mut Vec<FieldError>) {
     let immutable = |ptr: &str, field: &str, errs: &mut Vec<FieldError>| {
-        let (o, n) = (old.pointer(ptr), new.pointer(ptr));
+        let (o, n) = (old.at(ptr), new.at(ptr));
         if o != n {
             let shown = n.map_or_else(|| "null".to_owned(), Value::to_string);
             errs.push(FieldError::invalid_raw(field, shown, "field is immutable"));

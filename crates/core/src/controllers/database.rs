@@ -2,6 +2,7 @@
 //! ConfigMap `<name>-config` and a Deployment `<name>-db`, and reports `Ready`, `Reconciling`
 //! and `Stalled` conditions (kstatus' abnormal-true conventions) with observedGeneration.
 
+use crate::api::meta::JsonPointer;
 use std::sync::Arc;
 
 use serde_json::{json, Value};
@@ -23,7 +24,7 @@ impl DatabaseController {
 fn desired_deployment(db: &Value) -> Value {
     let name = util::name(db);
     let version = db
-        .pointer("/spec/version")
+        .at("/spec/version")
         .and_then(Value::as_str)
         .unwrap_or("16");
     let replicas = util::i64_at(db, "/spec/replicas").unwrap_or(1);
@@ -89,7 +90,7 @@ impl Reconciler for DatabaseController {
         let ns = key.namespace.clone();
         let generation = util::generation(&db);
         let version = db
-            .pointer("/spec/version")
+            .at("/spec/version")
             .and_then(Value::as_str)
             .unwrap_or("16");
         // ConfigMap child.
@@ -130,13 +131,13 @@ impl Reconciler for DatabaseController {
                 Err(e) => return Err(e.into()),
             },
             Some(d) => {
-                let replicas = d.pointer("/spec/replicas") != want.pointer("/spec/replicas");
-                let image = d.pointer("/spec/template/spec/containers/0/image")
-                    != want.pointer("/spec/template/spec/containers/0/image");
+                let replicas = d.at("/spec/replicas") != want.at("/spec/replicas");
+                let image = d.at("/spec/template/spec/containers/0/image")
+                    != want.at("/spec/template/spec/containers/0/image");
                 if replicas || image {
                     let patch = json!({"spec": {
-                        "replicas": want.pointer("/spec/replicas"),
-                        "template": want.pointer("/spec/template"),
+                        "replicas": want.at("/spec/replicas"),
+                        "template": want.at("/spec/template"),
                     }});
                     ctx.send(util::patch(
                         &principal,
@@ -167,9 +168,9 @@ impl Reconciler for DatabaseController {
                     .get("status")
                     .and_then(|s| util::find_condition(s, "Progressing"))
                     .is_some_and(|c| str_at(c, "/reason") == "ProgressDeadlineExceeded");
-                let matches_spec = d.pointer("/spec/replicas") == want.pointer("/spec/replicas")
-                    && d.pointer("/spec/template/spec/containers/0/image")
-                        == want.pointer("/spec/template/spec/containers/0/image");
+                let matches_spec = d.at("/spec/replicas") == want.at("/spec/replicas")
+                    && d.at("/spec/template/spec/containers/0/image")
+                        == want.at("/spec/template/spec/containers/0/image");
                 let done = matches_spec
                     && observed >= util::generation(d)
                     && available == replicas

@@ -7,6 +7,7 @@
 //! deadline; the exact status arithmetic and the Available/Progressing/ReplicaFailure conditions
 //! with kube's reasons and messages.
 
+use crate::api::meta::JsonPointer;
 use std::sync::Arc;
 
 use serde_json::{json, Map, Value};
@@ -90,10 +91,8 @@ impl DeploymentSpec {
         DeploymentSpec {
             replicas: spec.get("replicas").and_then(Value::as_i64).unwrap_or(1),
             recreate: str_at(&spec, "/strategy/type") == "Recreate",
-            max_surge: spec.pointer("/strategy/rollingUpdate/maxSurge").cloned(),
-            max_unavailable: spec
-                .pointer("/strategy/rollingUpdate/maxUnavailable")
-                .cloned(),
+            max_surge: spec.at("/strategy/rollingUpdate/maxSurge").cloned(),
+            max_unavailable: spec.at("/strategy/rollingUpdate/maxUnavailable").cloned(),
             revision_history_limit: spec
                 .get("revisionHistoryLimit")
                 .and_then(Value::as_i64)
@@ -274,7 +273,7 @@ fn rs_status(rs: &Value, field: &str) -> i64 {
     util::i64_at(rs, &format!("/status/{field}")).unwrap_or(0)
 }
 fn annotation<'a>(o: &'a Value, k: &str) -> Option<&'a str> {
-    o.pointer("/metadata/annotations")
+    o.at("/metadata/annotations")
         .and_then(|a| a.get(k))
         .and_then(Value::as_str)
 }
@@ -357,7 +356,7 @@ impl Sync<'_, '_> {
         let mut changed = false;
         if let Some(ann) = self
             .d
-            .pointer("/metadata/annotations")
+            .at("/metadata/annotations")
             .and_then(Value::as_object)
         {
             for (k, v) in ann {
@@ -415,16 +414,9 @@ impl Sync<'_, '_> {
         rss: &mut Vec<Value>,
         create: bool,
     ) -> Result<Option<usize>, ReconcileError> {
-        let template = self
-            .d
-            .pointer("/spec/template")
-            .cloned()
-            .unwrap_or(Value::Null);
+        let template = self.d.at("/spec/template").cloned().unwrap_or(Value::Null);
         let existing = rss.iter().position(|rs| {
-            equal_ignore_hash(
-                rs.pointer("/spec/template").unwrap_or(&Value::Null),
-                &template,
-            )
+            equal_ignore_hash(rs.at("/spec/template").unwrap_or(&Value::Null), &template)
         });
         let max_old_revision = rss
             .iter()
@@ -474,11 +466,7 @@ impl Sync<'_, '_> {
         let hash = pod_template_hash(&template, collision);
         let mut new_template = template.clone();
         add_label(&mut new_template, &hash);
-        let mut selector = self
-            .d
-            .pointer("/spec/selector")
-            .cloned()
-            .unwrap_or(json!({}));
+        let mut selector = self.d.at("/spec/selector").cloned().unwrap_or(json!({}));
         selector["matchLabels"][POD_TEMPLATE_HASH] = json!(hash);
         let name = format!("{}-{hash}", util::name(&self.d));
         let total: i64 = rss.iter().map(rs_spec).sum();
@@ -489,7 +477,7 @@ impl Sync<'_, '_> {
             "metadata": {
                 "name": name,
                 "namespace": util::namespace(&self.d),
-                "labels": new_template.pointer("/metadata/labels").cloned().unwrap_or(json!({})),
+                "labels": new_template.at("/metadata/labels").cloned().unwrap_or(json!({})),
                 "ownerReferences": [util::owner_reference(&self.d)],
             },
             "spec": {
@@ -511,7 +499,7 @@ impl Sync<'_, '_> {
                 match self.ctx.cache.get(&key) {
                     Some(rs)
                         if equal_ignore_hash(
-                            rs.pointer("/spec/template").unwrap_or(&Value::Null),
+                            rs.at("/spec/template").unwrap_or(&Value::Null),
                             &template,
                         ) =>
                     {
@@ -1179,7 +1167,7 @@ impl Reconciler for DeploymentController {
         };
         let selector_empty = sync
             .d
-            .pointer("/spec/selector")
+            .at("/spec/selector")
             .and_then(Value::as_object)
             .is_none_or(Map::is_empty);
         if selector_empty {

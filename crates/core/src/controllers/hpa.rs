@@ -8,6 +8,7 @@
 //! The metric is the world's simulated load (environment), not a metrics API. Deviation: the
 //! target is scaled with a merge patch of the Deployment, not through `/scale`.
 
+use crate::api::meta::JsonPointer;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -128,11 +129,11 @@ impl Reconciler for HpaController {
         let min = util::i64_at(&hpa, "/spec/minReplicas").unwrap_or(1);
         let max = util::i64_at(&hpa, "/spec/maxReplicas").unwrap_or(min);
         let target_pct = hpa
-            .pointer("/spec/metrics")
+            .at("/spec/metrics")
             .and_then(Value::as_array)
             .and_then(|ms| {
                 ms.iter()
-                    .find_map(|m| m.pointer("/resource/target/averageUtilization"))
+                    .find_map(|m| m.at("/resource/target/averageUtilization"))
             })
             .and_then(Value::as_i64)
             .unwrap_or(80);
@@ -151,7 +152,7 @@ impl Reconciler for HpaController {
         let current = util::i64_at(&dep, "/spec/replicas").unwrap_or(1);
         let ready = util::i64_at(&dep, "/status/readyReplicas").unwrap_or(0);
         let (request, _) = util::pod_requests(
-            &json!({"spec": dep.pointer("/spec/template/spec").cloned().unwrap_or(Value::Null)}),
+            &json!({"spec": dep.at("/spec/template/spec").cloned().unwrap_or(Value::Null)}),
         );
         let load = ctx
             .env

@@ -4,6 +4,7 @@
 //! Initialized, ContainersReady and Ready conditions, container states with ContainerCreating,
 //! ErrImagePull/ImagePullBackOff and CrashLoopBackOff (back-off 10 s doubling to 5 min).
 
+use crate::api::meta::JsonPointer;
 use std::sync::Arc;
 
 use imbl::OrdMap;
@@ -72,7 +73,7 @@ pub struct Kubelet {
 }
 
 fn containers(pod: &Value) -> Vec<(String, String)> {
-    pod.pointer("/spec/containers")
+    pod.at("/spec/containers")
         .and_then(Value::as_array)
         .map(|cs| {
             cs.iter()
@@ -159,11 +160,11 @@ impl Kubelet {
 
     fn ready_delay_ms(pod: &Value, ctx: &Ctx<'_>) -> u64 {
         let probe_delay = pod
-            .pointer("/spec/containers")
+            .at("/spec/containers")
             .and_then(Value::as_array)
             .into_iter()
             .flatten()
-            .filter_map(|c| c.pointer("/readinessProbe/initialDelaySeconds"))
+            .filter_map(|c| c.at("/readinessProbe/initialDelaySeconds"))
             .filter_map(Value::as_u64)
             .max();
         match probe_delay {
@@ -301,7 +302,7 @@ impl Kubelet {
                 let mut s = state(name);
                 // Keep the original startedAt while the container keeps running.
                 if let (Some(p), Some(_)) = (prev, s.get("running")) {
-                    if let Some(t) = p.pointer("/state/running/startedAt") {
+                    if let Some(t) = p.at("/state/running/startedAt") {
                         s["running"]["startedAt"] = t.clone();
                     }
                 }

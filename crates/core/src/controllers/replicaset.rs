@@ -3,6 +3,7 @@
 //! burst 500, creation/deletion expectations so a stale cache never double-creates), and writes
 //! status with the ReplicaFailure condition.
 
+use crate::api::meta::JsonPointer;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -67,7 +68,7 @@ fn deletion_rank(pod: &Value) -> (u8, u8, u8, i64, std::cmp::Reverse<String>, St
         _ => 2,
     };
     let restarts: i64 = pod
-        .pointer("/status/containerStatuses")
+        .at("/status/containerStatuses")
         .and_then(Value::as_array)
         .map(|cs| {
             cs.iter()
@@ -347,7 +348,7 @@ fn set_rs_condition(status: &mut Value, reason: &str, message: &str, now: SimTim
 
 /// The Pod a ReplicaSet creates: the template's labels, annotations and spec, owned by the RS.
 pub fn pod_from_template(rs: &Value, suffix: &str) -> Value {
-    let template = rs.pointer("/spec/template").cloned().unwrap_or(Value::Null);
+    let template = rs.at("/spec/template").cloned().unwrap_or(Value::Null);
     let mut meta = json!({
         "name": format!("{}-{suffix}", util::name(rs)),
         "generateName": format!("{}-", util::name(rs)),
@@ -355,7 +356,7 @@ pub fn pod_from_template(rs: &Value, suffix: &str) -> Value {
         "ownerReferences": [util::owner_reference(rs)],
     });
     for f in ["labels", "annotations"] {
-        if let Some(v) = template.pointer(&format!("/metadata/{f}")) {
+        if let Some(v) = template.at(&format!("/metadata/{f}")) {
             meta[f] = v.clone();
         }
     }

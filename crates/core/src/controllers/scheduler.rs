@@ -6,6 +6,7 @@
 //! Binding posts a `v1/Binding` (`pods/binding`); the API server sets `spec.nodeName` and
 //! `PodScheduled=True`, as kube's binding REST does.
 
+use crate::api::meta::JsonPointer;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -198,7 +199,7 @@ impl Reconciler for Scheduler {
         for node in ctx.cache.list(&node_gr) {
             total += 1;
             let name = util::name(node).to_owned();
-            let alloc = |f: &str| node.pointer(&format!("/status/allocatable/{f}"));
+            let alloc = |f: &str| node.at(&format!("/status/allocatable/{f}"));
             let cpu = alloc("cpu").map_or(u64::MAX, util::cpu_millis);
             let mem = alloc("memory").map_or(u64::MAX, util::memory_bytes);
             let max_pods = alloc("pods").map_or(110, |v| match v {

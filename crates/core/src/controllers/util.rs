@@ -5,6 +5,7 @@
 //! and the Deployment controller's `SetDeploymentCondition` semantics; they operate on serde_json
 //! condition arrays so they work on any kind.
 
+use crate::api::meta::JsonPointer;
 use std::collections::BTreeMap;
 
 use serde_json::{json, Value};
@@ -35,11 +36,11 @@ pub fn databases() -> GroupResource {
 }
 
 pub fn str_at<'a>(v: &'a Value, ptr: &str) -> &'a str {
-    v.pointer(ptr).and_then(Value::as_str).unwrap_or_default()
+    v.at(ptr).and_then(Value::as_str).unwrap_or_default()
 }
 
 pub fn i64_at(v: &Value, ptr: &str) -> Option<i64> {
-    v.pointer(ptr).and_then(Value::as_i64)
+    v.at(ptr).and_then(Value::as_i64)
 }
 
 pub fn name(v: &Value) -> &str {
@@ -55,13 +56,13 @@ pub fn generation(v: &Value) -> i64 {
     i64_at(v, "/metadata/generation").unwrap_or(0)
 }
 pub fn is_terminating(v: &Value) -> bool {
-    v.pointer("/metadata/deletionTimestamp")
+    v.at("/metadata/deletionTimestamp")
         .is_some_and(|t| !t.is_null())
 }
 
 /// The `metadata.ownerReferences` entry with `controller: true`: (kind, name, uid).
 pub fn controller_of(v: &Value) -> Option<(&str, &str, &str)> {
-    v.pointer("/metadata/ownerReferences")?
+    v.at("/metadata/ownerReferences")?
         .as_array()?
         .iter()
         .find(|r| r.get("controller").and_then(Value::as_bool) == Some(true))
@@ -80,7 +81,7 @@ pub fn owner_reference(owner: &Value) -> Value {
 }
 
 pub fn labels(v: &Value) -> BTreeMap<String, String> {
-    string_map(v.pointer("/metadata/labels"))
+    string_map(v.at("/metadata/labels"))
 }
 
 pub fn string_map(v: Option<&Value>) -> BTreeMap<String, String> {
@@ -145,15 +146,15 @@ pub fn pod_requests(pod: &Value) -> (u64, u64) {
     let mut cpu = 0;
     let mut mem = 0;
     for c in pod
-        .pointer("/spec/containers")
+        .at("/spec/containers")
         .and_then(Value::as_array)
         .into_iter()
         .flatten()
     {
-        if let Some(q) = c.pointer("/resources/requests/cpu") {
+        if let Some(q) = c.at("/resources/requests/cpu") {
             cpu += cpu_millis(q);
         }
-        if let Some(q) = c.pointer("/resources/requests/memory") {
+        if let Some(q) = c.at("/resources/requests/memory") {
             mem += memory_bytes(q);
         }
     }

@@ -4,6 +4,7 @@
 //! Indexes are maintained incrementally on every delivery, so reconcilers never scan the whole
 //! cache: objects by controller owner uid, and per owner the counts of active and ready pods.
 
+use crate::api::meta::JsonPointer;
 use std::sync::Arc;
 
 use imbl::{OrdMap, OrdSet};
@@ -37,7 +38,7 @@ pub fn pod_is_active(pod: &Value) -> bool {
 }
 
 pub fn pod_is_ready(pod: &Value) -> bool {
-    pod.pointer("/status")
+    pod.at("/status")
         .and_then(|s| util::find_condition(s, "Ready"))
         .is_some_and(|c| util::str_at(c, "/status") == "True")
 }
