@@ -27,9 +27,55 @@ impl std::io::Write for Counter {
     }
 }
 
+/// Whether a value nests deeper than `limit`, without recursion and without building paths
+/// (every request body is checked, so the common answer, no, must be cheap).
+fn nests_deeper_than(v: &Value, limit: usize) -> bool {
+    let mut stack: Vec<(&Value, usize)> = vec![(v, 1)];
+    while let Some((v, d)) = stack.pop() {
+        if d > limit {
+            return true;
+        }
+        let containers = |c: &&Value| c.is_object() || c.is_array();
+        match v {
+            Value::Object(m) => stack.extend(m.values().filter(containers).map(|c| (c, d + 1))),
+            Value::Array(a) => stack.extend(a.iter().filter(containers).map(|c| (c, d + 1))),
+            _ => {}
+        }
+    }
+    false
+}
+
+/// An upper bound of the length of `v` serialized as compact JSON, computed without
+/// serializing: every string byte counted as a six-byte `\u00XX` escape, every number as 32
+/// bytes (serde_json prints at most 24).
+fn serialized_len_bound(v: &Value) -> usize {
+    let mut total = 0usize;
+    let mut stack = vec![v];
+    while let Some(v) = stack.pop() {
+        let own = match v {
+            Value::Null | Value::Bool(_) => 5,
+            Value::Number(_) => 32,
+            Value::String(s) => 2 + 6 * s.len(),
+            Value::Array(a) => {
+                stack.extend(a.iter());
+                2 + a.len()
+            }
+            Value::Object(m) => {
+                stack.extend(m.values());
+                2 + m.keys().map(|k| 4 + 6 * k.len()).sum::<usize>()
+            }
+        };
+        total = total.saturating_add(own);
+    }
+    total
+}
+
 /// Nesting depth of a value, computed without recursion (so absurd depths cannot overflow the
 /// stack); stops counting past `limit`.
 pub fn depth_exceeds(v: &Value, limit: usize) -> Option<String> {
+    if !nests_deeper_than(v, limit) {
+        return None;
+    }
     let mut stack: Vec<(&Value, usize, String)> = vec![(v, 1, String::new())];
     while let Some((v, d, path)) = stack.pop() {
         if d > limit {
@@ -71,6 +117,9 @@ pub fn check_body(v: &Value) -> Result<(), ApiError> {
         return Err(bad_request(format!(
             "object nesting is too deep: more than {MAX_DEPTH} levels at {path}"
         )));
+    }
+    if serialized_len_bound(v) <= MAX_BODY_BYTES {
+        return Ok(());
     }
     let mut c = Counter(0);
     if serde_json::to_writer(&mut c, v).is_err() {
@@ -152,6 +201,37 @@ mod tests {
             .unwrap_err()
             .message
             .contains("Request entity too large"));
+    }
+
+    #[test]
+    fn the_size_bound_is_never_below_the_serialized_size() {
+        let samples = [
+            serde_json::json!(null),
+            serde_json::json!(true),
+            serde_json::json!(-9223372036854775808i64),
+            serde_json::json!(18446744073709551615u64),
+            serde_json::json!(-1.7976931348623157e308),
+            serde_json::json!(1e-300),
+            serde_json::json!("\u{1}\"\\\n\u{7f}é漢🦀"),
+            serde_json::json!({"\u{1}k\"": [1, 2.5, "x", {}, [], null], "": {"a": {"b": false}}}),
+        ];
+        for v in samples {
+            let exact = serde_json::to_string(&v).unwrap().len();
+            assert!(serialized_len_bound(&v) >= exact, "{v}");
+        }
+    }
+
+    #[test]
+    fn depth_is_refused_exactly_past_the_limit() {
+        let nest = |levels: usize| {
+            let mut v = Value::from(1);
+            for _ in 0..levels {
+                v = serde_json::json!([v]);
+            }
+            v
+        };
+        assert_eq!(depth_exceeds(&nest(MAX_DEPTH), MAX_DEPTH), None);
+        assert!(depth_exceeds(&nest(MAX_DEPTH + 1), MAX_DEPTH).is_some());
     }
 
     #[test]

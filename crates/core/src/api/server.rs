@@ -48,10 +48,18 @@ struct State {
     ip_counter: u64,
     // Shared entries: appending to a persistent vector copies its tail chunk, which must be
     // pointer copies, not deep copies of objects.
-    pending: Vector<Arc<WatchEvent>>,
+    pending: Vector<Arc<PendingEvent>>,
     audit: Vector<Arc<AuditEntry>>,
     /// uids of removed owners whose dependents the garbage collector must look at.
     gc_queue: OrdSet<String>,
+}
+
+/// A watch event not yet drained: the event (its `object` left `Null`) and the object, shared
+/// with the store rather than copied.
+#[derive(Clone, Debug)]
+struct PendingEvent {
+    event: WatchEvent,
+    object: Arc<Value>,
 }
 
 /// The simulated kube-apiserver. Cloning is O(1) (persistent maps and vectors), so the engine
@@ -421,10 +429,25 @@ impl ApiServer {
 
     /// Watch events of every persisted write since the last drain, in order.
     pub fn drain_watch_events(&mut self) -> Vec<WatchEvent> {
+        self.drain_shared_watch_events()
+            .into_iter()
+            .map(|(event, object)| WatchEvent {
+                object: Arc::unwrap_or_clone(object),
+                ..event
+            })
+            .collect()
+    }
+
+    /// [`Self::drain_watch_events`] without copying objects: each event (its `object` left
+    /// `Null`) with the object as stored, shared.
+    pub fn drain_shared_watch_events(&mut self) -> Vec<(WatchEvent, Arc<Value>)> {
         let pending = std::mem::take(&mut self.state.pending);
         pending
             .into_iter()
-            .map(|e| Arc::try_unwrap(e).unwrap_or_else(|shared| (*shared).clone()))
+            .map(|e| {
+                let e = Arc::unwrap_or_clone(e);
+                (e.event, e.object)
+            })
             .collect()
     }
 
@@ -875,15 +898,18 @@ impl ApiServer {
         now: SimTime,
         event_type: WatchEventType,
         key: ObjectKey,
-        object: Value,
+        object: Arc<Value>,
         rv: u64,
     ) {
-        self.state.pending.push_back(Arc::new(WatchEvent {
-            event_type,
-            key,
+        self.state.pending.push_back(Arc::new(PendingEvent {
+            event: WatchEvent {
+                event_type,
+                key,
+                object: Value::Null,
+                resource_version: rv,
+                time: now,
+            },
             object,
-            resource_version: rv,
-            time: now,
         }));
     }
 
@@ -897,9 +923,10 @@ impl ApiServer {
     ) -> Value {
         let rv = self.next_rv();
         meta_mut(&mut obj).insert("resourceVersion".into(), Value::from(rv.to_string()));
-        self.state.store.put(key.clone(), obj.clone());
-        self.emit(now, event, key, obj.clone(), rv);
-        obj
+        let obj = Arc::new(obj);
+        self.state.store.put_shared(key.clone(), Arc::clone(&obj));
+        self.emit(now, event, key, Arc::clone(&obj), rv);
+        Arc::unwrap_or_clone(obj)
     }
 
     /// Removes an object for good: a fresh resourceVersion, a DELETED event, the owner queued
@@ -910,7 +937,14 @@ impl ApiServer {
         let rv = self.next_rv();
         meta_mut(&mut obj).insert("resourceVersion".into(), Value::from(rv.to_string()));
         let uid = uid_of(&obj).to_owned();
-        self.emit(now, WatchEventType::Deleted, key.clone(), obj.clone(), rv);
+        let obj = Arc::new(obj);
+        self.emit(
+            now,
+            WatchEventType::Deleted,
+            key.clone(),
+            Arc::clone(&obj),
+            rv,
+        );
         if !uid.is_empty() && !self.state.store.dependents_of(&uid).is_empty() {
             self.state.gc_queue.insert(uid);
         }
@@ -962,7 +996,7 @@ impl ApiServer {
             }
             _ => {}
         }
-        Some(obj)
+        Some(Arc::unwrap_or_clone(obj))
     }
 
     fn invalid(&self, info: &ResourceInfo, name: &str, errs: &[FieldError]) -> ApiError {

@@ -109,12 +109,17 @@ impl Store {
 
     /// Inserts or replaces an object, keeping the indexes in step.
     pub fn put(&mut self, key: ObjectKey, obj: Value) {
+        self.put_shared(key, Arc::new(obj));
+    }
+
+    /// [`Self::put`] of an object shared with others (the watch event that announces it).
+    pub fn put_shared(&mut self, key: ObjectKey, obj: Arc<Value>) {
         if let Some(old) = self.objects.get(&key).cloned() {
             self.unindex(&key, &old);
         }
         let key = Arc::new(key);
         self.index(&key, &obj);
-        self.objects.insert(key, Arc::new(obj));
+        self.objects.insert(key, obj);
     }
 
     pub fn remove(&mut self, key: &ObjectKey) -> Option<Arc<Value>> {

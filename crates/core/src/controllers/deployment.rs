@@ -235,24 +235,69 @@ fn canonical_json(v: &Value) -> String {
     }
 }
 
-/// `EqualIgnoreHash`: templates equal once the pod-template-hash label is dropped.
+/// `EqualIgnoreHash`: templates equal once the pod-template-hash label is dropped (and a
+/// `labels` map left empty by that is dropped too). Compares in place: the controller asks this
+/// of every ReplicaSet on every sync, so it must not copy templates.
 pub fn equal_ignore_hash(a: &Value, b: &Value) -> bool {
-    let strip = |t: &Value| {
-        let mut t = t.clone();
-        if let Some(l) = t
-            .pointer_mut("/metadata/labels")
-            .and_then(Value::as_object_mut)
-        {
-            l.remove(POD_TEMPLATE_HASH);
-            if l.is_empty() {
-                if let Some(m) = t.get_mut("metadata").and_then(Value::as_object_mut) {
-                    m.remove("labels");
-                }
-            }
+    match (a, b) {
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len()
+                && x.iter().all(|(k, v)| match y.get(k) {
+                    Some(w) if k == "metadata" => metadata_equal_ignore_hash(v, w),
+                    Some(w) => v == w,
+                    None => false,
+                })
         }
-        t
+        _ => a == b,
+    }
+}
+
+/// What `metadata.labels` is once the hash label is dropped.
+#[derive(PartialEq)]
+enum LabelsIgnoringHash<'a> {
+    /// Absent, or an object holding nothing but the hash label.
+    Absent,
+    /// An object with other labels (the hash label is skipped when comparing).
+    Labels(&'a serde_json::Map<String, Value>),
+    /// Not an object: kept as it is.
+    Other(&'a Value),
+}
+
+fn labels_ignoring_hash(meta: &serde_json::Map<String, Value>) -> LabelsIgnoringHash<'_> {
+    match meta.get("labels") {
+        None => LabelsIgnoringHash::Absent,
+        Some(Value::Object(l)) if l.keys().all(|k| k == POD_TEMPLATE_HASH) => {
+            LabelsIgnoringHash::Absent
+        }
+        Some(Value::Object(l)) => LabelsIgnoringHash::Labels(l),
+        Some(other) => LabelsIgnoringHash::Other(other),
+    }
+}
+
+fn metadata_equal_ignore_hash(a: &Value, b: &Value) -> bool {
+    let (Value::Object(x), Value::Object(y)) = (a, b) else {
+        return a == b;
     };
-    strip(a) == strip(b)
+    let others = |m: &serde_json::Map<String, Value>| m.keys().filter(|k| *k != "labels").count();
+    let others_equal = others(x) == others(y)
+        && x.iter()
+            .filter(|(k, _)| *k != "labels")
+            .all(|(k, v)| y.get(k) == Some(v));
+    if !others_equal {
+        return false;
+    }
+    match (labels_ignoring_hash(x), labels_ignoring_hash(y)) {
+        (LabelsIgnoringHash::Labels(l), LabelsIgnoringHash::Labels(m)) => {
+            let count = |l: &serde_json::Map<String, Value>| {
+                l.keys().filter(|k| *k != POD_TEMPLATE_HASH).count()
+            };
+            count(l) == count(m)
+                && l.iter()
+                    .filter(|(k, _)| *k != POD_TEMPLATE_HASH)
+                    .all(|(k, v)| m.get(k) == Some(v))
+        }
+        (p, q) => p == q,
+    }
 }
 
 // ---- the controller -------------------------------------------------------------------
@@ -309,8 +354,15 @@ struct Sync<'c, 'a> {
 }
 
 impl Sync<'_, '_> {
+    /// A copy of the status to change and write.
     fn status(&self) -> Value {
-        self.d.get("status").cloned().unwrap_or_else(|| json!({}))
+        self.status_ref().clone()
+    }
+
+    /// The status to read (an empty object when absent), without a copy.
+    fn status_ref(&self) -> &Value {
+        static EMPTY: std::sync::LazyLock<Value> = std::sync::LazyLock::new(|| json!({}));
+        self.d.get("status").unwrap_or(&EMPTY)
     }
 
     fn update_status(&mut self, status: Value) -> Result<(), ReconcileError> {
@@ -414,10 +466,12 @@ impl Sync<'_, '_> {
         rss: &mut Vec<Value>,
         create: bool,
     ) -> Result<Option<usize>, ReconcileError> {
-        let template = self.d.at("/spec/template").cloned().unwrap_or(Value::Null);
-        let existing = rss.iter().position(|rs| {
-            equal_ignore_hash(rs.at("/spec/template").unwrap_or(&Value::Null), &template)
-        });
+        let existing = {
+            let template = self.d.at("/spec/template").unwrap_or(&Value::Null);
+            rss.iter().position(|rs| {
+                equal_ignore_hash(rs.at("/spec/template").unwrap_or(&Value::Null), template)
+            })
+        };
         let max_old_revision = rss
             .iter()
             .enumerate()
@@ -462,6 +516,7 @@ impl Sync<'_, '_> {
         if !create {
             return Ok(None);
         }
+        let template = self.d.at("/spec/template").cloned().unwrap_or(Value::Null);
         let collision = util::i64_at(&self.d, "/status/collisionCount");
         let hash = pod_template_hash(&template, collision);
         let mut new_template = template.clone();
@@ -573,7 +628,7 @@ impl Sync<'_, '_> {
         let all: Vec<RsCounts> = rss.iter().map(counts).collect();
         let [replicas, updated, ready, available, unavailable] =
             status_counts(&all, new_rs.map(|i| &all[i]));
-        let old = self.status();
+        let old = self.status_ref();
         let mut status = json!({
             "observedGeneration": util::generation(&self.d),
             "replicas": replicas,
@@ -620,7 +675,7 @@ impl Sync<'_, '_> {
         new_rs: Option<usize>,
     ) -> Result<Action, ReconcileError> {
         let status = self.calculate_status(rss, new_rs);
-        if status != self.status() {
+        if status != *self.status_ref() {
             self.update_status(status)?;
         }
         Ok(Action::AwaitChange)
@@ -637,8 +692,8 @@ impl Sync<'_, '_> {
         if !has_deadline(&self.spec) {
             util::remove_condition(&mut status, "Progressing");
         }
-        let old = self.status();
-        let current = util::find_condition(&old, "Progressing").cloned();
+        let old = self.status_ref();
+        let current = util::find_condition(old, "Progressing").cloned();
         let is_complete = num(&status, "replicas") == num(&status, "updatedReplicas")
             && current
                 .as_ref()
@@ -659,7 +714,7 @@ impl Sync<'_, '_> {
                     },
                     now,
                 );
-            } else if progressing(&old, &status) {
+            } else if progressing(old, &status) {
                 let msg = format!("ReplicaSet \"{new_name}\" is progressing.");
                 let transition = current
                     .as_ref()
@@ -713,7 +768,7 @@ impl Sync<'_, '_> {
                 util::remove_condition(&mut status, "ReplicaFailure");
             }
         }
-        if status == old {
+        if status == *old {
             return Ok(self.requeue_stuck(&status));
         }
         self.update_status(status)?;
@@ -750,7 +805,7 @@ impl Sync<'_, '_> {
         let Some(deadline) = self.spec.progress_deadline_seconds else {
             return Action::AwaitChange;
         };
-        let Some(c) = util::find_condition(&self.status(), "Progressing").cloned() else {
+        let Some(c) = util::find_condition(self.status_ref(), "Progressing").cloned() else {
             return Action::AwaitChange;
         };
         if self.complete(status) || str_at(&c, "/reason") == "ProgressDeadlineExceeded" {
@@ -830,7 +885,7 @@ impl Sync<'_, '_> {
                 }
             })
         });
-        let status_replicas = num(&self.status(), "replicas");
+        let status_replicas = num(self.status_ref(), "replicas");
         let mut added = 0;
         let mut sizes = Vec::with_capacity(order.len());
         for &i in &order {
@@ -1304,6 +1359,63 @@ mod tests {
             pod_template_hash(&t1, None),
             pod_template_hash(&t1, Some(1))
         );
+    }
+
+    /// The definition: both templates copied, the hash label (and a `labels` left empty)
+    /// removed, then compared.
+    fn equal_ignore_hash_by_copying(a: &Value, b: &Value) -> bool {
+        let strip = |t: &Value| {
+            let mut t = t.clone();
+            if let Some(l) = t
+                .pointer_mut("/metadata/labels")
+                .and_then(Value::as_object_mut)
+            {
+                l.remove(POD_TEMPLATE_HASH);
+                if l.is_empty() {
+                    if let Some(m) = t.get_mut("metadata").and_then(Value::as_object_mut) {
+                        m.remove("labels");
+                    }
+                }
+            }
+            t
+        };
+        strip(a) == strip(b)
+    }
+
+    #[test]
+    fn equal_ignore_hash_compares_as_if_the_hash_label_were_removed() {
+        let spec = json!({"containers": [{"name": "app", "image": "nginx:1.25"}]});
+        let templates = [
+            json!(null),
+            json!("x"),
+            json!({}),
+            json!({"spec": spec}),
+            json!({"spec": {"containers": []}}),
+            json!({"metadata": {}, "spec": spec}),
+            json!({"metadata": null, "spec": spec}),
+            json!({"metadata": {"labels": {}}, "spec": spec}),
+            json!({"metadata": {"labels": "odd"}, "spec": spec}),
+            json!({"metadata": {"labels": {"pod-template-hash": "h1"}}, "spec": spec}),
+            json!({"metadata": {"labels": {"pod-template-hash": "h2"}}, "spec": spec}),
+            json!({"metadata": {"labels": {"app": "web"}}, "spec": spec}),
+            json!({"metadata": {"labels": {"app": "web", "pod-template-hash": "h1"}}, "spec": spec}),
+            json!({"metadata": {"labels": {"pod-template-hash": "h1", "app": "web"}}, "spec": spec}),
+            json!({"metadata": {"labels": {"app": "db", "pod-template-hash": "h1"}}, "spec": spec}),
+            json!({"metadata": {"labels": {"app": "web", "tier": "x"}}, "spec": spec}),
+            json!({"metadata": {"labels": {"app": "web"}, "annotations": {"a": "1"}}, "spec": spec}),
+            json!({"metadata": {"annotations": {"a": "1"}}, "spec": spec}),
+            json!({"metadata": {"labels": {"pod-template-hash": "h1"}, "annotations": {"a": "1"}}, "spec": spec}),
+            json!({"metadata": {"labels": {"app": "web"}}}),
+        ];
+        for a in &templates {
+            for b in &templates {
+                assert_eq!(
+                    equal_ignore_hash(a, b),
+                    equal_ignore_hash_by_copying(a, b),
+                    "{a} vs {b}"
+                );
+            }
+        }
     }
 
     #[test]

@@ -159,7 +159,8 @@ impl Reconciler for ReplicaSetController {
     }
 
     fn reconcile(&mut self, key: &ObjectKey, ctx: &mut Ctx<'_>) -> Result<Action, ReconcileError> {
-        let Some(rs) = ctx.cache.get(key).map(|r| r.as_ref().clone()) else {
+        // Shared with the cache; copied only when a status write needs a body.
+        let Some(rs) = ctx.cache.get(key).cloned() else {
             self.expectations.remove(key);
             return Ok(Action::AwaitChange);
         };
@@ -290,7 +291,7 @@ impl Reconciler for ReplicaSetController {
         }
         status["observedGeneration"] = json!(util::generation(&rs));
         if Some(&status) != rs.get("status") {
-            let mut body = rs.clone();
+            let mut body = rs.as_ref().clone();
             body["status"] = status.clone();
             // updateReplicaSetStatus: on failure, fetch the latest copy and retry once.
             let updated = match ctx.send(util::update_status(&principal, replicasets(), body)) {

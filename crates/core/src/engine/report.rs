@@ -208,13 +208,20 @@ fn walk(path: &str, a: Option<&Value>, b: Option<&Value>, out: &mut Vec<FieldCha
             keys.sort();
             keys.dedup();
             for k in keys {
-                let p = format!("{path}/{}", k.replace('~', "~0").replace('/', "~1"));
-                walk(&p, x.get(k.as_str()), y.get(k.as_str()), out);
+                let (p, q) = (x.get(k.as_str()), y.get(k.as_str()));
+                // Equal members add nothing: skip them before building their path.
+                if p == q {
+                    continue;
+                }
+                let path = format!("{path}/{}", k.replace('~', "~0").replace('/', "~1"));
+                walk(&path, p, q, out);
             }
         }
         (Some(Value::Array(x)), Some(Value::Array(y))) if x.len() == y.len() => {
             for (i, (p, q)) in x.iter().zip(y).enumerate() {
-                walk(&format!("{path}/{i}"), Some(p), Some(q), out);
+                if p != q {
+                    walk(&format!("{path}/{i}"), Some(p), Some(q), out);
+                }
             }
         }
         _ => out.push(FieldChange {

@@ -282,11 +282,12 @@ struct Recorder<'a> {
     failures: &'a mut Vec<FailureRule>,
     now: SimTime,
     requests: Vec<RequestRecord>,
-    events: Vec<(String, WatchEvent)>,
+    /// (principal, event with a `Null` object, the object as stored)
+    events: Vec<(String, WatchEvent, Arc<Value>)>,
 }
 
 impl Client for Recorder<'_> {
-    fn send(&mut self, req: ApiRequest) -> ApiResult {
+    fn send(&mut self, mut req: ApiRequest) -> ApiResult {
         let name = if req.name.is_empty() {
             match &req.body {
                 crate::api::RequestBody::Object(v) => util::name(v).to_owned(),
@@ -305,7 +306,13 @@ impl Client for Recorder<'_> {
             let code = rule.code;
             Err(injected_error(code, &req, &name))
         } else {
-            self.api.handle(self.now, req.clone())
+            // The body moves to the server; the record below needs only the request's header.
+            let body = std::mem::replace(&mut req.body, crate::api::RequestBody::None);
+            let header = req.clone();
+            req.body = body;
+            let result = self.api.handle(self.now, req);
+            req = header;
+            result
         };
         // Requests the server made itself (garbage collection of dependents) are audited too.
         let server_side: Vec<RequestRecord> = if self.api.audit_len() > audit_before + 1 {
@@ -325,8 +332,8 @@ impl Client for Recorder<'_> {
         self.requests
             .push(RequestRecord::new(&req, &name, code, message));
         self.requests.extend(server_side);
-        for ev in self.api.drain_watch_events() {
-            self.events.push((req.principal.clone(), ev));
+        for (ev, object) in self.api.drain_shared_watch_events() {
+            self.events.push((req.principal.clone(), ev, object));
         }
         result
     }
@@ -800,7 +807,7 @@ impl World {
                     let _ = rec.send(request);
                     (rec.requests, rec.events)
                 };
-                for (_, ev) in &events {
+                for (_, ev, _) in &events {
                     self.loops.remove(&ev.key);
                 }
                 let changes = self.absorb(events, report, true);
@@ -1182,13 +1189,12 @@ impl World {
     /// loop detection, computes field changes, and schedules deliveries to every informer.
     fn absorb(
         &mut self,
-        events: Vec<(String, WatchEvent)>,
+        events: Vec<(String, WatchEvent, Arc<Value>)>,
         report: &mut StepReport,
         by_user: bool,
     ) -> Vec<ObjectChange> {
         let mut changes = Vec::with_capacity(events.len());
-        for (principal, mut ev) in events {
-            let object = Arc::new(std::mem::take(&mut ev.object));
+        for (principal, ev, object) in events {
             let before = self.objects.get(&ev.key).cloned();
             let after = (ev.event_type != WatchEventType::Deleted).then(|| object.clone());
             changes.push(ObjectChange {
@@ -1260,10 +1266,7 @@ impl World {
                     self.record(report, rec);
                 }
             }
-            let shared = Arc::new(WatchEvent {
-                object: Value::Null,
-                ..ev
-            });
+            let shared = Arc::new(ev);
             let mut deliveries = Vec::new();
             for (name, slot) in &self.slots {
                 if slot.state == RunState::Crashed || !slot.controller.watches(&shared.key.gr) {
