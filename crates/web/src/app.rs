@@ -18,6 +18,15 @@ use crate::editor::{CodeEditor, Diagnostic, Language};
 use crate::persist;
 use crate::state::{FaultMsg, Model, Msg, Target, Theme, Workspace, PRINCIPALS, SPEEDS, TICK_MS};
 
+/// The conditions table's columns (also each cell's label when the table is stacked).
+const CONDITION_COLUMNS: [&str; 6] = [
+    "type",
+    "status",
+    "reason",
+    "message",
+    "lastTransitionTime",
+    "observedGeneration",
+];
 /// Timeline entries shown at once.
 const TIMELINE_ENTRIES: usize = 80;
 /// Quiet time before the URL hash follows the workspace (replaceState, never pushState).
@@ -551,7 +560,7 @@ impl App {
                     <tbody>
                     { for v.fields.iter().map(|f| html! {
                         <tr class={classes!(f.changed.then_some("changed"))} data-field={f.path.clone()}>
-                            <th scope="row">{ f.path.trim_start_matches('/').replace('/', ".") }</th>
+                            <th scope="row">{ field_path(&f.path) }</th>
                             <td>{ f.value.clone() }{ if f.changed { html!{ <span class="visually-hidden">{ " (changed)" }</span> } } else { html!{} } }</td>
                         </tr>
                     }) }
@@ -559,18 +568,18 @@ impl App {
                 </table>
                 if !v.conditions.is_empty() {
                     <div class="table-scroll">
-                    <table class="conditions" id="conditions">
+                    <table class="conditions" id="conditions" role="table">
                         <caption>{ "Conditions" }</caption>
-                        <thead><tr><th>{ "type" }</th><th>{ "status" }</th><th>{ "reason" }</th><th>{ "message" }</th><th>{ "lastTransitionTime" }</th><th>{ "observedGeneration" }</th></tr></thead>
-                        <tbody>
+                        <thead role="rowgroup"><tr role="row">{ for CONDITION_COLUMNS.iter().map(|c| html! { <th role="columnheader" scope="col">{ *c }</th> }) }</tr></thead>
+                        <tbody role="rowgroup">
                         { for v.conditions.iter().map(|c| html! {
-                            <tr class={classes!(c.changed.then_some("changed"))} data-condition={c.type_.clone()}>
-                                <td>{ c.type_.clone() }</td>
-                                <td class={classes!(match c.status.as_str() { "True" => "ok", "False" => "bad", _ => "warn" })}>{ c.status.clone() }</td>
-                                <td>{ c.reason.clone() }</td>
-                                <td>{ c.message.clone() }</td>
-                                <td>{ c.last_transition.clone() }<br/><span class="muted">{ c.ago.clone() }</span></td>
-                                <td>{ num(c.observed_generation) }{ if c.stale { html!{ <span class="badge warn">{ "stale" }</span> } } else { html!{} } }</td>
+                            <tr role="row" class={classes!(c.changed.then_some("changed"))} data-condition={c.type_.clone()}>
+                                <td role="cell" data-label={CONDITION_COLUMNS[0]}>{ c.type_.clone() }</td>
+                                <td role="cell" data-label={CONDITION_COLUMNS[1]} class={classes!(match c.status.as_str() { "True" => "ok", "False" => "bad", _ => "warn" })}>{ c.status.clone() }</td>
+                                <td role="cell" data-label={CONDITION_COLUMNS[2]}>{ c.reason.clone() }</td>
+                                <td role="cell" data-label={CONDITION_COLUMNS[3]}>{ c.message.clone() }</td>
+                                <td role="cell" data-label={CONDITION_COLUMNS[4]}><span>{ c.last_transition.clone() }{ " " }<span class="muted">{ format!("({})", c.ago) }</span></span></td>
+                                <td role="cell" data-label={CONDITION_COLUMNS[5]}><span>{ num(c.observed_generation) }{ if c.stale { html!{ <>{ " " }<span class="badge warn">{ "stale" }</span></> } } else { html!{} } }</span></td>
                             </tr>
                         }) }
                         </tbody>
@@ -755,6 +764,16 @@ impl App {
                 <button onclick={close} autofocus=true>{ "Close" }</button>
             </dialog>
         }
+    }
+}
+
+/// A status field's JSON pointer as a dotted path that may wrap after each dot, never inside a
+/// field name (`containerStatuses.0.imageID`).
+fn field_path(pointer: &str) -> Html {
+    let mut parts = pointer.trim_start_matches('/').split('/');
+    let first = parts.next().unwrap_or_default().to_owned();
+    html! {
+        <>{ first }{ for parts.map(|p| html! { <>{ "." }<wbr/>{ p.to_owned() }</> }) }</>
     }
 }
 
