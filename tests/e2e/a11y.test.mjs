@@ -186,7 +186,7 @@ test('the RBAC switch lets app write /status, and a share link keeps it off', as
   await context.close();
 });
 
-test('the conditions table reads at 1280 px and at phone width: no word is split', async () => {
+test('the conditions table and controller states read at 1280 px and at phone width: no word is split', async () => {
   for (const [name, viewport, colorScheme] of [
     ['conditions-1280-light', { width: 1280, height: 800 }, 'light'],
     ['conditions-1280-dark', { width: 1280, height: 800 }, 'dark'],
@@ -198,7 +198,7 @@ test('the conditions table reads at 1280 px and at phone width: no word is split
     const split = await page.evaluate(() => {
       // A word is split when a cell's single longest word is wider than the cell's text box.
       const out = [];
-      for (const cell of document.querySelectorAll('#conditions td, #conditions th')) {
+      for (const cell of document.querySelectorAll('#conditions td, #conditions th, .faults td.state')) {
         if (cell.offsetParent === null) continue;
         const range = document.createRange();
         const walker = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);

@@ -34,14 +34,17 @@ fn bench_starter(c: &mut Criterion, starter: Starter, label: &str) {
     let mut stepped = world.clone();
     perform(&mut stepped, &Action::Step);
     g.bench_function("tree_refresh_after_step", |b| {
-        b.iter_batched(
+        b.iter_batched_ref(
             || before.clone(),
-            |mut t| {
+            |t| {
                 t.refresh(&stepped);
                 black_box(t.rows(&layout))
             },
             criterion::BatchSize::SmallInput,
         )
+    });
+    g.bench_function("tree_rows_only", |b| {
+        b.iter(|| black_box(before.rows(&layout)))
     });
     let refs: Vec<(u64, &StepReport)> = reports.iter().map(|(s, r)| (*s, r)).collect();
     g.bench_function("timeline_lanes_80", |b| {

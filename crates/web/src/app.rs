@@ -693,7 +693,7 @@ impl App {
                         html! {
                             <tr>
                                 <th scope="row">{ c.clone() }</th>
-                                <td>{ state }</td>
+                                <td class="state">{ state }</td>
                                 <td>
                                     <button onclick={link.callback(move |_| Msg::Fault(FaultMsg::Pause(a.clone())))} aria-label={format!("Pause {c}")}>{ "Pause" }</button>
                                     <button onclick={link.callback(move |_| Msg::Fault(FaultMsg::Resume(b.clone())))} aria-label={format!("Resume {c}")}>{ "Resume" }</button>
