@@ -35,12 +35,10 @@ async function measure(url, minObjects) {
   return { objects, median: ms[Math.floor(ms.length / 2)], max: ms[ms.length - 1] };
 }
 
-// The issue's budget is 16 ms; the current build misses it (see BENCHMARKS.md), so this test
-// records the figures and fails only on a regression past REGRESSION_MS.
+// The issue's budget: one step with ~1,000 objects renders within one frame (median of STEPS).
 const BUDGET_MS = 16;
-const REGRESSION_MS = 120;
 
-test('the render time of one step with ~1,000 objects is measured and does not regress', { timeout: 300_000 }, async () => {
+test('one step with ~1,000 objects renders within a 16 ms frame', { timeout: 300_000 }, async () => {
   const small = await measure(server.url, 5);
   const large = await measure(`${server.url}?starter=large`, 950);
   const ratio = large.median / Math.max(small.median, 0.01);
@@ -48,6 +46,7 @@ test('the render time of one step with ~1,000 objects is measured and does not r
   console.log(`step render: ${JSON.stringify(report)}`);
   await mkdir(SHOTS, { recursive: true });
   await writeFile(join(SHOTS, 'perf.json'), JSON.stringify(report, null, 2));
-  if (large.median >= BUDGET_MS) console.log(`over the ${BUDGET_MS} ms budget: ${large.median} ms`);
-  assert.ok(large.median < REGRESSION_MS, `median step with ${large.objects} objects took ${large.median} ms`);
+  assert.ok(large.objects >= 950, `the large starter shows ${large.objects} objects`);
+  assert.ok(large.median < BUDGET_MS,
+    `median step with ${large.objects} objects took ${large.median} ms (budget ${BUDGET_MS} ms)`);
 });

@@ -2,8 +2,6 @@
 //! It only formats; every decision is in `state` or in core's view models. Side effects (timers,
 //! localStorage, the URL, keyboard, the theme attribute) are here, at the edge.
 
-use std::collections::BTreeSet;
-
 use converge_core::engine::world::key_text;
 use converge_core::view::session::Starter;
 use converge_core::view::status::status_view;
@@ -20,6 +18,15 @@ use crate::editor::{CodeEditor, Diagnostic, Language};
 use crate::persist;
 use crate::state::{FaultMsg, Model, Msg, Target, Theme, Workspace, PRINCIPALS, SPEEDS, TICK_MS};
 
+/// The conditions table's columns (also each cell's label when the table is stacked).
+const CONDITION_COLUMNS: [&str; 6] = [
+    "type",
+    "status",
+    "reason",
+    "message",
+    "lastTransitionTime",
+    "observedGeneration",
+];
 /// Timeline entries shown at once.
 const TIMELINE_ENTRIES: usize = 80;
 /// Quiet time before the URL hash follows the workspace (replaceState, never pushState).
@@ -384,34 +391,41 @@ impl App {
     fn view_tree(&self, ctx: &Context<Self>) -> Html {
         let link = ctx.link();
         let m = &self.model;
-        let rows = tree::rows(m.shown(), &m.toggled);
-        let count = m.shown().object_count();
+        let count = m.tree.len();
         html! {
             <section class="pane objects" aria-labelledby="objects-h">
                 <h2 id="objects-h">{ "Objects" }</h2>
-                <p class="muted">{ format!("{count} objects") }</p>
-                <ul class="object-list" role="tree" aria-labelledby="objects-h">
-                    { for rows.into_iter().map(|row| match row {
-                        Row::More { depth, hidden } => html! {
-                            <li class="more" style={format!("--depth:{depth}")}>{ format!("… and {hidden} more") }</li>
-                        },
+                <p class="muted" id="object-count">{ format!("{count} objects") }</p>
+                <ul class="object-list" aria-labelledby="objects-h">
+                    { for m.rows.iter().map(|row| match row {
+                        Row::More { parent, depth, hidden } => {
+                            let parent = parent.clone();
+                            let page = (*hidden).min(tree::CHILDREN_PAGE);
+                            html! {
+                                <li class="more" style={format!("--depth:{depth}")}>
+                                    <button class="show-more" onclick={link.callback(move |_| Msg::ShowMore(parent.clone()))}>
+                                        { format!("Show {page} more ({hidden} not listed)") }
+                                    </button>
+                                </li>
+                            }
+                        }
                         Row::Object(r) => {
                             let selected = m.selected.as_ref() == Some(&r.key);
                             let key = r.key.clone();
                             let key2 = r.key.clone();
                             let label = health_label(r.health);
                             html! {
-                                <li role="treeitem" aria-selected={selected.to_string()}
-                                    aria-expanded={(r.children > 0).then(|| r.expanded.to_string())}
-                                    class={classes!("row", selected.then_some("selected"))}
+                                <li class={classes!("row", selected.then_some("selected"))}
                                     style={format!("--depth:{}", r.depth)}>
                                     if r.children > 0 {
-                                        <button class="twisty" aria-label={format!("{} {} children of {} {}", if r.expanded { "Hide" } else { "Show" }, r.children, r.kind, r.name)}
+                                        <button class="twisty" aria-expanded={r.expanded.to_string()}
+                                            aria-label={format!("{} children of {} {}", r.children, r.kind, r.name)}
                                             onclick={link.callback(move |_| Msg::ToggleGroup(key2.clone()))}>
                                             { if r.expanded { "▾" } else { "▸" } }
                                         </button>
                                     }
-                                    <button class="object" onclick={link.callback(move |_| Msg::Select(key.clone()))}>
+                                    <button class="object" aria-current={selected.then_some("true")}
+                                        onclick={link.callback(move |_| Msg::Select(key.clone()))}>
                                         <span class="kind">{ r.kind.clone() }</span>{ " " }
                                         <span class="name">{ r.name.clone() }</span>
                                     </button>
@@ -546,7 +560,7 @@ impl App {
                     <tbody>
                     { for v.fields.iter().map(|f| html! {
                         <tr class={classes!(f.changed.then_some("changed"))} data-field={f.path.clone()}>
-                            <th scope="row">{ f.path.trim_start_matches('/').replace('/', ".") }</th>
+                            <th scope="row">{ field_path(&f.path) }</th>
                             <td>{ f.value.clone() }{ if f.changed { html!{ <span class="visually-hidden">{ " (changed)" }</span> } } else { html!{} } }</td>
                         </tr>
                     }) }
@@ -554,18 +568,18 @@ impl App {
                 </table>
                 if !v.conditions.is_empty() {
                     <div class="table-scroll">
-                    <table class="conditions" id="conditions">
+                    <table class="conditions" id="conditions" role="table">
                         <caption>{ "Conditions" }</caption>
-                        <thead><tr><th>{ "type" }</th><th>{ "status" }</th><th>{ "reason" }</th><th>{ "message" }</th><th>{ "lastTransitionTime" }</th><th>{ "observedGeneration" }</th></tr></thead>
-                        <tbody>
+                        <thead role="rowgroup"><tr role="row">{ for CONDITION_COLUMNS.iter().map(|c| html! { <th role="columnheader" scope="col">{ *c }</th> }) }</tr></thead>
+                        <tbody role="rowgroup">
                         { for v.conditions.iter().map(|c| html! {
-                            <tr class={classes!(c.changed.then_some("changed"))} data-condition={c.type_.clone()}>
-                                <td>{ c.type_.clone() }</td>
-                                <td class={classes!(match c.status.as_str() { "True" => "ok", "False" => "bad", _ => "warn" })}>{ c.status.clone() }</td>
-                                <td>{ c.reason.clone() }</td>
-                                <td>{ c.message.clone() }</td>
-                                <td>{ c.last_transition.clone() }<br/><span class="muted">{ c.ago.clone() }</span></td>
-                                <td>{ num(c.observed_generation) }{ if c.stale { html!{ <span class="badge warn">{ "stale" }</span> } } else { html!{} } }</td>
+                            <tr role="row" class={classes!(c.changed.then_some("changed"))} data-condition={c.type_.clone()}>
+                                <td role="cell" data-label={CONDITION_COLUMNS[0]}>{ c.type_.clone() }</td>
+                                <td role="cell" data-label={CONDITION_COLUMNS[1]} class={classes!(match c.status.as_str() { "True" => "ok", "False" => "bad", _ => "warn" })}>{ c.status.clone() }</td>
+                                <td role="cell" data-label={CONDITION_COLUMNS[2]}>{ c.reason.clone() }</td>
+                                <td role="cell" data-label={CONDITION_COLUMNS[3]}>{ c.message.clone() }</td>
+                                <td role="cell" data-label={CONDITION_COLUMNS[4]}><span>{ c.last_transition.clone() }{ " " }<span class="muted">{ format!("({})", c.ago) }</span></span></td>
+                                <td role="cell" data-label={CONDITION_COLUMNS[5]}><span>{ num(c.observed_generation) }{ if c.stale { html!{ <>{ " " }<span class="badge warn">{ "stale" }</span></> } } else { html!{} } }</span></td>
                             </tr>
                         }) }
                         </tbody>
@@ -665,7 +679,7 @@ impl App {
             .filter(|(k, _)| k.gr.resource == "nodes")
             .map(|(k, _)| k.name.clone())
             .collect();
-        let failing: BTreeSet<String> = BTreeSet::new();
+        let rbac = w.api().rbac_enforced();
         html! {
             <section class="pane faults" aria-labelledby="faults-h">
                 <h2 id="faults-h">{ "Faults" }</h2>
@@ -679,7 +693,7 @@ impl App {
                         html! {
                             <tr>
                                 <th scope="row">{ c.clone() }</th>
-                                <td>{ state }</td>
+                                <td class="state">{ state }</td>
                                 <td>
                                     <button onclick={link.callback(move |_| Msg::Fault(FaultMsg::Pause(a.clone())))} aria-label={format!("Pause {c}")}>{ "Pause" }</button>
                                     <button onclick={link.callback(move |_| Msg::Fault(FaultMsg::Resume(b.clone())))} aria-label={format!("Resume {c}")}>{ "Resume" }</button>
@@ -703,7 +717,6 @@ impl App {
                 <ul class="image-pull">
                     { for nodes.into_iter().map(|n| {
                         let (a, b) = (n.clone(), n.clone());
-                        let _ = failing.contains(&n);
                         html! {
                             <li>{ format!("kubelet on {n}: image pulls ") }
                                 <button onclick={link.callback(move |_| Msg::Fault(FaultMsg::ImagePull { node: a.clone(), failing: true }))} aria-label={format!("Fail image pulls on {n}")}>{ "fail" }</button>
@@ -712,7 +725,19 @@ impl App {
                         }
                     }) }
                 </ul>
-                <p class="muted">{ "To see RBAC at work, pick \"Act as app\" and \"/status subresource\" in the editor and Apply: 403. Act as the deployment controller and the same write succeeds." }</p>
+                <label class="switch">
+                    <input type="checkbox" id="rbac-enforced" checked={rbac}
+                        onchange={link.callback(|e: Event| {
+                            let i: HtmlInputElement = e.target_unchecked_into();
+                            Msg::SetRbacEnforced(i.checked())
+                        })} />
+                    { " Enforce RBAC in the API server" }
+                </label>
+                <p class="muted" id="rbac-note">{ if rbac {
+                    "To see RBAC at work, pick \"Act as app\" and \"/status subresource\" in the editor and Apply: 403. Act as the deployment controller and the same write succeeds."
+                } else {
+                    "RBAC is off: every principal may write everything, status included (what status spoofing would look like). Turn it back on to restore the default policy."
+                } }</p>
             </section>
         }
     }
@@ -739,6 +764,16 @@ impl App {
                 <button onclick={close} autofocus=true>{ "Close" }</button>
             </dialog>
         }
+    }
+}
+
+/// A status field's JSON pointer as a dotted path that may wrap after each dot, never inside a
+/// field name (`containerStatuses.0.imageID`).
+fn field_path(pointer: &str) -> Html {
+    let mut parts = pointer.trim_start_matches('/').split('/');
+    let first = parts.next().unwrap_or_default().to_owned();
+    html! {
+        <>{ first }{ for parts.map(|p| html! { <>{ "." }<wbr/>{ p.to_owned() }</> }) }</>
     }
 }
 

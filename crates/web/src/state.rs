@@ -2,12 +2,13 @@
 //! world is never edited directly: every change is an [`Action`] performed by core and logged,
 //! so replaying the log from the seed reproduces the session.
 
-use std::collections::{BTreeSet, VecDeque};
+use std::collections::VecDeque;
 
 use converge_core::api::{ApiRequest, ObjectKey};
 use converge_core::engine::{Fault, History, Input, StepReport, World};
 use converge_core::parse;
 use converge_core::view::session::{self, Action, Starter};
+use converge_core::view::tree::{Layout, Row, Tree};
 use converge_core::view::{self, Syntax};
 use serde::{Deserialize, Serialize};
 
@@ -158,6 +159,10 @@ pub enum Msg {
     Reset,
     Select(ObjectKey),
     ToggleGroup(ObjectKey),
+    /// List another page of a big group's children.
+    ShowMore(ObjectKey),
+    /// The fault panel's RBAC switch (logged as an action, so replays and links keep it).
+    SetRbacEnforced(bool),
     EditorInput(String),
     SetSyntax(Syntax),
     Format,
@@ -186,7 +191,11 @@ pub struct Model {
     pub playing: bool,
     pub speed: usize,
     pub selected: Option<ObjectKey>,
-    pub toggled: BTreeSet<ObjectKey>,
+    pub layout: Layout,
+    /// The shown world's object tree, refreshed incrementally after every update.
+    pub tree: Tree,
+    /// The tree's visible rows for `layout`.
+    pub rows: Vec<Row>,
     pub editor_text: String,
     pub syntax: Syntax,
     pub diagnostics: Vec<parse::ParseError>,
@@ -224,7 +233,9 @@ impl Model {
             playing: false,
             speed: w.speed.min(SPEEDS.len() - 1),
             selected: w.selected,
-            toggled: BTreeSet::new(),
+            layout: Layout::default(),
+            tree: Tree::default(),
+            rows: Vec::new(),
             editor_text: w.editor_text,
             syntax: w.syntax,
             diagnostics: Vec::new(),
@@ -244,6 +255,7 @@ impl Model {
         } else {
             m.check_editor();
         }
+        m.refresh_tree();
         m
     }
 
@@ -279,6 +291,24 @@ impl Model {
 
     /// Applies one message; returns whether the view must re-render.
     pub fn update(&mut self, msg: Msg) -> bool {
+        let changed = self.reduce(msg);
+        if changed {
+            self.refresh_tree();
+        }
+        changed
+    }
+
+    /// Brings the tree up to date with the shown world: only changed objects are recomputed.
+    fn refresh_tree(&mut self) {
+        let shown = self
+            .cursor
+            .and_then(|c| self.history.at(c))
+            .unwrap_or(&self.world);
+        self.tree.refresh(shown);
+        self.rows = self.tree.rows(&self.layout);
+    }
+
+    fn reduce(&mut self, msg: Msg) -> bool {
         match msg {
             Msg::Step => self.perform(Action::Step),
             Msg::NextEvent => self.perform(Action::NextEvent),
@@ -298,11 +328,9 @@ impl Model {
                 });
             }
             Msg::Select(key) => self.load(Some(key)),
-            Msg::ToggleGroup(key) => {
-                if !self.toggled.remove(&key) {
-                    self.toggled.insert(key);
-                }
-            }
+            Msg::ToggleGroup(key) => self.layout.toggle(&key),
+            Msg::ShowMore(key) => self.layout.show_more(&key),
+            Msg::SetRbacEnforced(enforced) => self.perform(Action::SetRbacEnforced { enforced }),
             Msg::EditorInput(text) => {
                 self.editor_text = text;
                 self.check_editor();
@@ -591,5 +619,43 @@ mod tests {
         m.update(Msg::NextEvent);
         let again = Model::from_workspace(m.workspace());
         assert_eq!(again.world.trace_text(), m.world.trace_text());
+    }
+
+    #[test]
+    fn the_rbac_switch_is_logged_and_survives_a_replay() {
+        let mut m = Model::default();
+        m.update(Msg::SetRbacEnforced(false));
+        assert!(!m.world.api().rbac_enforced());
+        m.update(Msg::SetPrincipal("app".into()));
+        m.update(Msg::SetTarget(Target::Status));
+        m.update(Msg::Apply);
+        assert_eq!(
+            m.outcome.as_ref().map(|o| o.code),
+            Some(200),
+            "{:?}",
+            m.outcome
+        );
+        let again = Model::from_workspace(m.workspace());
+        assert!(!again.world.api().rbac_enforced());
+        assert_eq!(again.world.trace_text(), m.world.trace_text());
+    }
+
+    #[test]
+    fn the_tree_follows_the_world_and_the_scrubbed_snapshot() {
+        let mut m = Model::default();
+        let pods = |m: &Model| {
+            m.rows
+                .iter()
+                .filter(|r| matches!(r, Row::Object(o) if o.kind == "Pod"))
+                .count()
+        };
+        assert_eq!(pods(&m), 3);
+        let text = m.editor_text.replace("\"replicas\": 3", "\"replicas\": 5");
+        m.update(Msg::EditorInput(text));
+        m.update(Msg::Apply);
+        m.update(Msg::RunUntilConverged);
+        assert_eq!(pods(&m), 5);
+        m.update(Msg::Scrub(Some(2)));
+        assert_eq!(pods(&m), 3);
     }
 }

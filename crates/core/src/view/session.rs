@@ -5,6 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::api::{ApiRequest, GroupResource};
+use crate::engine::report::{EventKind, EventRecord, StopReason};
 use crate::engine::scenario::deployment;
 use crate::engine::{ClusterConfig, Input, NodeSpec, StepReport, World};
 
@@ -29,6 +30,11 @@ pub enum Action {
     /// A user request or fault, applied now.
     Apply {
         input: Input,
+    },
+    /// Switches the API server's RBAC enforcement (the fault panel's switch; a scenario's
+    /// `rbac.enforce`). With it off every principal may do everything, status included.
+    SetRbacEnforced {
+        enforced: bool,
     },
 }
 
@@ -93,7 +99,34 @@ pub fn perform(world: &mut World, action: &Action) -> StepReport {
         Action::NextEvent => world.step_to_next_time(),
         Action::RunUntilConverged => world.run_until_converged(RUN_MAX_EVENTS, RUN_MAX_MS),
         Action::Apply { input } => world.apply(input.clone()),
+        Action::SetRbacEnforced { enforced } => set_rbac_enforced(world, *enforced),
     }
+}
+
+/// The RBAC switch as one world step that processes no event: `run_until_converged` allowed
+/// no event and no time only counts the step. The timeline shows the switch on the `fault`
+/// lane, where the engine puts the other faults.
+fn set_rbac_enforced(world: &mut World, enforced: bool) -> StepReport {
+    world.set_rbac_enforced(enforced);
+    let mut report = world.run_until_converged(0, 0);
+    let description = if enforced {
+        "RBAC enforced"
+    } else {
+        "RBAC off: every principal may do everything"
+    };
+    report.events.push(EventRecord {
+        time: world.now(),
+        seq: 0,
+        lane: "fault".into(),
+        kind: EventKind::Input {
+            description: description.into(),
+        },
+        requests: Vec::new(),
+        changes: Vec::new(),
+        line: format!("fault {description}"),
+    });
+    report.stop = Some(StopReason::Done);
+    report
 }
 
 /// A fresh world for `starter` and `seed`, with `actions` replayed; `each` sees every report.
@@ -146,6 +179,78 @@ mod tests {
         let text = serde_json::to_string(&actions).unwrap_or_default();
         let back: Vec<Action> = serde_json::from_str(&text).unwrap_or_default();
         assert_eq!(back, actions);
+    }
+
+    #[test]
+    fn switching_rbac_off_is_one_step_that_lets_app_write_status_and_replays() {
+        use crate::api::ObjectKey;
+        let mut actions = Starter::Small.actions();
+        actions.push(Action::Step);
+        let before = replay(Starter::Small, 1, &actions, |_, _| {});
+        actions.push(Action::SetRbacEnforced { enforced: false });
+        let key = ObjectKey::new(GroupResource::new("apps", "deployments"), "default", "web");
+        let mut spoofed = before.object(&key).cloned().unwrap_or_default();
+        spoofed["status"]["readyReplicas"] = 1.into();
+        spoofed["status"]["availableReplicas"] = 1.into();
+        let request = ApiRequest::update_status(
+            "app",
+            GroupResource::new("apps", "deployments"),
+            "default",
+            "web",
+            spoofed,
+        );
+        actions.push(Action::Apply {
+            input: Input::Request { request },
+        });
+        let mut codes = Vec::new();
+        let after = replay(Starter::Small, 1, &actions, |_, r| {
+            codes.extend(r.requests().map(|q| q.code))
+        });
+        assert_eq!(after.steps(), before.steps() + 2);
+        assert_eq!(
+            after.now(),
+            before.now(),
+            "the switch takes no simulated time"
+        );
+        assert!(!after.api().rbac_enforced());
+        assert_eq!(codes.last(), Some(&200), "{codes:?}");
+        assert_eq!(
+            after
+                .object(&key)
+                .and_then(|o| o.pointer("/status/readyReplicas")),
+            Some(&serde_json::Value::from(1))
+        );
+        let text = serde_json::to_string(&actions).unwrap_or_default();
+        assert!(
+            text.contains(r#"{"a":"setRbacEnforced","enforced":false}"#),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn switched_back_on_rbac_refuses_apps_status_write_again() {
+        let mut actions = Starter::Small.actions();
+        actions.push(Action::SetRbacEnforced { enforced: false });
+        actions.push(Action::SetRbacEnforced { enforced: true });
+        let w = replay(Starter::Small, 1, &actions, |_, _| {});
+        let key =
+            crate::api::ObjectKey::new(GroupResource::new("apps", "deployments"), "default", "web");
+        let request = ApiRequest::update_status(
+            "app",
+            GroupResource::new("apps", "deployments"),
+            "default",
+            "web",
+            w.object(&key).cloned().unwrap_or_default(),
+        );
+        actions.push(Action::Apply {
+            input: Input::Request { request },
+        });
+        let mut codes = Vec::new();
+        let w = replay(Starter::Small, 1, &actions, |_, r| {
+            codes.extend(r.requests().map(|q| q.code))
+        });
+        assert!(w.api().rbac_enforced());
+        assert_eq!(codes.last(), Some(&403), "{codes:?}");
     }
 
     #[test]
