@@ -55,3 +55,8 @@ fn the_api_request_corpus_and_its_crashes_replay_clean() {
 fn the_scenario_corpus_and_its_crashes_replay_clean() {
     replay("scenario", testkit::check_scenario);
 }
+
+#[test]
+fn the_share_link_corpus_and_its_crashes_replay_clean() {
+    replay("share", testkit::check_share_link);
+}

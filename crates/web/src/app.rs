@@ -84,7 +84,7 @@ fn initial_workspace() -> (Workspace, Option<String>) {
         .as_ref()
         .and_then(|l| l.hash().ok())
         .unwrap_or_default();
-    if hash.starts_with(persist::HASH_PREFIX) {
+    if persist::is_share_link(&hash) {
         return match persist::from_hash(&hash) {
             Ok(w) => (w, Some("Loaded the shared workspace from the link.".into())),
             Err(e) => (
@@ -129,7 +129,15 @@ impl Component for App {
 
     fn create(_ctx: &Context<Self>) -> Self {
         let (workspace, notice) = initial_workspace();
-        let mut model = Model::from_workspace(workspace);
+        let (mut model, notice) = match Model::restore(workspace) {
+            Ok(m) => (m, notice),
+            Err(e) => (
+                Model::default(),
+                Some(format!(
+                    "The saved session could not be replayed ({e}); started a fresh one."
+                )),
+            ),
+        };
         model.notice = notice;
         apply_theme(model.theme);
         App {

@@ -9,8 +9,9 @@ use converge_core::engine::{Fault, History, Input, StepReport, World};
 use converge_core::parse;
 use converge_core::view::session::{self, Action, Starter};
 use converge_core::view::tree::{Layout, Row, Tree};
+use converge_core::view::share::{self, ShareError};
+pub use converge_core::view::share::{Target, Theme, Workspace};
 use converge_core::view::{self, Syntax};
-use serde::{Deserialize, Serialize};
 
 /// Snapshots kept for scrubbing.
 pub const HISTORY_STEPS: usize = 400;
@@ -29,22 +30,6 @@ pub const PRINCIPALS: &[&str] = &[
     "system:node:node-1",
 ];
 
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub enum Theme {
-    #[default]
-    System,
-    Light,
-    Dark,
-}
-
-/// Which endpoint Apply writes: the main resource or its `/status` subresource.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub enum Target {
-    #[default]
-    Main,
-    Status,
-}
-
 /// Play speeds, in simulated milliseconds per wall-clock second; `None` is "max".
 pub const SPEEDS: &[(&str, Option<u64>)] = &[
     ("0.25x", Some(250)),
@@ -60,51 +45,6 @@ pub const SPEEDS: &[(&str, Option<u64>)] = &[
 pub const TICK_MS: u32 = 100;
 /// Events per tick at "max".
 pub const MAX_EVENTS_PER_TICK: usize = 25;
-
-/// Everything that is saved and shared: the session (starter, seed, actions, cursor) and the
-/// user's workspace around it.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Workspace {
-    pub v: u32,
-    pub starter: Starter,
-    pub seed: u64,
-    pub actions: Vec<Action>,
-    pub cursor: Option<u64>,
-    pub selected: Option<ObjectKey>,
-    pub editor_text: String,
-    pub syntax: Syntax,
-    pub principal: String,
-    pub target: Target,
-    pub theme: Theme,
-    pub speed: usize,
-}
-
-impl Workspace {
-    pub const VERSION: u32 = 1;
-
-    pub fn fresh(starter: Starter) -> Self {
-        Workspace {
-            v: Self::VERSION,
-            starter,
-            seed: 1,
-            actions: starter.actions(),
-            cursor: None,
-            selected: None,
-            editor_text: String::new(),
-            syntax: Syntax::Json,
-            principal: "alice".into(),
-            target: Target::Main,
-            theme: Theme::System,
-            speed: 2,
-        }
-    }
-}
-
-impl Default for Workspace {
-    fn default() -> Self {
-        Self::fresh(Starter::Small)
-    }
-}
 
 /// kube's answer to the last Apply.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -222,6 +162,27 @@ impl Model {
             history.push(world);
             keep_report(&mut reports, world.steps(), report);
         });
+        Self::assemble(w, world, history, reports)
+    }
+
+    /// Rebuilds a session read from storage or a link: validated and replayed within
+    /// [`share::REPLAY_MAX_EVENTS`], so a hostile or damaged workspace is an error, not a hang.
+    pub fn restore(w: Workspace) -> Result<Self, ShareError> {
+        let mut history = History::new(HISTORY_STEPS);
+        let mut reports = VecDeque::new();
+        let world = share::replay(&w, share::REPLAY_MAX_EVENTS, |world, report| {
+            history.push(world);
+            keep_report(&mut reports, world.steps(), report);
+        })?;
+        Ok(Self::assemble(w, world, history, reports))
+    }
+
+    fn assemble(
+        w: Workspace,
+        world: World,
+        history: History,
+        reports: VecDeque<(u64, StepReport)>,
+    ) -> Self {
         let mut m = Model {
             starter: w.starter,
             seed: w.seed,

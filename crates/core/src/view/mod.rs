@@ -2,6 +2,7 @@
 //! web crate only formats. Everything here is deterministic and tested natively.
 
 pub mod session;
+pub mod share;
 pub mod status;
 pub mod timeline;
 pub mod tree;
