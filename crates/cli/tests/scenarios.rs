@@ -102,7 +102,7 @@ fn check_prints_pass_lines_with_the_time_an_expectation_first_held() {
     )));
     assert!(
         run.stdout
-            .ends_with("ok: 8 passed, 0 failed in 1 scenario\n"),
+            .ends_with("ok: 9 passed, 0 failed in 1 scenario\n"),
         "{}",
         run.stdout
     );
@@ -434,5 +434,55 @@ fn a_bad_until() {
         run.stderr.contains("invalid duration \"soon\""),
         "{}",
         run.stderr
+    );
+}
+
+#[test]
+fn every_gallery_scenario_passes_check_including_its_lesson() {
+    let gallery = converge_core::scenario::gallery::GALLERY;
+    assert_eq!(gallery.len(), 10, "one scenario per idea of the model");
+    let files: Vec<String> = gallery
+        .iter()
+        .map(|e| scenario(&format!("{}.yaml", e.id)))
+        .collect();
+    let args: Vec<&str> = std::iter::once("check")
+        .chain(files.iter().map(String::as_str))
+        .collect();
+    let run = converge(&args);
+    assert_eq!(
+        run.code, 0,
+        "stdout:\n{}\nstderr:\n{}",
+        run.stdout, run.stderr
+    );
+    for f in &files {
+        let lesson_line = run
+            .stdout
+            .lines()
+            .find(|l| l.starts_with(&format!("PASS {f}: lesson ")))
+            .unwrap_or_else(|| panic!("no lesson line for {f}:\n{}", run.stdout));
+        assert!(
+            lesson_line.contains("the scenario's own inputs complete all"),
+            "{lesson_line}"
+        );
+    }
+}
+
+#[test]
+fn a_lesson_the_scenario_cannot_complete_fails_check_with_the_step_it_waits_for() {
+    let text = std::fs::read_to_string(scenario("paused-controller.yaml")).expect("read");
+    let broken = text.replace(
+        "- {target: deployments/default/web, field: status.readyReplicas, equals: 3}",
+        "- {target: deployments/default/web, field: status.readyReplicas, equals: 4}",
+    );
+    assert_ne!(broken, text, "the lesson's last predicate was edited");
+    let path = temp_file("broken-lesson.yaml", &broken);
+    let run = converge(&["check", &path]);
+    assert_eq!(run.code, 1, "{}", run.stdout);
+    assert!(
+        run.stdout.contains(&format!(
+            "FAIL {path}: lesson \"observedGeneration\": the scenario's own inputs complete all 3 steps: expected all 3 steps, got stuck at step 3 of 3, waiting for deployments/default/web status.observedGeneration equals 2 and deployments/default/web status.readyReplicas equals 4"
+        )),
+        "{}",
+        run.stdout
     );
 }

@@ -15,6 +15,8 @@ use web_sys::{HtmlDialogElement, HtmlInputElement, HtmlSelectElement};
 use yew::prelude::*;
 
 use crate::editor::{CodeEditor, Diagnostic, Language};
+use crate::embed::{self, EmbedConfig};
+use crate::lesson::{LessonMsg, Lessons};
 use crate::persist;
 use crate::state::{FaultMsg, Model, Msg, Target, Theme, Workspace, PRINCIPALS, SPEEDS, TICK_MS};
 
@@ -37,6 +39,12 @@ pub enum AppMsg {
     Share,
     ShowHelp,
     SyncHash,
+    /// A postMessage from the host page (embed mode): its data as JSON, origin and sender.
+    Host {
+        data: serde_json::Value,
+        origin: String,
+        source: Option<web_sys::Window>,
+    },
 }
 
 impl From<Msg> for AppMsg {
@@ -53,6 +61,13 @@ pub struct App {
     hash_timer: Option<Timeout>,
     keys: Option<Closure<dyn Fn(web_sys::KeyboardEvent)>>,
     measuring: bool,
+    /// Embed mode (`?embed`): minimal chrome, scoped storage, the host message API.
+    embed: Option<EmbedConfig>,
+    host: Option<Closure<dyn Fn(web_sys::MessageEvent)>>,
+    /// The last height reported to the host page.
+    height: i32,
+    /// The scenario the URL and storage key were last set for.
+    url_scenario: Option<String>,
 }
 
 fn window() -> Option<web_sys::Window> {
@@ -69,14 +84,68 @@ fn performance_mark(name: &str) {
     }
 }
 
-/// The workspace to start from: a share link, else localStorage, else a fresh one; with a
-/// notice when something could not be read.
-fn initial_workspace() -> (Workspace, Option<String>) {
+/// The scenario a session opens from the URL (`?scenario=<gallery id>`, or `custom` for the
+/// last file the reader opened), its lesson, and the localStorage key the session owns.
+fn initial_session(embed: Option<&EmbedConfig>) -> (Lessons, String, Option<String>) {
+    let search = window()
+        .and_then(|w| w.location().search().ok())
+        .unwrap_or_default();
+    let id = match embed {
+        Some(c) => c.scenario.clone(),
+        None => embed::params(&search)
+            .into_iter()
+            .find(|(k, _)| k == "scenario")
+            .map(|(_, v)| v),
+    };
+    let key = |id: Option<&str>| match (embed, id) {
+        (Some(c), id) => c.storage_key(id),
+        (None, Some(id)) => crate::lesson::storage_key(id),
+        (None, None) => persist::STORAGE_KEY.to_owned(),
+    };
+    let Some(id) = id.filter(|i| !i.is_empty()) else {
+        return (Lessons::default(), key(None), None);
+    };
+    let opened = if id == crate::gallery::CUSTOM_ID {
+        storage()
+            .and_then(|s| s.get_item(crate::lesson::CUSTOM_TEXT_KEY).ok().flatten())
+            .ok_or_else(|| "no scenario file was opened in this browser".to_owned())
+            .and_then(|t| crate::gallery::open_text(&t))
+    } else {
+        crate::gallery::open(&id)
+    };
+    match opened {
+        Ok(o) => {
+            let step = embed.map_or(0, |c| c.step);
+            (Lessons::with(o, step), key(Some(&id)), None)
+        }
+        Err(e) => (
+            Lessons::default(),
+            key(None),
+            Some(format!(
+                "The scenario {id:?} could not be opened ({e}); showing the starter cluster."
+            )),
+        ),
+    }
+}
+
+/// The workspace to start from: a share link, else localStorage (under `key`), else a fresh
+/// one; with a notice when something could not be read.
+fn initial_workspace(key: &str, opened: bool) -> (Workspace, Option<String>) {
     let location = window().map(|w| w.location());
     let search = location
         .as_ref()
         .and_then(|l| l.search().ok())
         .unwrap_or_default();
+    let fresh = || {
+        if opened {
+            Workspace {
+                actions: Vec::new(),
+                ..Workspace::default()
+            }
+        } else {
+            Workspace::default()
+        }
+    };
     if search.contains("starter=large") {
         return (Workspace::fresh(Starter::Large), None);
     }
@@ -88,19 +157,19 @@ fn initial_workspace() -> (Workspace, Option<String>) {
         return match persist::from_hash(&hash) {
             Ok(w) => (w, Some("Loaded the shared workspace from the link.".into())),
             Err(e) => (
-                Workspace::default(),
+                fresh(),
                 Some(format!(
                     "The share link could not be opened ({e}); started fresh."
                 )),
             ),
         };
     }
-    match storage().and_then(|s| s.get_item(persist::STORAGE_KEY).ok().flatten()) {
-        None => (Workspace::default(), None),
+    match storage().and_then(|s| s.get_item(key).ok().flatten()) {
+        None => (fresh(), None),
         Some(text) => match persist::from_json(&text) {
             Ok(w) => (w, None),
             Err(e) => (
-                Workspace::default(),
+                fresh(),
                 Some(format!(
                     "Your saved workspace could not be restored ({e}); started a fresh one."
                 )),
@@ -128,17 +197,37 @@ impl Component for App {
     type Properties = ();
 
     fn create(_ctx: &Context<Self>) -> Self {
-        let (workspace, notice) = initial_workspace();
-        let (mut model, notice) = match Model::restore(workspace) {
-            Ok(m) => (m, notice),
-            Err(e) => (
-                Model::default(),
-                Some(format!(
-                    "The saved session could not be replayed ({e}); started a fresh one."
-                )),
-            ),
+        let search = window()
+            .and_then(|w| w.location().search().ok())
+            .unwrap_or_default();
+        let (embed, embed_error) = match embed::parse_query(&search) {
+            Some(Ok(c)) => (Some(c), None),
+            Some(Err(e)) => (None, Some(format!("The embed URL is not valid: {e}."))),
+            None => (None, None),
         };
-        model.notice = notice;
+        let (lessons, key, scenario_error) = initial_session(embed.as_ref());
+        let opened = lessons.opened.is_some();
+        let (mut workspace, notice) = initial_workspace(&key, opened);
+        if let Some(t) = embed.as_ref().and_then(|c| c.theme) {
+            workspace.theme = t;
+        }
+        let url_scenario = lessons.id().map(str::to_owned);
+        let (mut model, notice) = match Model::restore(workspace, lessons.clone()) {
+            Ok(m) => (m, notice),
+            Err(e) => {
+                let mut fresh = Workspace::default();
+                if opened {
+                    fresh.actions.clear();
+                }
+                (
+                    Model::from_workspace_with(fresh, lessons),
+                    Some(format!(
+                        "The saved session could not be replayed ({e}); started a fresh one."
+                    )),
+                )
+            }
+        };
+        model.notice = embed_error.or(scenario_error).or(notice);
         apply_theme(model.theme);
         App {
             model,
@@ -148,6 +237,10 @@ impl Component for App {
             hash_timer: None,
             keys: None,
             measuring: false,
+            embed,
+            host: None,
+            height: 0,
+            url_scenario,
         }
     }
 
@@ -177,6 +270,58 @@ impl Component for App {
                     self.share_url = Some(format!("{base}{hash}"));
                 }
                 return true;
+            }
+            AppMsg::Host {
+                data,
+                origin,
+                source,
+            } => {
+                let Some(cfg) = self.embed.clone() else {
+                    return false;
+                };
+                let reply = |v: serde_json::Value| {
+                    if let Some(s) = &source {
+                        embed::post(s, &v, &origin);
+                    }
+                };
+                if !cfg.allows(&origin) {
+                    reply(embed::error(
+                        &cfg.id,
+                        serde_json::Value::Null,
+                        &format!("origin {origin} may not drive this embed"),
+                    ));
+                    return false;
+                }
+                let envelope = match embed::parse_message(&data) {
+                    Ok(e) => e,
+                    Err((id, message)) => {
+                        reply(embed::error(&cfg.id, id, &message));
+                        return false;
+                    }
+                };
+                let changed = match &envelope.request {
+                    embed::Request::Load { scenario, step } => match crate::gallery::open(scenario)
+                    {
+                        Ok(o) => {
+                            self.player = None;
+                            self.model.open_scenario(Some(o), step - 1);
+                            self.save();
+                            true
+                        }
+                        Err(e) => {
+                            reply(embed::error(&cfg.id, envelope.request_id, &e));
+                            return false;
+                        }
+                    },
+                    r => match embed::to_msg(&self.model, r) {
+                        Some(m) => Component::update(self, ctx, AppMsg::Model(m)),
+                        None => false,
+                    },
+                };
+                let mut state = embed::state(&self.model, &cfg.id);
+                state["requestId"] = envelope.request_id;
+                reply(state);
+                return changed;
             }
             AppMsg::SyncHash => {
                 self.hash_timer = None;
@@ -211,6 +356,7 @@ impl Component for App {
             (false, true) => self.player = None,
             _ => {}
         }
+        self.sync_scenario_url();
         if changed {
             if !is_tick || !self.model.playing {
                 self.save();
@@ -251,14 +397,34 @@ impl Component for App {
                     .add_event_listener_with_callback("keydown", handler.as_ref().unchecked_ref());
             }
             self.keys = Some(handler);
+            if self.embed.is_some() {
+                let link = ctx.link().clone();
+                self.host = embed::listen(move |data, origin, source| {
+                    link.send_message(AppMsg::Host {
+                        data,
+                        origin,
+                        source,
+                    })
+                });
+                if let Some(cfg) = &self.embed {
+                    embed::announce(cfg, self.model.lessons.id());
+                }
+            }
+        }
+        if let Some(cfg) = &self.embed {
+            self.height = embed::report_height(cfg, self.height);
         }
     }
 
     fn view(&self, ctx: &Context<Self>) -> Html {
+        if self.embed.is_some() {
+            return self.view_embed(ctx);
+        }
         let link = ctx.link();
         let m = &self.model;
         let shown = m.shown();
         let scrubbed = m.cursor.is_some();
+        let send = link.callback(AppMsg::Model);
         html! {
             <div class="shell">
                 <a class="skip" href="#spec-editor">{ "Skip to the editor" }</a>
@@ -285,7 +451,9 @@ impl Component for App {
                     </div>
                 </header>
                 { self.view_notice(ctx) }
+                { crate::lesson::view_gallery(m, &send, self.on_file(ctx)) }
                 { self.view_controls(ctx) }
+                { crate::lesson::view_lesson(m, &send) }
                 <main class="panes">
                     { self.view_tree(ctx) }
                     { self.view_editor(ctx) }
@@ -333,12 +501,106 @@ fn shortcut(e: &web_sys::KeyboardEvent) -> Option<AppMsg> {
 }
 
 impl App {
+    /// The localStorage key of the current session: per embed, per scenario, or the starter's.
+    fn storage_key(&self) -> String {
+        match (&self.embed, self.model.lessons.id()) {
+            (Some(c), id) => c.storage_key(id),
+            (None, Some(id)) => crate::lesson::storage_key(id),
+            (None, None) => persist::STORAGE_KEY.to_owned(),
+        }
+    }
+
     fn save(&self) {
         if let Some(s) = storage() {
             let _ = s.set_item(
-                persist::STORAGE_KEY,
+                &self.storage_key(),
                 &persist::to_json(&self.model.workspace()),
             );
+        }
+    }
+
+    /// After a scenario was opened or closed: `?scenario=<id>` in the address bar (so a reload
+    /// or a share link opens it again), and the opened file's text kept for `custom`.
+    fn sync_scenario_url(&mut self) {
+        let id = self.model.lessons.id().map(str::to_owned);
+        if id == self.url_scenario || self.embed.is_some() {
+            return;
+        }
+        if let (Some(o), Some(s)) = (&self.model.lessons.opened, storage()) {
+            if o.id == crate::gallery::CUSTOM_ID {
+                let _ = s.set_item(crate::lesson::CUSTOM_TEXT_KEY, &o.text);
+            }
+        }
+        self.share_url = None;
+        if let Some(w) = window() {
+            let path = w.location().pathname().unwrap_or_default();
+            let url = match &id {
+                Some(id) => format!("{path}?scenario={id}"),
+                None => path,
+            };
+            if let Ok(h) = w.history() {
+                let _ = h.replace_state_with_url(&wasm_bindgen::JsValue::NULL, "", Some(&url));
+            }
+        }
+        self.url_scenario = id;
+    }
+
+    /// The file picker's handler: reads the chosen file and opens it as a scenario.
+    fn on_file(&self, ctx: &Context<Self>) -> Callback<Event> {
+        let link = ctx.link().clone();
+        Callback::from(move |e: Event| {
+            let input: HtmlInputElement = e.target_unchecked_into();
+            let Some(file) = input.files().and_then(|f| f.get(0)) else {
+                return;
+            };
+            let link = link.clone();
+            yew::platform::spawn_local(async move {
+                let text = wasm_bindgen_futures::JsFuture::from(file.text())
+                    .await
+                    .ok()
+                    .and_then(|v| v.as_string());
+                let msg = match text {
+                    Some(t) => LessonMsg::OpenText(t),
+                    None => LessonMsg::OpenText(String::new()),
+                };
+                link.send_message(AppMsg::Model(Msg::Lesson(msg)));
+            });
+        })
+    }
+
+    /// Embed mode: the scenario's name, the controls, the lesson (with `lesson`), the objects
+    /// and status; the editor only without `readonly`.
+    fn view_embed(&self, ctx: &Context<Self>) -> Html {
+        let m = &self.model;
+        let Some(cfg) = &self.embed else {
+            return html! {};
+        };
+        let send = ctx.link().callback(AppMsg::Model);
+        let title = m
+            .lessons
+            .opened
+            .as_ref()
+            .map(|o| o.scenario.name.clone())
+            .unwrap_or_else(|| "Converge".into());
+        let full = match m.lessons.id() {
+            Some(id) => format!("./?scenario={id}"),
+            None => "./".into(),
+        };
+        html! {
+            <div class={classes!("shell", "embed", cfg.readonly.then_some("readonly"))} data-embed={cfg.id.clone()}>
+                <header class="embed-bar">
+                    <h1>{ title }</h1>
+                    <a href={full} target="_blank" rel="noopener">{ "Open in Converge ↗" }</a>
+                </header>
+                { self.view_notice(ctx) }
+                { self.view_controls(ctx) }
+                if cfg.lesson { { crate::lesson::view_lesson(m, &send) } }
+                <main class="panes">
+                    { self.view_tree(ctx) }
+                    if !cfg.readonly { { self.view_editor(ctx) } }
+                    { self.view_status(ctx) }
+                </main>
+            </div>
         }
     }
 

@@ -6,6 +6,9 @@
 
 pub mod app;
 pub mod editor;
+pub mod embed;
+pub mod gallery;
+pub mod lesson;
 pub mod panic_panel;
 pub mod persist;
 pub mod state;

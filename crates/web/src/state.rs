@@ -8,9 +8,9 @@ use converge_core::api::{ApiRequest, ObjectKey};
 use converge_core::engine::{Fault, History, Input, StepReport, World};
 use converge_core::parse;
 use converge_core::view::session::{self, Action, Starter};
-use converge_core::view::tree::{Layout, Row, Tree};
 use converge_core::view::share::{self, ShareError};
 pub use converge_core::view::share::{Target, Theme, Workspace};
+use converge_core::view::tree::{Layout, Row, Tree};
 use converge_core::view::{self, Syntax};
 
 /// Snapshots kept for scrubbing.
@@ -118,6 +118,8 @@ pub enum Msg {
     Fault(FaultMsg),
     SetTheme(Theme),
     DismissNotice,
+    /// The gallery and lesson panel (`crate::lesson`).
+    Lesson(crate::lesson::LessonMsg),
 }
 
 pub struct Model {
@@ -145,6 +147,8 @@ pub struct Model {
     pub selected_entry: Option<(u64, u64, String)>,
     pub theme: Theme,
     pub notice: Option<String>,
+    /// The open scenario (None: the starter cluster) and the reader's lesson progress.
+    pub lessons: crate::lesson::Lessons,
 }
 
 impl Default for Model {
@@ -156,25 +160,43 @@ impl Default for Model {
 impl Model {
     /// Rebuilds the session by replaying the workspace's actions from its seed.
     pub fn from_workspace(w: Workspace) -> Self {
+        Self::from_workspace_with(w, crate::lesson::Lessons::default())
+    }
+
+    /// Rebuilds the session on the open scenario's world (else the starter's), following the
+    /// lesson through the replayed actions. For workspaces built in this tab.
+    pub fn from_workspace_with(w: Workspace, mut lessons: crate::lesson::Lessons) -> Self {
         let mut history = History::new(HISTORY_STEPS);
         let mut reports = VecDeque::new();
-        let world = session::replay(w.starter, w.seed, &w.actions, |world, report| {
+        let base = Self::base_world(&w, &lessons);
+        let world = session::replay_on(base, &w.actions, |world, report| {
             history.push(world);
             keep_report(&mut reports, world.steps(), report);
+            lessons.follow(world);
         });
-        Self::assemble(w, world, history, reports)
+        Self::assemble(w, world, history, reports, lessons)
     }
 
     /// Rebuilds a session read from storage or a link: validated and replayed within
     /// [`share::REPLAY_MAX_EVENTS`], so a hostile or damaged workspace is an error, not a hang.
-    pub fn restore(w: Workspace) -> Result<Self, ShareError> {
+    pub fn restore(w: Workspace, mut lessons: crate::lesson::Lessons) -> Result<Self, ShareError> {
         let mut history = History::new(HISTORY_STEPS);
         let mut reports = VecDeque::new();
-        let world = share::replay(&w, share::REPLAY_MAX_EVENTS, |world, report| {
+        let base = Self::base_world(&w, &lessons);
+        let world = share::replay_on(base, &w, share::REPLAY_MAX_EVENTS, |world, report| {
             history.push(world);
             keep_report(&mut reports, world.steps(), report);
+            lessons.follow(world);
         })?;
-        Ok(Self::assemble(w, world, history, reports))
+        Ok(Self::assemble(w, world, history, reports, lessons))
+    }
+
+    /// The world the actions replay on: the open scenario's at t=0, else the starter's.
+    fn base_world(w: &Workspace, lessons: &crate::lesson::Lessons) -> World {
+        match &lessons.opened {
+            Some(o) => o.base.clone(),
+            None => World::new(w.starter.config(w.seed)),
+        }
     }
 
     fn assemble(
@@ -182,7 +204,9 @@ impl Model {
         world: World,
         history: History,
         reports: VecDeque<(u64, StepReport)>,
+        mut lessons: crate::lesson::Lessons,
     ) -> Self {
+        let focus = lessons.take_focus();
         let mut m = Model {
             starter: w.starter,
             seed: w.seed,
@@ -206,12 +230,13 @@ impl Model {
             selected_entry: None,
             theme: w.theme,
             notice: None,
+            lessons,
         };
         if m.cursor.is_some_and(|c| m.history.at(c).is_none()) {
             m.cursor = None;
         }
         if m.editor_text.is_empty() {
-            let key = m.default_selection();
+            let key = focus.or_else(|| m.default_selection());
             m.load(key);
         } else {
             m.check_editor();
@@ -279,14 +304,8 @@ impl Model {
             Msg::Tick => return false,
             Msg::SetSpeed(i) => self.speed = i.min(SPEEDS.len() - 1),
             Msg::Reset => {
-                let keep = (self.theme, self.principal.clone(), self.syntax, self.speed);
-                *self = Model::from_workspace(Workspace {
-                    theme: keep.0,
-                    principal: keep.1,
-                    syntax: keep.2,
-                    speed: keep.3,
-                    ..Workspace::fresh(self.starter)
-                });
+                let opened = self.lessons.opened.clone();
+                self.open_scenario(opened, 0);
             }
             Msg::Select(key) => self.load(Some(key)),
             Msg::ToggleGroup(key) => self.layout.toggle(&key),
@@ -327,8 +346,40 @@ impl Model {
             }),
             Msg::SetTheme(t) => self.theme = t,
             Msg::DismissNotice => self.notice = None,
+            Msg::Lesson(m) => crate::lesson::update(self, m),
         }
         true
+    }
+
+    /// Starts a fresh session on `opened` (None: the starter cluster) with its lesson at `step`,
+    /// keeping the reader's theme, principal, syntax and speed.
+    pub fn open_scenario(&mut self, opened: Option<crate::gallery::Opened>, step: usize) {
+        let fresh = Workspace {
+            theme: self.theme,
+            principal: self.principal.clone(),
+            syntax: self.syntax,
+            speed: self.speed,
+            ..Workspace::fresh(self.starter)
+        };
+        let (w, lessons) = match opened {
+            Some(o) => {
+                let seed = o.scenario.seed;
+                (
+                    Workspace {
+                        seed,
+                        actions: Vec::new(),
+                        ..fresh
+                    },
+                    crate::lesson::Lessons::with(o, step),
+                )
+            }
+            None => (fresh, crate::lesson::Lessons::default()),
+        };
+        let gallery_open = self.lessons.gallery_open;
+        let cards = std::mem::take(&mut self.lessons.cards);
+        *self = Model::from_workspace_with(w, lessons);
+        self.lessons.gallery_open = gallery_open;
+        self.lessons.cards = cards;
     }
 
     fn tick(&mut self) {
@@ -359,6 +410,12 @@ impl Model {
         self.actions.push(action);
         self.history.push(&self.world);
         keep_report(&mut self.reports, self.world.steps(), report);
+        self.lessons.follow(&self.world);
+        if let Some(key) = self.lessons.take_focus() {
+            if self.selected.as_ref() != Some(&key) {
+                self.load(Some(key));
+            }
+        }
     }
 
     fn fork(&mut self) {

@@ -195,6 +195,11 @@ pub enum Input {
         image: String,
         behaviour: ImageBehaviour,
     },
+    /// Switch the API server's RBAC enforcement on or off (off: every principal may do
+    /// everything), to show what the status subresource's protection is worth.
+    SetRbac {
+        enforced: bool,
+    },
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -867,6 +872,22 @@ impl World {
             Input::SetImage { image, behaviour } => {
                 let description = format!("image {image} = {behaviour:?}");
                 self.env.images.insert(image, behaviour);
+                let rec = EventRecord {
+                    time: self.now,
+                    seq,
+                    lane: "environment".into(),
+                    kind: EventKind::Input {
+                        description: description.clone(),
+                    },
+                    requests: Vec::new(),
+                    changes: Vec::new(),
+                    line: format!("environment {description}"),
+                };
+                self.record(report, rec);
+            }
+            Input::SetRbac { enforced } => {
+                self.api.set_rbac_enforced(enforced);
+                let description = format!("rbac {}", if enforced { "enforced" } else { "off" });
                 let rec = EventRecord {
                     time: self.now,
                     seq,

@@ -87,6 +87,7 @@ pub(crate) struct Compiled {
     pub actions: Vec<CompiledAction>,
     pub faults: Vec<(u64, usize, Input)>,
     pub expectations: Vec<CompiledExpectation>,
+    pub lesson: Option<super::lesson::LessonGuide>,
 }
 
 fn err(path: impl Into<String>, message: impl Into<String>) -> ScenarioError {
@@ -339,6 +340,14 @@ pub(crate) fn compile_with_seed(s: &Scenario, seed: u64) -> Result<Compiled, Sce
                 },
             ));
         }
+        if let Some(r) = &f.rbac {
+            inputs.push((
+                "rbac",
+                Input::SetRbac {
+                    enforced: r.enforce,
+                },
+            ));
+        }
         match inputs.len() {
             1 => {
                 if let Some((_, input)) = inputs.pop() {
@@ -348,7 +357,7 @@ pub(crate) fn compile_with_seed(s: &Scenario, seed: u64) -> Result<Compiled, Sce
             0 => {
                 return Err(err(
                     &p,
-                    "names no fault: give one of pause, resume, crash, restart, watchLatency, apiFailures, clearApiFailures, imagePullFailure, image, load",
+                    "names no fault: give one of pause, resume, crash, restart, watchLatency, apiFailures, clearApiFailures, imagePullFailure, image, load, rbac",
                 ))
             }
             _ => {
@@ -369,12 +378,17 @@ pub(crate) fn compile_with_seed(s: &Scenario, seed: u64) -> Result<Compiled, Sce
     for (i, e) in s.expect.iter().enumerate() {
         expectations.push(compile_expectation(&world, s, i, e, &actions)?);
     }
+    let lesson = match &s.lesson {
+        Some(l) => Some(super::lesson::LessonGuide::compile(&world, l)?),
+        None => None,
+    };
     Ok(Compiled {
         world,
         setup,
         actions,
         faults,
         expectations,
+        lesson,
     })
 }
 
@@ -765,6 +779,33 @@ fn compile_expectation(
             }
         }
     };
+    let check = object_check(e, &p)?;
+    let mut description = format!("{target} {}", check_text(&check));
+    match when {
+        When::At(t) => description.push_str(&format!(" at {}", super::format::Duration(t))),
+        When::Within { from, deadline } => {
+            description.push_str(&format!(
+                " within {}",
+                super::format::Duration(deadline - from)
+            ));
+            if from > 0 {
+                description.push_str(&format!(" after {}", super::format::Duration(from)));
+            }
+        }
+        When::OnAction => {}
+    }
+    Ok(CompiledExpectation {
+        key: Some(key),
+        check,
+        when,
+        description,
+    })
+}
+
+/// The assertion of an object expectation (or lesson predicate): exactly one of `kstatus`,
+/// `field` + `equals`, `condition` (+ `status`, `reason`, `message`) or `exists`.
+pub(crate) fn object_check(e: &Expectation, p: &str) -> Result<Check, ScenarioError> {
+    let unused = |field: &str, why: &str| err(format!("{p}.{field}"), why.to_owned());
     let kinds = [
         e.kstatus.is_some(),
         e.field.is_some(),
@@ -773,7 +814,7 @@ fn compile_expectation(
     ];
     if kinds.iter().filter(|k| **k).count() != 1 {
         return Err(err(
-            &p,
+            p,
             "give exactly one of kstatus, field (with equals), condition, exists",
         ));
     }
@@ -832,31 +873,12 @@ fn compile_expectation(
         }
         Check::Exists(e.exists.unwrap_or(true))
     };
-    let mut description = format!("{target} {}", check_text(&check));
-    match when {
-        When::At(t) => description.push_str(&format!(" at {}", super::format::Duration(t))),
-        When::Within { from, deadline } => {
-            description.push_str(&format!(
-                " within {}",
-                super::format::Duration(deadline - from)
-            ));
-            if from > 0 {
-                description.push_str(&format!(" after {}", super::format::Duration(from)));
-            }
-        }
-        When::OnAction => {}
-    }
-    Ok(CompiledExpectation {
-        key: Some(key),
-        check,
-        when,
-        description,
-    })
+    Ok(check)
 }
 
 /// `kstatus is Current`, `status.readyReplicas equals 3`, `condition Available is True with
 /// reason MinimumReplicasAvailable`, `exists`.
-fn check_text(c: &Check) -> String {
+pub(crate) fn check_text(c: &Check) -> String {
     match c {
         Check::Kstatus { status, message } => {
             let mut s = format!("kstatus is {}", status.as_str());

@@ -42,6 +42,9 @@ pub struct Scenario {
     pub actions: Vec<Action>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub expect: Vec<Expectation>,
+    /// A narrated lesson over this scenario (optional; added within v1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lesson: Option<Lesson>,
 }
 
 fn default_seed() -> u64 {
@@ -215,6 +218,16 @@ pub struct FaultEntry {
     /// The simulated CPU demand of a Deployment, which the autoscaler reads as its metric.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub load: Option<Load>,
+    /// Switches RBAC enforcement on or off from this time on (added within v1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rbac: Option<RbacSwitch>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct RbacSwitch {
+    /// `false`: every principal may do everything, as with `rbac.enforce: false`.
+    pub enforce: bool,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -368,6 +381,94 @@ pub struct Expectation {
     pub exists: Option<bool>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub code: Option<u16>,
+}
+
+/// A narrated lesson: ordered steps that advance when their state holds, and a closing
+/// question that checks the reader saw the point.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Lesson {
+    pub title: String,
+    /// One or two sentences: the idea of the model this lesson makes visible.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub summary: String,
+    pub steps: Vec<LessonStep>,
+    pub check: LessonCheck,
+}
+
+/// One step: what to do, what to watch, and the state that completes it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct LessonStep {
+    /// What to do (`Press Next event until the clock passes 10s.`).
+    pub text: String,
+    /// What to look at while doing it.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub watch: String,
+    /// The object the playground selects for this step (`deployments/default/web`); default:
+    /// the first object `until` names.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub focus: Option<String>,
+    /// The step is done once every predicate holds at the same moment.
+    pub until: Vec<Predicate>,
+}
+
+/// A state predicate: an expectation's assertion without a time (`target` and one of `kstatus`,
+/// `field` + `equals`, `condition`, `exists`), or `request`: the API server answered a matching
+/// request since the step began (from the scenario's actions, a controller, or the reader).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Predicate {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kstatus: Option<KstatusName>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub field: Option<String>,
+    #[serde(
+        default,
+        deserialize_with = "present_value",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub equals: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub condition: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exists: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request: Option<RequestMatch>,
+}
+
+/// A request the API server answered: `target` as in actions (the name may be left out to
+/// match any), optionally the principal, verb and response code.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct RequestMatch {
+    #[serde(rename = "as", default, skip_serializing_if = "Option::is_none")]
+    pub principal: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verb: Option<ActionVerb>,
+    pub target: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub code: Option<u16>,
+}
+
+/// The closing question: the reader picks one of `choices`; `answer` is the index of the right
+/// one (from 0) and `explanation` is shown after answering.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct LessonCheck {
+    pub question: String,
+    pub choices: Vec<String>,
+    pub answer: usize,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub explanation: String,
 }
 
 fn present_value<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {

@@ -13,6 +13,8 @@
 
 mod compile;
 pub mod format;
+pub mod gallery;
+mod lesson;
 mod load;
 pub mod path;
 mod run;
@@ -22,16 +24,19 @@ use std::fmt;
 pub use compile::CONTROLLERS;
 pub use format::{
     Action, ActionVerb, ApiFailures, Cluster, Duration, Expectation, FaultEntry,
-    ImageBehaviourName, ImagePullFailure, ImageRule, KstatusName, Load, Node, PatchKind, Quantity,
-    Rbac, Scenario, Until, WatchLatency, API_VERSION, KIND,
+    ImageBehaviourName, ImagePullFailure, ImageRule, KstatusName, Lesson, LessonCheck, LessonStep,
+    Load, Node, PatchKind, Predicate, Quantity, Rbac, RbacSwitch, RequestMatch, Scenario, Until,
+    WatchLatency, API_VERSION, KIND,
 };
+pub use lesson::{GuideStep, LessonGuide, LessonProgress};
 pub use path::FieldPath;
 pub use run::{
     ActionResponse, AuditRecord, ExpectationResult, RunOptions, RunProblem, ScenarioRun,
 };
 
-use crate::engine::{StopReason, World};
+use crate::engine::{Input, StopReason, World};
 use crate::parse::Location;
+use crate::time::SimTime;
 
 /// Every `apiVersion` this build loads.
 pub const SUPPORTED_VERSIONS: &[&str] = &[API_VERSION];
@@ -119,6 +124,40 @@ impl Scenario {
         let stop = run.run(until, options);
         let results = run.results();
         Ok(RunOutcome { run, stop, results })
+    }
+
+    /// The world the playground opens this scenario as: the world at t=0 with every fault and
+    /// action scheduled at its time, so stepping, playing and "run until converged" go through
+    /// them like the runner does. A `bodyFrom` update is scheduled with the copy the scenario's
+    /// own run sent (the client's copy is what it read then, whatever the reader does).
+    pub fn playground_world(&self, seed: Option<u64>) -> Result<World, ScenarioError> {
+        let seed = seed.unwrap_or(self.seed);
+        let compiled = compile::compile_with_seed(self, seed)?;
+        let copies = if compiled.actions.iter().any(|a| a.body_from.is_some()) {
+            let mut run = ScenarioRun::new(self, Some(seed))?;
+            let last = compiled.actions.iter().map(|a| a.at_ms).max().unwrap_or(0);
+            run.run(Until::Time(format::Duration(last)), &RunOptions::default());
+            Some(run)
+        } else {
+            None
+        };
+        let mut world = compiled.world;
+        for (t, _, input) in compiled.faults {
+            world.schedule(SimTime::from_ms(t), input);
+        }
+        for a in &compiled.actions {
+            let request = match (&copies, a.body_from) {
+                (Some(run), Some(_)) => run.sent_request(a.index).cloned().ok_or_else(|| {
+                    ScenarioError::new(
+                        format!("actions[{}].bodyFrom", a.index),
+                        "the action it copies from left no copy to start from",
+                    )
+                })?,
+                _ => a.request.clone(),
+            };
+            world.schedule(SimTime::from_ms(a.at_ms), Input::Request { request });
+        }
+        Ok(world)
     }
 
     /// The file as YAML, in the current version.

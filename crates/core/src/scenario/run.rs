@@ -8,6 +8,7 @@ use serde_json::Value;
 
 use super::compile::{Check, Compiled, CompiledAction, CompiledExpectation, When};
 use super::format::{Scenario, Until};
+use super::lesson::{LessonGuide, LessonProgress};
 use super::ScenarioError;
 use crate::api::RequestBody;
 use crate::engine::{EventRecord, Input, StepReport, StopReason, World};
@@ -143,6 +144,10 @@ pub struct ScenarioRun {
     processed: u64,
     feedback_loop: bool,
     stop: Option<StopReason>,
+    /// The request each action sent (its `bodyFrom` copy resolved).
+    sent: Vec<Option<crate::api::ApiRequest>>,
+    /// The lesson, followed with the scenario's own inputs.
+    lesson: Option<(LessonGuide, LessonProgress)>,
 }
 
 impl ScenarioRun {
@@ -159,6 +164,7 @@ impl ScenarioRun {
             actions,
             faults,
             expectations,
+            lesson,
         } = c;
         let mut plan: Vec<(u64, usize, Planned)> = faults
             .into_iter()
@@ -202,10 +208,18 @@ impl ScenarioRun {
             processed: 0,
             feedback_loop: false,
             stop: None,
+            sent: Vec::new(),
+            lesson: None,
         };
+        run.sent = vec![None; run.actions.len()];
         for report in setup {
             run.events.extend(report.events);
         }
+        run.lesson = lesson.map(|g| {
+            let mut progress = LessonProgress::start(&run.world, 0);
+            progress.advance(&g, &run.world);
+            (g, progress)
+        });
         run
     }
 
@@ -244,9 +258,53 @@ impl ScenarioRun {
         self.stop.as_ref()
     }
 
-    /// Every expectation's result after [`ScenarioRun::run`] (undecided ones as failures).
+    /// Every expectation's result after [`ScenarioRun::run`] (undecided ones as failures),
+    /// then the lesson's: whether the scenario's own inputs take a reader through every step.
     pub fn results(&self) -> Vec<ExpectationResult> {
-        self.results.iter().flatten().cloned().collect()
+        let mut all: Vec<ExpectationResult> = self.results.iter().flatten().cloned().collect();
+        if let Some(r) = self.lesson_result() {
+            all.push(r);
+        }
+        all
+    }
+
+    /// The lesson and how far the scenario's own inputs have taken it.
+    pub fn lesson(&self) -> Option<(&LessonGuide, &LessonProgress)> {
+        self.lesson.as_ref().map(|(g, p)| (g, p))
+    }
+
+    /// The request action `i` sent, if it was sent.
+    pub fn sent_request(&self, i: usize) -> Option<&crate::api::ApiRequest> {
+        self.sent.get(i).and_then(Option::as_ref)
+    }
+
+    fn lesson_result(&self) -> Option<ExpectationResult> {
+        let (guide, progress) = self.lesson.as_ref()?;
+        let total = guide.steps.len();
+        let passed = progress.finished(guide);
+        let got = match guide.steps.get(progress.step) {
+            None => format!("all {total} steps"),
+            Some(step) => format!(
+                "stuck at step {} of {total}, waiting for {}",
+                progress.step + 1,
+                step.waiting_for().join(" and ")
+            ),
+        };
+        Some(ExpectationResult {
+            index: self.expectations.len(),
+            description: format!(
+                "lesson {:?}: the scenario's own inputs complete all {total} steps",
+                guide.title
+            ),
+            passed,
+            time_ms: if passed {
+                progress.reached_ms.last().copied().unwrap_or(0)
+            } else {
+                self.now_ms()
+            },
+            expected: format!("all {total} steps"),
+            got,
+        })
     }
 
     fn next_plan_ms(&self) -> Option<u64> {
@@ -287,6 +345,9 @@ impl ScenarioRun {
             }
         }
         self.check_windows();
+        if let Some((guide, progress)) = &mut self.lesson {
+            progress.advance(guide, &self.world);
+        }
         true
     }
 
@@ -334,6 +395,7 @@ impl ScenarioRun {
             }
             request.body = RequestBody::Object(copy);
         }
+        self.sent[i] = Some(request.clone());
         let report = self.world.apply(Input::Request { request });
         let (code, message) = report
             .requests()

@@ -134,9 +134,18 @@ pub fn replay(
     starter: Starter,
     seed: u64,
     actions: &[Action],
+    each: impl FnMut(&World, StepReport),
+) -> World {
+    replay_on(World::new(starter.config(seed)), actions, each)
+}
+
+/// `actions` replayed on `world` (a starter's fresh world, or a scenario's world at t=0 from
+/// `Scenario::playground_world`); `each` sees every report.
+pub fn replay_on(
+    mut world: World,
+    actions: &[Action],
     mut each: impl FnMut(&World, StepReport),
 ) -> World {
-    let mut world = World::new(starter.config(seed));
     for a in actions {
         let report = perform(&mut world, a);
         each(&world, report);

@@ -272,10 +272,19 @@ fn older_link(hash: &str) -> Option<u32> {
 pub fn replay(
     w: &Workspace,
     max_events: u64,
+    each: impl FnMut(&World, crate::engine::StepReport),
+) -> Result<World, ShareError> {
+    replay_on(World::new(w.starter.config(w.seed)), w, max_events, each)
+}
+
+/// [`replay`] on another starting world: an opened scenario's world at t=0.
+pub fn replay_on(
+    mut world: World,
+    w: &Workspace,
+    max_events: u64,
     mut each: impl FnMut(&World, crate::engine::StepReport),
 ) -> Result<World, ShareError> {
     w.validate()?;
-    let mut world = World::new(w.starter.config(w.seed));
     let mut events: u64 = 0;
     for (i, action) in w.actions.iter().enumerate() {
         let report = session::perform(&mut world, action);

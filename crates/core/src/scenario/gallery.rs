@@ -1,0 +1,38 @@
+//! The gallery: one scenario per idea of the spec/status model, each with a narrated lesson.
+//! The files live in `tests/scenarios/` (where `converge check` runs them in CI); they are
+//! compiled in so the playground can open them offline.
+
+/// One gallery entry: a short URL-safe id (the file name without `.yaml`) and the file's text.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Entry {
+    pub id: &'static str,
+    pub text: &'static str,
+}
+
+macro_rules! entries {
+    ($($id:literal),* $(,)?) => {
+        &[$(Entry {
+            id: $id,
+            text: include_str!(concat!("../../../../tests/scenarios/", $id, ".yaml")),
+        }),*]
+    };
+}
+
+/// The gallery, in teaching order.
+pub const GALLERY: &[Entry] = entries![
+    "scale-up",
+    "feedback-loop",
+    "reconcile-loop",
+    "bad-image",
+    "rapid-edits",
+    "paused-controller",
+    "conditions",
+    "status-protection",
+    "crd-status-subresource",
+    "optimistic-concurrency",
+];
+
+/// The entry with this id.
+pub fn find(id: &str) -> Option<&'static Entry> {
+    GALLERY.iter().find(|e| e.id == id)
+}

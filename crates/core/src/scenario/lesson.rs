@@ -1,0 +1,578 @@
+//! Lessons: a scenario's narrated steps, each done when its state predicates hold, evaluated
+//! against a [`World`]. `converge check` follows a lesson with the scenario's own inputs (so a
+//! lesson that no longer completes fails CI) and the playground follows it with the reader's.
+
+use super::compile::{check_text, object_check, resolve_target, Check};
+use super::format::{ActionVerb, Expectation, Lesson, Predicate, Scenario};
+use super::run::evaluate;
+use super::ScenarioError;
+use crate::api::{AuditEntry, GroupResource, ObjectKey};
+use crate::engine::World;
+
+fn err(path: impl Into<String>, message: impl Into<String>) -> ScenarioError {
+    ScenarioError::new(path, message)
+}
+
+/// A request the audit log must show.
+#[derive(Clone, Debug, PartialEq)]
+struct RequestCheck {
+    principal: Option<String>,
+    verb: Option<&'static str>,
+    gr: GroupResource,
+    status: bool,
+    namespace: String,
+    /// Empty: any name.
+    name: String,
+    code: Option<u16>,
+}
+
+impl RequestCheck {
+    fn matches(&self, e: &AuditEntry) -> bool {
+        e.gr == self.gr
+            && e.subresource.is_some() == self.status
+            && e.namespace == self.namespace
+            && (self.name.is_empty() || e.name == self.name)
+            && self.principal.as_ref().is_none_or(|p| *p == e.principal)
+            && self.verb.is_none_or(|v| v == e.verb.as_str())
+            && self.code.is_none_or(|c| c == e.code)
+    }
+}
+
+#[derive(Clone, Debug)]
+enum Holds {
+    Object { key: ObjectKey, check: Check },
+    Request(RequestCheck),
+}
+
+/// One compiled predicate and how it reads (`deployments/default/web status.observedGeneration
+/// equals 2`).
+#[derive(Clone, Debug)]
+struct CompiledPredicate {
+    check: Holds,
+    description: String,
+}
+
+/// One step of a lesson, resolved against the scenario's cluster.
+#[derive(Clone, Debug)]
+pub struct GuideStep {
+    pub text: String,
+    pub watch: String,
+    /// The object the playground selects for this step.
+    pub focus: Option<ObjectKey>,
+    predicates: Vec<CompiledPredicate>,
+}
+
+impl GuideStep {
+    /// What completes the step, one line per predicate.
+    pub fn waiting_for(&self) -> Vec<String> {
+        self.predicates
+            .iter()
+            .map(|p| p.description.clone())
+            .collect()
+    }
+}
+
+/// A lesson ready to follow: its steps with their predicates resolved.
+#[derive(Clone, Debug)]
+pub struct LessonGuide {
+    pub title: String,
+    pub summary: String,
+    pub steps: Vec<GuideStep>,
+    pub question: String,
+    pub choices: Vec<String>,
+    answer: usize,
+    pub explanation: String,
+}
+
+impl LessonGuide {
+    /// The scenario's lesson resolved against its world at t=0 (None: it has no lesson).
+    pub fn for_scenario(s: &Scenario) -> Result<Option<LessonGuide>, ScenarioError> {
+        super::compile::compile(s).map(|c| c.lesson)
+    }
+
+    pub(crate) fn compile(world: &World, lesson: &Lesson) -> Result<LessonGuide, ScenarioError> {
+        if lesson.title.trim().is_empty() {
+            return Err(err("lesson.title", "must not be empty"));
+        }
+        if lesson.steps.is_empty() {
+            return Err(err("lesson.steps", "a lesson needs at least one step"));
+        }
+        let mut steps = Vec::new();
+        for (i, step) in lesson.steps.iter().enumerate() {
+            let p = format!("lesson.steps[{i}]");
+            if step.text.trim().is_empty() {
+                return Err(err(format!("{p}.text"), "must not be empty"));
+            }
+            if step.until.is_empty() {
+                return Err(err(
+                    format!("{p}.until"),
+                    "needs at least one predicate: the state that completes the step",
+                ));
+            }
+            let mut predicates = Vec::new();
+            for (j, pred) in step.until.iter().enumerate() {
+                predicates.push(compile_predicate(world, pred, &format!("{p}.until[{j}]"))?);
+            }
+            let focus = match &step.focus {
+                Some(f) => {
+                    let t = resolve_target(world, f).map_err(|m| err(format!("{p}.focus"), m))?;
+                    let Some(key) = t.key().filter(|_| !t.status) else {
+                        return Err(err(
+                            format!("{p}.focus"),
+                            "names an object: resource/namespace/name",
+                        ));
+                    };
+                    Some(key)
+                }
+                None => predicates.iter().find_map(|p| match &p.check {
+                    Holds::Object { key, .. } => Some(key.clone()),
+                    Holds::Request(r) if !r.name.is_empty() => {
+                        Some(ObjectKey::new(r.gr.clone(), &r.namespace, &r.name))
+                    }
+                    Holds::Request(_) => None,
+                }),
+            };
+            steps.push(GuideStep {
+                text: step.text.clone(),
+                watch: step.watch.clone(),
+                focus,
+                predicates,
+            });
+        }
+        let c = &lesson.check;
+        if c.question.trim().is_empty() {
+            return Err(err("lesson.check.question", "must not be empty"));
+        }
+        if c.choices.len() < 2 || c.choices.iter().any(|x| x.trim().is_empty()) {
+            return Err(err(
+                "lesson.check.choices",
+                "give at least two non-empty choices",
+            ));
+        }
+        if c.answer >= c.choices.len() {
+            return Err(err(
+                "lesson.check.answer",
+                format!(
+                    "{} is not a choice: answers count from 0 and there are {} choices",
+                    c.answer,
+                    c.choices.len()
+                ),
+            ));
+        }
+        Ok(LessonGuide {
+            title: lesson.title.clone(),
+            summary: lesson.summary.clone(),
+            steps,
+            question: c.question.clone(),
+            choices: c.choices.clone(),
+            answer: c.answer,
+            explanation: c.explanation.clone(),
+        })
+    }
+
+    /// Whether `choice` (from 0) answers the closing question.
+    pub fn is_right(&self, choice: usize) -> bool {
+        choice == self.answer
+    }
+
+    /// Whether every predicate of step `i` holds in `world`, counting requests in the audit log
+    /// from index `audit_from` on.
+    fn holds(&self, i: usize, world: &World, audit_from: usize) -> bool {
+        let Some(step) = self.steps.get(i) else {
+            return false;
+        };
+        step.predicates.iter().all(|p| match &p.check {
+            Holds::Object { key, check } => evaluate(check, world.api().get(key), world.now()).0,
+            Holds::Request(r) => world.api().audit_since(audit_from).any(|e| r.matches(e)),
+        })
+    }
+}
+
+fn compile_predicate(
+    world: &World,
+    pred: &Predicate,
+    p: &str,
+) -> Result<CompiledPredicate, ScenarioError> {
+    if let Some(r) = &pred.request {
+        for (f, set) in [
+            ("target", pred.target.is_some()),
+            ("kstatus", pred.kstatus.is_some()),
+            ("field", pred.field.is_some()),
+            ("equals", pred.equals.is_some()),
+            ("condition", pred.condition.is_some()),
+            ("status", pred.status.is_some()),
+            ("reason", pred.reason.is_some()),
+            ("message", pred.message.is_some()),
+            ("exists", pred.exists.is_some()),
+        ] {
+            if set {
+                return Err(err(
+                    format!("{p}.{f}"),
+                    "is not used with request (a request predicate has its own target)",
+                ));
+            }
+        }
+        let t =
+            resolve_target(world, &r.target).map_err(|m| err(format!("{p}.request.target"), m))?;
+        let verb = r.verb.map(|v| match v {
+            ActionVerb::Get => "get",
+            ActionVerb::List => "list",
+            ActionVerb::Create => "create",
+            ActionVerb::Update => "update",
+            ActionVerb::Patch => "patch",
+            ActionVerb::Delete => "delete",
+        });
+        let mut description = format!(
+            "{} {}",
+            r.principal.as_deref().unwrap_or("anyone"),
+            verb.unwrap_or("requests")
+        );
+        description.push_str(&format!(" {}", r.target));
+        if t.name.is_empty() {
+            description.push_str(" (any name)");
+        }
+        if let Some(c) = r.code {
+            description.push_str(&format!(" and gets {c}"));
+        }
+        return Ok(CompiledPredicate {
+            check: Holds::Request(RequestCheck {
+                principal: r.principal.clone(),
+                verb,
+                gr: t.info.gr.clone(),
+                status: t.status,
+                namespace: t.namespace.clone(),
+                name: t.name.clone(),
+                code: r.code,
+            }),
+            description,
+        });
+    }
+    let Some(target) = &pred.target else {
+        return Err(err(p, "names neither a target (an object) nor a request"));
+    };
+    let t = resolve_target(world, target).map_err(|m| err(format!("{p}.target"), m))?;
+    if t.status {
+        return Err(err(
+            format!("{p}.target"),
+            "predicates look at the whole object: drop /status",
+        ));
+    }
+    let Some(key) = t.key() else {
+        return Err(err(format!("{p}.target"), "needs an object name"));
+    };
+    let as_expectation = Expectation {
+        target: pred.target.clone(),
+        kstatus: pred.kstatus,
+        field: pred.field.clone(),
+        equals: pred.equals.clone(),
+        condition: pred.condition.clone(),
+        status: pred.status.clone(),
+        reason: pred.reason.clone(),
+        message: pred.message.clone(),
+        exists: pred.exists,
+        ..Expectation::default()
+    };
+    let check = object_check(&as_expectation, p)?;
+    Ok(CompiledPredicate {
+        description: format!("{target} {}", check_text(&check)),
+        check: Holds::Object { key, check },
+    })
+}
+
+/// How far a reader (or a run) has come through a lesson.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LessonProgress {
+    /// The current step (equal to the number of steps when every step is done).
+    pub step: usize,
+    /// When each finished step was reached, in simulated milliseconds.
+    pub reached_ms: Vec<u64>,
+    /// The audit log index where the current step began (request predicates look from here).
+    audit_from: usize,
+    /// The audit log length at the previous evaluation.
+    audit_seen: usize,
+}
+
+impl LessonProgress {
+    /// Progress at `step` of a lesson over `world` (0: the start; an embed may start later).
+    /// Requests before now do not count.
+    pub fn start(world: &World, step: usize) -> Self {
+        let len = world.api().audit_len();
+        LessonProgress {
+            step,
+            reached_ms: Vec::new(),
+            audit_from: len,
+            audit_seen: len,
+        }
+    }
+
+    /// Moves past every step whose predicates hold in `world`, in order; returns how many.
+    ///
+    /// A step that completes here began, for the next step's request predicates, when the world
+    /// was last evaluated: one Play tick or "Run until converged" can hold several steps' worth
+    /// of requests, and the next step must still see the ones after the previous evaluation.
+    pub fn advance(&mut self, guide: &LessonGuide, world: &World) -> usize {
+        let mut moved = 0;
+        while self.step < guide.steps.len() && guide.holds(self.step, world, self.audit_from) {
+            self.step += 1;
+            self.reached_ms.push(world.now().as_ms());
+            self.audit_from = self.audit_seen;
+            moved += 1;
+        }
+        self.audit_seen = world.api().audit_len();
+        moved
+    }
+
+    /// Every step is done (the closing question is the reader's).
+    pub fn finished(&self, guide: &LessonGuide) -> bool {
+        self.step >= guide.steps.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::super::format::Until;
+    use super::super::gallery::GALLERY;
+    use super::super::{RunOptions, Scenario};
+    use super::*;
+    use crate::engine::Input;
+
+    fn load(text: &str) -> Scenario {
+        Scenario::load(text).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    fn lesson_passes(s: &Scenario) -> (bool, String) {
+        let outcome = s
+            .run(&RunOptions::default())
+            .unwrap_or_else(|e| panic!("{e}"));
+        let last = outcome.results.last().cloned().expect("a lesson result");
+        assert!(
+            last.description.starts_with("lesson "),
+            "{}",
+            last.description
+        );
+        (last.passed, last.line())
+    }
+
+    #[test]
+    fn the_gallery_has_ten_lessons_that_the_scenarios_own_inputs_complete() {
+        assert_eq!(GALLERY.len(), 10);
+        for entry in GALLERY {
+            let s = load(entry.text);
+            assert_eq!(s.name, entry.id, "a gallery id is its scenario's name");
+            assert!(s.lesson.is_some(), "{} has a lesson", entry.id);
+            let (passed, line) = lesson_passes(&s);
+            assert!(passed, "{}: {line}", entry.id);
+        }
+    }
+
+    /// Changes a predicate so that it cannot hold any more.
+    fn break_predicate(p: &mut Predicate) {
+        if let Some(r) = &mut p.request {
+            r.code = Some(599);
+        } else if p.equals.is_some() {
+            p.equals = Some(json!("never"));
+        } else if p.condition.is_some() {
+            p.condition = Some("NeverSeen".into());
+        } else if let Some(k) = p.kstatus {
+            p.kstatus = Some(match k {
+                crate::scenario::KstatusName::Terminating => crate::scenario::KstatusName::Failed,
+                _ => crate::scenario::KstatusName::Terminating,
+            });
+        } else if let Some(e) = p.exists {
+            p.exists = Some(!e);
+        }
+    }
+
+    #[test]
+    fn every_step_of_every_gallery_lesson_can_fail() {
+        for entry in GALLERY {
+            let s = load(entry.text);
+            let steps = s.lesson.as_ref().map_or(0, |l| l.steps.len());
+            for i in 0..steps {
+                let mut broken = s.clone();
+                if let Some(l) = &mut broken.lesson {
+                    for p in &mut l.steps[i].until {
+                        break_predicate(p);
+                    }
+                }
+                let (passed, line) = lesson_passes(&broken);
+                assert!(!passed, "{} step {i} still passes: {line}", entry.id);
+                assert!(
+                    line.contains(&format!("stuck at step {} of {steps}", i + 1)),
+                    "{line}"
+                );
+            }
+        }
+    }
+
+    fn follow(world: &mut World, guide: &LessonGuide, mut act: impl FnMut(&mut World)) -> usize {
+        let mut progress = LessonProgress::start(world, 0);
+        progress.advance(guide, world);
+        for _ in 0..5_000 {
+            if progress.finished(guide) || world.now().as_ms() > 200_000 {
+                break;
+            }
+            act(world);
+            progress.advance(guide, world);
+        }
+        progress.step
+    }
+
+    #[test]
+    fn every_gallery_lesson_completes_in_the_playground_by_next_event_and_by_play() {
+        for entry in GALLERY {
+            let s = load(entry.text);
+            let guide = LessonGuide::for_scenario(&s)
+                .unwrap_or_else(|e| panic!("{e}"))
+                .expect("a lesson");
+            let base = s.playground_world(None).unwrap_or_else(|e| panic!("{e}"));
+            let mut w = base.clone();
+            let reached = follow(&mut w, &guide, |w| {
+                w.step_to_next_time();
+            });
+            assert_eq!(reached, guide.steps.len(), "{} by Next event", entry.id);
+            // Play at 1x: 100 ms of simulated time per tick.
+            let mut w = base.clone();
+            let reached = follow(&mut w, &guide, |w| {
+                w.apply(Input::Advance { ms: 100 });
+            });
+            assert_eq!(reached, guide.steps.len(), "{} by Play at 1x", entry.id);
+        }
+    }
+
+    #[test]
+    fn the_playground_world_sends_a_body_from_copy_and_gets_the_409() {
+        let entry = super::super::gallery::find("optimistic-concurrency").expect("entry");
+        let s = load(entry.text);
+        let mut w = s.playground_world(None).unwrap_or_else(|e| panic!("{e}"));
+        w.run_until_converged(100_000, 600_000);
+        let bob: Vec<u16> = w
+            .api()
+            .audit()
+            .filter(|e| e.principal == "bob")
+            .map(|e| e.code)
+            .collect();
+        assert_eq!(bob, vec![200, 409]);
+    }
+
+    #[test]
+    fn a_request_before_the_step_began_does_not_complete_it() {
+        let s = load(super::super::gallery::find("scale-up").expect("entry").text);
+        let guide = LessonGuide::for_scenario(&s).unwrap().expect("a lesson");
+        let mut w = s.playground_world(None).unwrap();
+        w.apply(Input::Advance { ms: 12_000 });
+        // Everything of steps 1 and 2 happened before the reader started following.
+        let mut late = LessonProgress::start(&w, 0);
+        late.advance(&guide, &w);
+        assert_eq!(late.step, 0, "alice's patch came before the lesson began");
+        let mut early = LessonProgress::start(&s.playground_world(None).unwrap(), 0);
+        early.advance(&guide, &w);
+        assert_eq!(early.step, 3);
+        assert_eq!(early.reached_ms, vec![12_000; 3]);
+    }
+
+    const LESSON_BASE: &str = "apiVersion: converge.dev/v1
+kind: Scenario
+name: t
+objects:
+  - apiVersion: v1
+    kind: ConfigMap
+    metadata: {name: c, namespace: default}
+lesson:
+  title: T
+  steps:
+    - text: look
+      until:
+        - {target: configmaps/default/c, exists: true}
+  check:
+    question: Q?
+    choices: [a, b]
+    answer: 1
+";
+
+    #[test]
+    fn a_lesson_with_an_answer_out_of_range_is_refused_at_its_line() {
+        let text = LESSON_BASE.replace("answer: 1", "answer: 2");
+        let e = Scenario::load(&text).unwrap_err();
+        assert_eq!(e.path, "lesson.check.answer");
+        assert_eq!(
+            e.to_string(),
+            "line 17, column 13: lesson.check.answer: 2 is not a choice: answers count from 0 and there are 2 choices"
+        );
+    }
+
+    #[test]
+    fn lesson_mistakes_name_the_field_and_line() {
+        let cases = [
+            (
+                LESSON_BASE.replace("text: look", "text: look\n      wach: typo"),
+                "line 12, column 7: lesson.steps[0]: unknown field `wach`",
+            ),
+            (
+                LESSON_BASE.replace("{target: configmaps/default/c, exists: true}", "{target: configmapz/default/c, exists: true}"),
+                "lesson.steps[0].until[0].target: unknown resource \"configmapz\"",
+            ),
+            (
+                LESSON_BASE.replace(
+                    "{target: configmaps/default/c, exists: true}",
+                    "{target: configmaps/default/c, request: {target: configmaps/default/c}}",
+                ),
+                "lesson.steps[0].until[0].target: is not used with request",
+            ),
+            (
+                LESSON_BASE.replace("{target: configmaps/default/c, exists: true}", "{target: configmaps/default/c}"),
+                "lesson.steps[0].until[0]: give exactly one of kstatus, field (with equals), condition, exists",
+            ),
+            (
+                LESSON_BASE.replace("      until:\n        - {target: configmaps/default/c, exists: true}\n", "      until: []\n"),
+                "lesson.steps[0].until: needs at least one predicate",
+            ),
+            (
+                LESSON_BASE.replace("choices: [a, b]", "choices: [a]").replace("answer: 1", "answer: 0"),
+                "lesson.check.choices: give at least two non-empty choices",
+            ),
+        ];
+        for (text, want) in cases {
+            let e = Scenario::load(&text).unwrap_err().to_string();
+            assert!(e.contains(want), "{e:?} should contain {want:?}");
+        }
+    }
+
+    #[test]
+    fn a_scenario_without_a_lesson_still_loads_and_writes_no_lesson_field() {
+        let text = LESSON_BASE.split("lesson:").next().unwrap_or_default();
+        let s = load(text);
+        assert!(s.lesson.is_none());
+        assert!(!s.to_yaml().contains("lesson"));
+        let with = load(LESSON_BASE);
+        assert_eq!(load(&with.to_yaml()), with);
+    }
+
+    #[test]
+    fn an_rbac_fault_switches_enforcement_at_its_time() {
+        let s = load(
+            super::super::gallery::find("status-protection")
+                .expect("entry")
+                .text,
+        );
+        let mut run = super::super::ScenarioRun::new(&s, None).unwrap();
+        run.run(
+            Until::Time(super::super::format::Duration(23_000)),
+            &RunOptions::default(),
+        );
+        let codes: Vec<u16> = run
+            .world()
+            .api()
+            .audit()
+            .filter(|e| e.principal == "app")
+            .map(|e| e.code)
+            .collect();
+        assert_eq!(codes, vec![403, 200]);
+        assert!(run
+            .events()
+            .iter()
+            .any(|e| e.line == "t=21.000s environment rbac off"));
+    }
+}

@@ -1,0 +1,124 @@
+//! Opening scenarios in the playground: the gallery compiled into the app (core's
+//! `scenario::gallery`, the same files `converge check` runs) and files the reader opens or
+//! pastes. No DOM here; the views are in `lesson`.
+
+use converge_core::engine::World;
+use converge_core::scenario::gallery::GALLERY;
+use converge_core::scenario::{LessonGuide, Scenario};
+
+/// The id of a scenario the reader opened from a file or pasted (not in the gallery).
+pub const CUSTOM_ID: &str = "custom";
+
+/// A scenario open in the playground: the session replays its actions on `base`.
+#[derive(Clone, Debug)]
+pub struct Opened {
+    /// The gallery id, or [`CUSTOM_ID`].
+    pub id: String,
+    /// The file's text (kept so a custom scenario survives a reload).
+    pub text: String,
+    pub scenario: Scenario,
+    /// The world at t=0 with the scenario's faults and actions scheduled.
+    pub base: World,
+    pub guide: Option<LessonGuide>,
+}
+
+impl PartialEq for Opened {
+    fn eq(&self, other: &Self) -> bool {
+        self.id == other.id && self.text == other.text
+    }
+}
+
+/// Opens a gallery scenario by id.
+pub fn open(id: &str) -> Result<Opened, String> {
+    let entry = converge_core::scenario::gallery::find(id).ok_or_else(|| {
+        format!(
+            "there is no gallery scenario {id:?}; the gallery has {}",
+            GALLERY.iter().map(|e| e.id).collect::<Vec<_>>().join(", ")
+        )
+    })?;
+    build(id, entry.text)
+}
+
+/// Opens a scenario file's text (JSON or YAML); errors carry the line and the field.
+pub fn open_text(text: &str) -> Result<Opened, String> {
+    build(CUSTOM_ID, text)
+}
+
+fn build(id: &str, text: &str) -> Result<Opened, String> {
+    let scenario = Scenario::load(text).map_err(|e| e.to_string())?;
+    let base = scenario.playground_world(None).map_err(|e| e.to_string())?;
+    let guide = LessonGuide::for_scenario(&scenario).map_err(|e| e.to_string())?;
+    Ok(Opened {
+        id: id.to_owned(),
+        text: text.to_owned(),
+        scenario,
+        base,
+        guide,
+    })
+}
+
+/// One gallery card.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Card {
+    pub number: usize,
+    pub id: &'static str,
+    pub title: String,
+    pub summary: String,
+}
+
+/// The gallery's cards, in teaching order (entries that fail to load are left out; core's
+/// tests make sure none does).
+pub fn cards() -> Vec<Card> {
+    GALLERY
+        .iter()
+        .enumerate()
+        .filter_map(|(i, e)| {
+            let s = Scenario::load(e.text).ok()?;
+            let (title, summary) = match &s.lesson {
+                Some(l) => (l.title.clone(), l.summary.trim().to_owned()),
+                None => (s.name.clone(), s.description.trim().to_owned()),
+            };
+            Some(Card {
+                number: i + 1,
+                id: e.id,
+                title,
+                summary,
+            })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_gallery_shows_ten_cards_with_lesson_titles() {
+        let cards = cards();
+        assert_eq!(cards.len(), 10);
+        assert_eq!(cards[0].title, "Spec vs status");
+        assert_eq!(cards[9].title, "Optimistic concurrency");
+        assert!(cards.iter().all(|c| !c.summary.is_empty()));
+    }
+
+    #[test]
+    fn an_unknown_gallery_id_names_the_ones_that_exist() {
+        let e = open("nope").err().unwrap_or_default();
+        assert!(
+            e.starts_with("there is no gallery scenario \"nope\""),
+            "{e}"
+        );
+        assert!(e.contains("scale-up"), "{e}");
+    }
+
+    #[test]
+    fn a_pasted_file_with_a_typo_is_refused_with_its_line() {
+        let e = open_text("apiVersion: converge.dev/v1\nkind: Scenario\nname: x\nseeed: 3\n")
+            .err()
+            .unwrap_or_default();
+        assert!(
+            e.starts_with("line 4, column 1: unknown field `seeed`"),
+            "{e}"
+        );
+    }
+}

@@ -1,0 +1,131 @@
+// The gallery and a lesson as a reader meets them: open the gallery, open a lesson, follow its
+// steps with the playground's own controls until the closing question, answer it, and see it
+// done; bad scenario files are refused with their line.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { serve, launch, openPage, screenshot } from './harness.mjs';
+
+let server;
+let browser;
+before(async () => { server = await serve(); browser = await launch(); });
+after(async () => { await browser?.close(); await server?.close(); });
+
+const T = { timeout: 60_000 };
+const text = (page, sel) => page.locator(sel).innerText();
+
+/** Clicks a control once and waits for the step counter to move. */
+async function press(page, id) {
+  const before = await text(page, '#steps');
+  await page.locator(id).click();
+  await page.waitForFunction((b) => document.querySelector('#steps')?.textContent !== b, before);
+}
+
+/** Presses Next event until the lesson reaches `want` (e.g. "Step 2 of 3"), at most `max` times. */
+async function nextEventUntil(page, want, max = 200) {
+  for (let i = 0; i < max; i += 1) {
+    if ((await text(page, '#lesson-progress')) === want) return;
+    await press(page, '#next-event');
+  }
+  assert.fail(`the lesson never reached "${want}"; it shows "${await text(page, '#lesson-progress')}"`);
+}
+
+test('the gallery lists ten lessons; "observedGeneration" is walked from start to finish', async () => {
+  const { page, context, problems } = await openPage(browser, server.url, { plainEditor: true });
+  await page.getByRole('heading', { name: 'Converge', level: 1 }).waitFor();
+  await page.getByRole('button', { name: 'Open the gallery' }).click();
+  const cards = page.locator('.cards > li');
+  await cards.first().waitFor();
+  assert.equal(await cards.count(), 10);
+  assert.match(await cards.nth(0).innerText(), /1\. Spec vs status/);
+  assert.match(await cards.nth(9).innerText(), /10\. Optimistic concurrency/);
+  await screenshot(page, 'lessons-gallery-light');
+
+  await page.getByRole('button', { name: 'Open lesson 6: observedGeneration' }).click();
+  await page.getByRole('heading', { name: 'observedGeneration', level: 2 }).waitFor();
+  assert.equal(new URL(page.url()).search, '?scenario=paused-controller');
+  assert.equal(await text(page, '#clock'), 't=0.000s');
+  assert.equal(await text(page, '#lesson-progress'), 'Step 1 of 3');
+  assert.match(await text(page, '.step.current'), /Press Next event until alice scales web to 3 at 6s/);
+  assert.match(await text(page, '.step.current'), /Continues when: deployments\/default\/web metadata.generation equals 2/);
+
+  // Steps 1 and 2 hold together once alice's edit lands while the controller is paused.
+  await nextEventUntil(page, 'Step 3 of 3');
+  assert.equal(await text(page, '#generation'), '2');
+  assert.equal(await text(page, '#observed-generation'), '1');
+  assert.equal(await text(page, '#generation-badge'), 'stale');
+  assert.equal(await page.locator('.step.done').count(), 2);
+  await screenshot(page, 'lessons-stale-light');
+
+  // Step 3: Play past the resume at 15s until three replicas are ready.
+  await page.getByLabel('Speed').selectOption({ label: 'max' });
+  await page.getByRole('button', { name: 'Play', exact: true }).click();
+  await page.waitForFunction(() => document.querySelector('#lesson-progress')?.textContent === 'All 3 steps done', null, T);
+  if (await page.getByRole('button', { name: 'Pause', exact: true }).isVisible()) {
+    await page.getByRole('button', { name: 'Pause', exact: true }).click();
+  }
+  assert.equal(await text(page, '#observed-generation'), '2');
+  assert.equal(await text(page, '#generation-badge'), 'caught up');
+
+  // The closing check: a wrong answer says so, the right one finishes the lesson.
+  const check = page.getByRole('group', { name: /Can a client trust that web is scaled as asked/ });
+  await check.getByLabel('yes, Available is True').check();
+  await page.locator('#lesson-wrong').waitFor();
+  await check.getByLabel(/no, observedGeneration \(1\) is behind generation \(2\)/).check();
+  await page.locator('#lesson-done').waitFor();
+  assert.match(await text(page, '#lesson-done'), /^✓ Done\. Compare observedGeneration with generation/);
+  await screenshot(page, 'lessons-done-light');
+
+  // A reload opens the same scenario and replays the reader's actions.
+  const clock = await text(page, '#clock');
+  await page.reload();
+  await page.getByRole('heading', { name: 'observedGeneration', level: 2 }).waitFor();
+  assert.equal(await text(page, '#clock'), clock);
+  assert.equal(await text(page, '#lesson-progress'), 'All 3 steps done');
+  assert.deepEqual(problems, []);
+  await context.close();
+});
+
+test('a lesson reads in the dark theme and at phone width', async () => {
+  const { page, context, problems } = await openPage(browser, `${server.url}?scenario=status-protection`, {
+    colorScheme: 'dark', viewport: { width: 390, height: 844 }, plainEditor: true,
+  });
+  await page.getByRole('heading', { name: 'Status as a protected subresource', level: 2 }).waitFor();
+  await nextEventUntil(page, 'Step 2 of 4');
+  assert.match(await text(page, '.step.done'), /403 Forbidden/);
+  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+  assert.ok(overflow <= 0, `no horizontal scroll at phone width (overflow ${overflow}px)`);
+  await screenshot(page, 'lessons-dark-narrow');
+  await page.setViewportSize({ width: 1280, height: 800 });
+  await screenshot(page, 'lessons-dark');
+  assert.deepEqual(problems, []);
+  await context.close();
+});
+
+test('a pasted scenario opens with its lesson; a broken one is refused with its line', async () => {
+  const { page, context, problems } = await openPage(browser, server.url, { plainEditor: true });
+  await page.getByRole('button', { name: 'Open the gallery' }).click();
+  const paste = page.getByLabel('…or paste one');
+  await paste.fill('apiVersion: converge.dev/v1\nkind: Scenario\nname: mine\nseeed: 2\n');
+  await page.getByRole('button', { name: 'Open pasted scenario' }).click();
+  await page.locator('#scenario-error').waitFor();
+  assert.match(await text(page, '#scenario-error'), /^The scenario could not be opened: line 4, column 1: unknown field `seeed`/);
+  await paste.fill([
+    'apiVersion: converge.dev/v1', 'kind: Scenario', 'name: mine',
+    'objects:', '  - {apiVersion: v1, kind: ConfigMap, metadata: {name: c, namespace: default}, data: {a: "1"}}',
+    'actions:', '  - {at: 2s, verb: patch, target: configmaps/default/c, patch: {data: {a: "2"}}}',
+    'lesson:', '  title: My lesson', '  steps:',
+    '    - text: Press Next event until alice edits c.',
+    '      until: [{target: configmaps/default/c, field: data.a, equals: "2"}]',
+    '  check: {question: Who edited c?, choices: [alice, bob], answer: 0}',
+  ].join('\n'));
+  await page.getByRole('button', { name: 'Open pasted scenario' }).click();
+  await page.getByRole('heading', { name: 'My lesson', level: 2 }).waitFor();
+  assert.equal(new URL(page.url()).search, '?scenario=custom');
+  await nextEventUntil(page, 'All 1 steps done');
+  await page.getByLabel('alice', { exact: true }).check();
+  await page.locator('#lesson-done').waitFor();
+  await page.reload();
+  await page.getByRole('heading', { name: 'My lesson', level: 2 }).waitFor();
+  assert.deepEqual(problems, []);
+  await context.close();
+});
