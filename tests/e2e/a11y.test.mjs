@@ -129,7 +129,7 @@ test('with reduced motion nothing animates', async () => {
   await context.close();
 });
 
-test('a tree of ~1,000 objects: the big group is collapsed, and opens and pages by keyboard', { timeout: 240_000 }, async () => {
+test('a tree of ~1,000 objects: the big group is collapsed, opens, pages and is walked by keyboard', { timeout: 240_000 }, async () => {
   const { page, context, problems } = await openPage(browser, `${server.url}?starter=large`, { plainEditor: true });
   await page.waitForFunction(() => parseInt(document.querySelector('#object-count')?.textContent ?? '0', 10) >= 950,
     null, { timeout: 180_000 });
@@ -148,6 +148,27 @@ test('a tree of ~1,000 objects: the big group is collapsed, and opens and pages 
   await page.keyboard.press('Enter');
   await page.getByRole('button', { name: 'Show 50 more (860 not listed)' }).waitFor();
   assert.equal(await pods(), 100);
+  // Arrow keys walk the rows; Home/End jump; Left closes the group from its row, Right opens it.
+  const focusedName = () => page.evaluate(() => document.activeElement?.closest('li')?.querySelector('.name')?.textContent
+    ?? document.activeElement?.textContent);
+  const podButtons = page.locator('.object-list li button.object', { hasText: 'Pod' });
+  await podButtons.nth(0).focus();
+  await page.keyboard.press('ArrowDown');
+  await page.keyboard.press('ArrowDown');
+  assert.equal(await focusedName(), await podButtons.nth(2).locator('.name').innerText());
+  await page.keyboard.press('ArrowUp');
+  assert.equal(await focusedName(), await podButtons.nth(1).locator('.name').innerText());
+  await page.keyboard.press('End');
+  assert.equal(await focusedName(), await page.locator('.object-list li button.object').last().locator('.name').innerText());
+  await page.keyboard.press('Home');
+  assert.equal(await focusedName(), 'web');
+  await page.keyboard.press('ArrowDown');
+  assert.match(await focusedName(), /^web-/);
+  await page.keyboard.press('ArrowLeft');
+  await page.waitForFunction(() => document.querySelectorAll('.object-list li .kind').length < 40);
+  assert.equal(await twisty.getAttribute('aria-expanded'), 'false');
+  await page.keyboard.press('ArrowRight');
+  await page.waitForFunction(() => document.querySelectorAll('.object-list li .kind').length > 100);
   // A pod row is selectable from the keyboard and loads into the editor.
   const pod = page.locator('.object-list li button.object', { hasText: 'Pod' }).nth(60);
   const podName = (await pod.locator('.name').innerText()).trim();

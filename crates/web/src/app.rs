@@ -666,13 +666,16 @@ impl App {
             <section class="pane objects" aria-labelledby="objects-h">
                 <h2 id="objects-h">{ "Objects" }</h2>
                 <p class="muted" id="object-count">{ format!("{count} objects") }</p>
-                <ul class="object-list" aria-labelledby="objects-h">
+                <p class="visually-hidden" id="objects-keys">{ "Arrow keys move between objects; Right opens a group, Left closes it." }</p>
+                <ul class="object-list" aria-labelledby="objects-h" aria-describedby="objects-keys"
+                    onkeydown={Callback::from(|e: KeyboardEvent| crate::tree_keys::on_key(&e))}>
                     { for m.rows.iter().map(|row| match row {
                         Row::More { parent, depth, hidden } => {
+                            let row_key = format!("more {}", key_text(parent));
                             let parent = parent.clone();
                             let page = (*hidden).min(tree::CHILDREN_PAGE);
                             html! {
-                                <li class="more" style={format!("--depth:{depth}")}>
+                                <li key={row_key} class="more" style={format!("--depth:{depth}")}>
                                     <button class="show-more" onclick={link.callback(move |_| Msg::ShowMore(parent.clone()))}>
                                         { format!("Show {page} more ({hidden} not listed)") }
                                     </button>
@@ -685,7 +688,7 @@ impl App {
                             let key2 = r.key.clone();
                             let label = health_label(r.health);
                             html! {
-                                <li class={classes!("row", selected.then_some("selected"))}
+                                <li key={key_text(&r.key)} class={classes!("row", selected.then_some("selected"))}
                                     style={format!("--depth:{}", r.depth)}>
                                     if r.children > 0 {
                                         <button class="twisty" aria-expanded={r.expanded.to_string()}
@@ -1028,6 +1031,8 @@ impl App {
                     <dt><kbd>{ "Shift" }</kbd>{ "+" }<kbd>{ "N" }</kbd></dt><dd>{ "Next event time" }</dd>
                     <dt><kbd>{ "r" }</kbd></dt><dd>{ "Run until converged" }</dd>
                     <dt><kbd>{ "?" }</kbd></dt><dd>{ "This help" }</dd>
+                    <dt><kbd>{ "↑" }</kbd>{ " " }<kbd>{ "↓" }</kbd>{ " " }<kbd>{ "Home" }</kbd>{ " " }<kbd>{ "End" }</kbd></dt><dd>{ "Move between objects in the object list" }</dd>
+                    <dt><kbd>{ "→" }</kbd>{ " " }<kbd>{ "←" }</kbd></dt><dd>{ "Open / close the group in the object list" }</dd>
                     <dt><kbd>{ "Ctrl/Cmd" }</kbd>{ "+" }<kbd>{ "Enter" }</kbd></dt><dd>{ "Apply the editor (while editing)" }</dd>
                 </dl>
                 <p class="muted">{ "Shortcuts are ignored while typing in a field. Escape closes this dialog." }</p>

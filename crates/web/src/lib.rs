@@ -12,6 +12,7 @@ pub mod lesson;
 pub mod panic_panel;
 pub mod persist;
 pub mod state;
+mod tree_keys;
 
 /// Installs the panic panel and mounts the app on `<body>`.
 pub fn start() {
