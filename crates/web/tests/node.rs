@@ -57,3 +57,24 @@ same_trace_as_native!(
     controller_crash_traces_the_same_in_wasm,
     "tests/scenarios/controller-crash.yaml"
 );
+
+#[wasm_bindgen_test]
+fn every_gallery_lesson_completes_in_wasm_as_natively() {
+    use converge_core::scenario::{gallery::GALLERY, RunOptions, Scenario};
+    for entry in GALLERY {
+        let scenario = Scenario::load(entry.text).expect("gallery scenario loads");
+        let outcome = scenario
+            .run(&RunOptions::default())
+            .expect("gallery scenario runs");
+        let lesson = outcome.results.last().expect("a lesson result");
+        assert!(lesson.description.starts_with("lesson "), "{}", entry.id);
+        assert!(lesson.passed, "{}: {}", entry.id, lesson.line());
+        let hash = outcome.run.world().trace_hash();
+        assert_eq!(
+            hash,
+            native_hash(&format!("tests/scenarios/{}.yaml", entry.id), 1),
+            "{}",
+            entry.id
+        );
+    }
+}
