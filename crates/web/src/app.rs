@@ -30,6 +30,8 @@ pub enum AppMsg {
     Share,
     ShowHelp,
     SyncHash,
+    /// The page is going away (reload, close, navigation): save now, even mid-play.
+    Save,
 }
 
 impl From<Msg> for AppMsg {
@@ -45,6 +47,7 @@ pub struct App {
     share_url: Option<String>,
     hash_timer: Option<Timeout>,
     keys: Option<Closure<dyn Fn(web_sys::KeyboardEvent)>>,
+    pagehide: Option<Closure<dyn Fn(web_sys::Event)>>,
     measuring: bool,
 }
 
@@ -140,6 +143,7 @@ impl Component for App {
             share_url: None,
             hash_timer: None,
             keys: None,
+            pagehide: None,
             measuring: false,
         }
     }
@@ -170,6 +174,10 @@ impl Component for App {
                     self.share_url = Some(format!("{base}{hash}"));
                 }
                 return true;
+            }
+            AppMsg::Save => {
+                self.save();
+                return false;
             }
             AppMsg::SyncHash => {
                 self.hash_timer = None;
@@ -244,6 +252,17 @@ impl Component for App {
                     .add_event_listener_with_callback("keydown", handler.as_ref().unchecked_ref());
             }
             self.keys = Some(handler);
+            // Ticks while playing are not saved one by one; a reload mid-play must still come
+            // back at the step it left.
+            let link = ctx.link().clone();
+            let on_hide = Closure::<dyn Fn(web_sys::Event)>::new(move |_: web_sys::Event| {
+                link.send_message(AppMsg::Save)
+            });
+            if let Some(w) = window() {
+                let _ = w
+                    .add_event_listener_with_callback("pagehide", on_hide.as_ref().unchecked_ref());
+            }
+            self.pagehide = Some(on_hide);
         }
     }
 
