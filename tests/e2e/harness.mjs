@@ -56,7 +56,7 @@ export async function launch() {
  * textarea form (its supported fallback); tests that drive the playground through form fields
  * use it, and tests/e2e/editor.test.mjs covers CodeMirror itself.
  */
-export async function openPage(browser, url, { colorScheme = 'light', viewport, plainEditor = false } = {}) {
+export async function openPage(browser, url, { colorScheme = 'light', viewport, plainEditor = false, beforeGoto } = {}) {
   const context = await browser.newContext({ colorScheme, viewport: viewport ?? { width: 1280, height: 800 } });
   const page = await context.newPage();
   const problems = [];
@@ -66,6 +66,8 @@ export async function openPage(browser, url, { colorScheme = 'light', viewport, 
     if (m.type() === 'error' && !(expected && expected.test(m.text()))) problems.push(`console: ${m.text()}`);
   });
   if (plainEditor) await page.route('**/editor-bundle/codemirror.js', (route) => route.abort());
+  // `beforeGoto(page)` runs before the first navigation (install a fake clock, an init script).
+  if (beforeGoto) await beforeGoto(page);
   await page.goto(url);
   return { page, context, problems };
 }

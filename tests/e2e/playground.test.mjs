@@ -118,7 +118,13 @@ test('a reload restores the workspace; a damaged save is recovered with a notice
   assert.equal(await text(page, '#clock'), clock);
   assert.equal(await editor(page).inputValue(), mine);
   assert.equal(await page.evaluate(() => document.documentElement.dataset.theme), 'dark');
-  await page.evaluate(() => localStorage.setItem('converge.workspace', '{"v": 1, "actions": [tru'));
+  // The page saves itself on pagehide, so the damaged save is written by the next document.
+  await page.addInitScript(() => {
+    if (!sessionStorage.getItem('damaged')) {
+      sessionStorage.setItem('damaged', 'yes');
+      localStorage.setItem('converge.workspace', '{"v": 1, "actions": [tru');
+    }
+  });
   await page.reload();
   await page.getByText(/Your saved workspace could not be restored/).waitFor();
   assert.equal(await text(page, '#steps'), '2 steps');

@@ -60,3 +60,19 @@ fn the_scenario_corpus_and_its_crashes_replay_clean() {
 fn the_share_link_corpus_and_its_crashes_replay_clean() {
     replay("share", testkit::check_share_link);
 }
+
+/// Found by the `parse` fuzzer (fuzz/artifacts/parse/crash-b3b889ec…): a 22-digit number came
+/// back one unit in the last place off after printing and parsing again, because serde_json's
+/// default float parser is fast but not exact. The workspace enables its `float_roundtrip`
+/// feature; a pasted number now keeps its value, as it does through Go's encoding/json.
+#[test]
+fn a_long_number_keeps_its_exact_value_through_print_and_parse() {
+    let digits = "1111111116111111161112";
+    let exact: f64 = digits.parse().expect("a float");
+    let pasted = format!("{{\n  \"apiVersion\": {digits}\n}}\n");
+    let first = converge_core::parse::parse_documents(&pasted).expect("it parses");
+    assert_eq!(first[0]["apiVersion"].as_f64(), Some(exact));
+    let printed = serde_json::to_string(&first[0]).expect("it prints");
+    let again = converge_core::parse::parse_documents(&printed).expect("it parses again");
+    assert_eq!(again[0]["apiVersion"].as_f64(), Some(exact), "{printed}");
+}

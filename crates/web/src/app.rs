@@ -45,6 +45,8 @@ pub enum AppMsg {
         origin: String,
         source: Option<web_sys::Window>,
     },
+    /// The page is going away (reload, close, navigation): save now, even mid-play.
+    Save,
 }
 
 impl From<Msg> for AppMsg {
@@ -60,6 +62,7 @@ pub struct App {
     share_url: Option<String>,
     hash_timer: Option<Timeout>,
     keys: Option<Closure<dyn Fn(web_sys::KeyboardEvent)>>,
+    pagehide: Option<Closure<dyn Fn(web_sys::Event)>>,
     measuring: bool,
     /// Embed mode (`?embed`): minimal chrome, scoped storage, the host message API.
     embed: Option<EmbedConfig>,
@@ -236,6 +239,7 @@ impl Component for App {
             share_url: None,
             hash_timer: None,
             keys: None,
+            pagehide: None,
             measuring: false,
             embed,
             host: None,
@@ -323,6 +327,10 @@ impl Component for App {
                 reply(state);
                 return changed;
             }
+            AppMsg::Save => {
+                self.save();
+                return false;
+            }
             AppMsg::SyncHash => {
                 self.hash_timer = None;
                 if self.share_url.is_some() {
@@ -397,6 +405,17 @@ impl Component for App {
                     .add_event_listener_with_callback("keydown", handler.as_ref().unchecked_ref());
             }
             self.keys = Some(handler);
+            // Ticks while playing are not saved one by one; a reload mid-play must still come
+            // back at the step it left.
+            let link = ctx.link().clone();
+            let on_hide = Closure::<dyn Fn(web_sys::Event)>::new(move |_: web_sys::Event| {
+                link.send_message(AppMsg::Save)
+            });
+            if let Some(w) = window() {
+                let _ = w
+                    .add_event_listener_with_callback("pagehide", on_hide.as_ref().unchecked_ref());
+            }
+            self.pagehide = Some(on_hide);
             if self.embed.is_some() {
                 let link = ctx.link().clone();
                 self.host = embed::listen(move |data, origin, source| {
