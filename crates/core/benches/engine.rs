@@ -225,6 +225,10 @@ fn main() {
         event_cost_ratio(30);
         return;
     }
+    if has("one_shot") {
+        one_shot();
+        return;
+    }
     benches();
     if !has("step_cost") {
         event_cost_ratio(30);

@@ -137,6 +137,9 @@ fn is_deleting(obj: &Value) -> bool {
 
 fn set_or_remove(map: &mut Map<String, Value>, key: &str, v: Option<&Value>) {
     match v {
+        // Clients send back what they read, so the value is usually there already: compare
+        // before copying (an insert over an equal value would change nothing, not even order).
+        Some(v) if map.get(key) == Some(v) => {}
         Some(v) => {
             map.insert(key.to_owned(), v.clone());
         }
@@ -1276,7 +1279,8 @@ impl ApiServer {
         };
         // Server-owned metadata always comes from the stored object.
         {
-            let old_meta = meta(old).cloned().unwrap_or_default();
+            let empty = Map::new();
+            let old_meta = meta(old).unwrap_or(&empty);
             let m = meta_mut(&mut result);
             for k in [
                 "name",

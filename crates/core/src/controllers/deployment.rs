@@ -83,14 +83,14 @@ pub struct DeploymentSpec {
 
 impl DeploymentSpec {
     pub fn from_object(d: &Value) -> Self {
-        let spec = d.get("spec").cloned().unwrap_or(Value::Null);
+        let spec = d.get("spec").unwrap_or(&Value::Null);
         let deadline = spec
             .get("progressDeadlineSeconds")
             .and_then(Value::as_i64)
             .unwrap_or(600);
         DeploymentSpec {
             replicas: spec.get("replicas").and_then(Value::as_i64).unwrap_or(1),
-            recreate: str_at(&spec, "/strategy/type") == "Recreate",
+            recreate: str_at(spec, "/strategy/type") == "Recreate",
             max_surge: spec.at("/strategy/rollingUpdate/maxSurge").cloned(),
             max_unavailable: spec.at("/strategy/rollingUpdate/maxUnavailable").cloned(),
             revision_history_limit: spec
@@ -336,6 +336,20 @@ fn counts(rs: &Value) -> RsCounts {
         available: rs_status(rs, "availableReplicas"),
     }
 }
+/// `{"metadata": {"annotations": ...}}` of an object (`{}` when its metadata is not an
+/// object): enough for the annotation setters to tell whether they would change it.
+fn annotations_only(obj: &Value) -> Value {
+    match obj.get("metadata") {
+        Some(Value::Object(m)) => {
+            let mut meta = serde_json::Map::new();
+            if let Some(a) = m.get("annotations") {
+                meta.insert("annotations".into(), a.clone());
+            }
+            json!({ "metadata": meta })
+        }
+        _ => json!({}),
+    }
+}
 fn by_creation(a: &Value, b: &Value) -> std::cmp::Ordering {
     str_at(a, "/metadata/creationTimestamp")
         .cmp(str_at(b, "/metadata/creationTimestamp"))
@@ -393,6 +407,11 @@ impl Sync<'_, '_> {
         }
         ann[k] = json!(v);
         true
+    }
+
+    /// Whether [`Self::set_annotation`] would change `obj`.
+    fn annotation_differs(obj: &Value, k: &str, v: &str) -> bool {
+        obj.get("metadata").is_some_and(Value::is_object) && annotation(obj, k) != Some(v)
     }
 
     fn replicas_annotations(&self, rs: &mut Value) -> bool {
@@ -481,17 +500,21 @@ impl Sync<'_, '_> {
             .unwrap_or(0);
         let new_revision = max_old_revision + 1;
         if let Some(i) = existing {
-            let mut copy = rss[i].clone();
-            let annotations_updated = self.new_rs_annotations(&mut copy, new_revision, true);
-            let min_ready = util::i64_at(&copy, "/spec/minReadySeconds").unwrap_or(0);
+            // The annotations are tried on a copy of the annotations alone: the whole
+            // ReplicaSet is copied only when it has to be written.
+            let mut probe = annotations_only(&rss[i]);
+            let annotations_updated = self.new_rs_annotations(&mut probe, new_revision, true);
+            let min_ready = util::i64_at(&rss[i], "/spec/minReadySeconds").unwrap_or(0);
             if annotations_updated || min_ready != self.spec.min_ready_seconds {
+                let mut copy = rss[i].clone();
+                self.new_rs_annotations(&mut copy, new_revision, true);
                 copy["spec"]["minReadySeconds"] = json!(self.spec.min_ready_seconds);
                 rss[i] = self.update_rs(copy)?;
                 return Ok(Some(i));
             }
             let rev = annotation(&rss[i], REVISION).unwrap_or_default().to_owned();
-            let mut d = self.d.clone();
-            let mut needs_update = Self::set_annotation(&mut d, REVISION, rev);
+            let annotate = Self::annotation_differs(&self.d, REVISION, &rev);
+            let mut needs_update = annotate;
             let mut status = self.status();
             if has_deadline(&self.spec) && util::find_condition(&status, "Progressing").is_none() {
                 let msg = format!("Found new replica set \"{}\"", util::name(&rss[i]));
@@ -508,7 +531,9 @@ impl Sync<'_, '_> {
                 needs_update = true;
             }
             if needs_update {
-                self.d = d;
+                if annotate {
+                    Self::set_annotation(&mut self.d, REVISION, rev);
+                }
                 self.update_status(status)?;
             }
             return Ok(Some(i));

@@ -461,7 +461,7 @@ impl Reconciler for Kubelet {
     }
 
     fn reconcile(&mut self, key: &ObjectKey, ctx: &mut Ctx<'_>) -> Result<Action, ReconcileError> {
-        let Some(pod) = ctx.cache.get(key).map(|p| p.as_ref().clone()) else {
+        let Some(pod) = ctx.cache.get(key).cloned() else {
             self.pods.remove(key);
             return Ok(Action::AwaitChange);
         };

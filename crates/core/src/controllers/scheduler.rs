@@ -182,7 +182,7 @@ impl Reconciler for Scheduler {
     }
 
     fn reconcile(&mut self, key: &ObjectKey, ctx: &mut Ctx<'_>) -> Result<Action, ReconcileError> {
-        let Some(pod) = ctx.cache.get(key).map(|p| p.as_ref().clone()) else {
+        let Some(pod) = ctx.cache.get(key).cloned() else {
             return Ok(Action::AwaitChange);
         };
         if !str_at(&pod, "/spec/nodeName").is_empty()
@@ -251,7 +251,7 @@ impl Reconciler for Scheduler {
                 ctx.now,
             );
             if status != before {
-                let mut body = pod.clone();
+                let mut body = pod.as_ref().clone();
                 body["status"] = status;
                 ctx.send(util::update_status(&principal, pods(), body))?;
             }
