@@ -188,7 +188,7 @@ test('the RBAC switch lets app write /status, and a share link keeps it off', as
   assert.equal(await rbac.isChecked(), true);
   await rbac.uncheck();
   await page.waitForFunction(() => /RBAC is off/.test(document.querySelector('#rbac-note')?.textContent ?? ''));
-  assert.ok([...(await page.locator('.lane .entry').allInnerTexts())].some((t) => /fault RBAC off/.test(t)));
+  assert.ok([...(await page.locator('.lane .entry').allInnerTexts())].some((t) => /rbac off/.test(t)));
   await page.getByLabel('Act as').selectOption('app');
   await page.getByLabel('Write').selectOption('status');
   await page.getByRole('button', { name: 'Apply' }).click();

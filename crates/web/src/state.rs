@@ -310,7 +310,7 @@ impl Model {
             Msg::Select(key) => self.load(Some(key)),
             Msg::ToggleGroup(key) => self.layout.toggle(&key),
             Msg::ShowMore(key) => self.layout.show_more(&key),
-            Msg::SetRbacEnforced(enforced) => self.perform(Action::SetRbacEnforced { enforced }),
+            Msg::SetRbacEnforced(enforced) => self.perform(session::set_rbac(enforced)),
             Msg::EditorInput(text) => {
                 self.editor_text = text;
                 self.check_editor();

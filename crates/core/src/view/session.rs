@@ -5,7 +5,6 @@
 use serde::{Deserialize, Serialize};
 
 use crate::api::{ApiRequest, GroupResource};
-use crate::engine::report::{EventKind, EventRecord, StopReason};
 use crate::engine::scenario::deployment;
 use crate::engine::{ClusterConfig, Input, NodeSpec, StepReport, World};
 
@@ -31,11 +30,14 @@ pub enum Action {
     Apply {
         input: Input,
     },
-    /// Switches the API server's RBAC enforcement (the fault panel's switch; a scenario's
-    /// `rbac.enforce`). With it off every principal may do everything, status included.
-    SetRbacEnforced {
-        enforced: bool,
-    },
+}
+
+/// The fault panel's RBAC switch: the engine's [`Input::SetRbac`] (a scenario's
+/// `rbac.enforce` fault), applied now, so replays, share links and the trace keep it.
+pub fn set_rbac(enforced: bool) -> Action {
+    Action::Apply {
+        input: Input::SetRbac { enforced },
+    }
 }
 
 /// The starter clusters.
@@ -99,34 +101,7 @@ pub fn perform(world: &mut World, action: &Action) -> StepReport {
         Action::NextEvent => world.step_to_next_time(),
         Action::RunUntilConverged => world.run_until_converged(RUN_MAX_EVENTS, RUN_MAX_MS),
         Action::Apply { input } => world.apply(input.clone()),
-        Action::SetRbacEnforced { enforced } => set_rbac_enforced(world, *enforced),
     }
-}
-
-/// The RBAC switch as one world step that processes no event: `run_until_converged` allowed
-/// no event and no time only counts the step. The timeline shows the switch on the `fault`
-/// lane, where the engine puts the other faults.
-fn set_rbac_enforced(world: &mut World, enforced: bool) -> StepReport {
-    world.set_rbac_enforced(enforced);
-    let mut report = world.run_until_converged(0, 0);
-    let description = if enforced {
-        "RBAC enforced"
-    } else {
-        "RBAC off: every principal may do everything"
-    };
-    report.events.push(EventRecord {
-        time: world.now(),
-        seq: 0,
-        lane: "fault".into(),
-        kind: EventKind::Input {
-            description: description.into(),
-        },
-        requests: Vec::new(),
-        changes: Vec::new(),
-        line: format!("fault {description}"),
-    });
-    report.stop = Some(StopReason::Done);
-    report
 }
 
 /// A fresh world for `starter` and `seed`, with `actions` replayed; `each` sees every report.
@@ -196,7 +171,7 @@ mod tests {
         let mut actions = Starter::Small.actions();
         actions.push(Action::Step);
         let before = replay(Starter::Small, 1, &actions, |_, _| {});
-        actions.push(Action::SetRbacEnforced { enforced: false });
+        actions.push(set_rbac(false));
         let key = ObjectKey::new(GroupResource::new("apps", "deployments"), "default", "web");
         let mut spoofed = before.object(&key).cloned().unwrap_or_default();
         spoofed["status"]["readyReplicas"] = 1.into();
@@ -230,17 +205,15 @@ mod tests {
             Some(&serde_json::Value::from(1))
         );
         let text = serde_json::to_string(&actions).unwrap_or_default();
-        assert!(
-            text.contains(r#"{"a":"setRbacEnforced","enforced":false}"#),
-            "{text}"
-        );
+        let back: Vec<Action> = serde_json::from_str(&text).unwrap_or_default();
+        assert_eq!(back, actions, "the switch survives a share link: {text}");
     }
 
     #[test]
     fn switched_back_on_rbac_refuses_apps_status_write_again() {
         let mut actions = Starter::Small.actions();
-        actions.push(Action::SetRbacEnforced { enforced: false });
-        actions.push(Action::SetRbacEnforced { enforced: true });
+        actions.push(set_rbac(false));
+        actions.push(set_rbac(true));
         let w = replay(Starter::Small, 1, &actions, |_, _| {});
         let key =
             crate::api::ObjectKey::new(GroupResource::new("apps", "deployments"), "default", "web");
