@@ -8,7 +8,7 @@ import { join, extname, relative } from 'node:path';
 import { gzipSync, brotliCompressSync, constants } from 'node:zlib';
 
 const BUDGET_BYTES = 250_000; // "250 KB" in the issue: decimal kilobytes
-const REGRESSION_BYTES = 640_000; // today (2026-11-30) about 611,000 with the gallery and scenario loader
+const REGRESSION_BYTES = 660_000; // today (2026-11-30) 636,386 with the gallery, scenario loader and embed pages
 const LAZY_DIR = 'editor-bundle';
 const dist = process.argv[2] ?? 'dist';
 const kb = (n) => `${(n / 1024).toFixed(1)} KiB`;
