@@ -73,14 +73,14 @@ test('Tab walks the page in reading order with a visible focus ring and no trap'
     assert.ok(f.visible, `focused but invisible: ${JSON.stringify(f)}`);
     assert.ok(f.ring, `no visible focus ring: ${JSON.stringify(f)}`);
   }
-  // Reading order: header, controls, objects, spec, status (its scroller, if focusable),
-  // timeline, faults; each region once.
+  // Reading order: header, the gallery/lesson bar, controls, objects, spec, status (its
+  // scroller, if focusable), timeline, faults; each region once.
   const order = [];
   for (const f of seen) if (order[order.length - 1] !== f.region) order.push(f.region);
   assert.deepEqual(order.filter((r) => r !== 'page'),
-    ['header', 'nav', 'objects-h', 'editor-h', 'status-h', 'timeline-h', 'faults-h'].filter((r) => order.includes(r)),
+    ['header', 'gallery-h', 'nav', 'objects-h', 'editor-h', 'status-h', 'timeline-h', 'faults-h'].filter((r) => order.includes(r)),
     order.join(' > '));
-  for (const region of ['header', 'nav', 'objects-h', 'editor-h', 'timeline-h', 'faults-h']) {
+  for (const region of ['header', 'gallery-h', 'nav', 'objects-h', 'editor-h', 'timeline-h', 'faults-h']) {
     assert.ok(order.includes(region), `Tab never reaches ${region}: ${order.join(' > ')}`);
   }
   // The editor does not trap Tab: the stop after the textarea is outside it.
