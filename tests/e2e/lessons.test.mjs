@@ -90,7 +90,7 @@ test('a lesson reads in the dark theme and at phone width', async () => {
     colorScheme: 'dark', viewport: { width: 390, height: 844 }, plainEditor: true,
   });
   await page.getByRole('heading', { name: 'Status as a protected subresource', level: 2 }).waitFor();
-  await nextEventUntil(page, 'Step 2 of 4');
+  await nextEventUntil(page, 'Step 2 of 3');
   assert.match(await text(page, '.step.done'), /403 Forbidden/);
   const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
   assert.ok(overflow <= 0, `no horizontal scroll at phone width (overflow ${overflow}px)`);

@@ -7,6 +7,8 @@
 //!
 //! The metric is the world's simulated load (environment), not a metrics API. Deviation: the
 //! target is scaled with a merge patch of the Deployment, not through `/scale`.
+//! Deviation: the ready count is the target's `status.readyReplicas`; kube reads the scale's
+//! selector, lists the Pods and counts each Pod's Ready condition, never the Deployment status.
 
 use crate::api::meta::JsonPointer;
 use std::collections::BTreeMap;
