@@ -3,7 +3,8 @@
 //! `PodScheduled=False`, reason `Unschedulable`, with kube's `0/N nodes are available: ...`
 //! message, and is retried when a Node changes or a Pod goes away.
 //!
-//! Binding posts a `v1/Binding` (`pods/binding`); the API server sets `spec.nodeName` and
+//! Binding posts a `v1/Binding` to the namespace's `bindings` collection (kube-scheduler posts to
+//! `pods/NAME/binding`; see docs/api-server.md); the API server sets `spec.nodeName` and
 //! `PodScheduled=True`, as kube's binding REST does.
 
 use crate::api::meta::JsonPointer;
