@@ -787,6 +787,20 @@ impl World {
         true
     }
 
+    /// Records an input with no requests (a fault or a change to the environment) on `lane`.
+    fn record_input(&mut self, report: &mut StepReport, seq: u64, lane: &str, description: String) {
+        let rec = EventRecord {
+            time: self.now,
+            seq,
+            lane: lane.into(),
+            line: format!("{lane} {description}"),
+            kind: EventKind::Input { description },
+            requests: Vec::new(),
+            changes: Vec::new(),
+        };
+        self.record(report, rec);
+    }
+
     fn record(&mut self, report: &mut StepReport, mut rec: EventRecord) {
         rec.line = format!("{} {}", rec.time, rec.line);
         self.trace.push_back(rec.line.clone());
@@ -840,66 +854,22 @@ impl World {
             Input::Advance { .. } => {}
             Input::Fault { fault } => {
                 let description = self.apply_fault(&fault);
-                let rec = EventRecord {
-                    time: self.now,
-                    seq,
-                    lane: "fault".into(),
-                    kind: EventKind::Input {
-                        description: description.clone(),
-                    },
-                    requests: Vec::new(),
-                    changes: Vec::new(),
-                    line: format!("fault {description}"),
-                };
-                self.record(report, rec);
+                self.record_input(report, seq, "fault", description);
             }
             Input::SetLoad { target, millicores } => {
                 self.env.load_millicores.insert(target.clone(), millicores);
                 let description = format!("load {target} = {millicores}m");
-                let rec = EventRecord {
-                    time: self.now,
-                    seq,
-                    lane: "environment".into(),
-                    kind: EventKind::Input {
-                        description: description.clone(),
-                    },
-                    requests: Vec::new(),
-                    changes: Vec::new(),
-                    line: format!("environment {description}"),
-                };
-                self.record(report, rec);
+                self.record_input(report, seq, "environment", description);
             }
             Input::SetImage { image, behaviour } => {
                 let description = format!("image {image} = {behaviour:?}");
                 self.env.images.insert(image, behaviour);
-                let rec = EventRecord {
-                    time: self.now,
-                    seq,
-                    lane: "environment".into(),
-                    kind: EventKind::Input {
-                        description: description.clone(),
-                    },
-                    requests: Vec::new(),
-                    changes: Vec::new(),
-                    line: format!("environment {description}"),
-                };
-                self.record(report, rec);
+                self.record_input(report, seq, "environment", description);
             }
             Input::SetRbac { enforced } => {
                 self.api.set_rbac_enforced(enforced);
                 let description = format!("rbac {}", if enforced { "enforced" } else { "off" });
-                let rec = EventRecord {
-                    time: self.now,
-                    seq,
-                    lane: "environment".into(),
-                    kind: EventKind::Input {
-                        description: description.clone(),
-                    },
-                    requests: Vec::new(),
-                    changes: Vec::new(),
-                    line: format!("environment {description}"),
-                };
-                self.record(report, rec);
+                self.record_input(report, seq, "environment", description);
             }
         }
     }
