@@ -482,23 +482,25 @@ fn check_containers(obj: &Value, ptr: &str, go_path: &str) -> Result<(), String>
 pub fn type_check(info: &ResourceInfo, obj: &Value) -> Result<(), String> {
     let workload = matches!(info.rules, KindRules::Deployment | KindRules::ReplicaSet);
     let status_types: &[(&str, Ty, &str)] = if workload { WORKLOAD_STATUS_TYPES } else { &[] };
+    // kube's decoder error around the field's own message.
+    let undecodable = |e: String| {
+        let (_, version) = split_api_version(
+            obj.get("apiVersion")
+                .and_then(Value::as_str)
+                .unwrap_or("v1"),
+        );
+        format!(
+            "{kind} in version \"{version}\" cannot be handled as a {kind}: {e}",
+            kind = info.kind
+        )
+    };
     for (ptr, ty, go) in META_TYPES
         .iter()
         .chain(kind_types(info.rules))
         .chain(status_types)
     {
         if let Some(v) = obj.at(ptr) {
-            check(v, *ty, go).map_err(|e| {
-                let (_, version) = split_api_version(
-                    obj.get("apiVersion")
-                        .and_then(Value::as_str)
-                        .unwrap_or("v1"),
-                );
-                format!(
-                    "{kind} in version \"{version}\" cannot be handled as a {kind}: {e}",
-                    kind = info.kind
-                )
-            })?;
+            check(v, *ty, go).map_err(undecodable)?;
         }
     }
     let containers = match info.rules {
@@ -510,17 +512,7 @@ pub fn type_check(info: &ResourceInfo, obj: &Value) -> Result<(), String> {
         _ => None,
     };
     if let Some((ptr, go_path)) = containers {
-        check_containers(obj, ptr, go_path).map_err(|e| {
-            let (_, version) = split_api_version(
-                obj.get("apiVersion")
-                    .and_then(Value::as_str)
-                    .unwrap_or("v1"),
-            );
-            format!(
-                "{kind} in version \"{version}\" cannot be handled as a {kind}: {e}",
-                kind = info.kind
-            )
-        })?;
+        check_containers(obj, ptr, go_path).map_err(undecodable)?;
     }
     Ok(())
 }
