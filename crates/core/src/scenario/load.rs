@@ -31,35 +31,10 @@ pub fn load(text: &str) -> Result<Scenario, ScenarioError> {
     }
     let doc = &docs[0];
     check_header(doc).map_err(|e| e.located(text))?;
-    let json = text
-        .trim_start_matches('\u{feff}')
-        .trim_start()
-        .starts_with('{');
-    let scenario: Scenario = if json {
-        serde_json::from_str(text).map_err(|e| {
-            let message = strip_serde_position(&e.to_string());
-            ScenarioError {
-                location: (e.line() > 0).then(|| Location {
-                    line: e.line(),
-                    column: e.column().max(1),
-                }),
-                path: String::new(),
-                message,
-            }
-        })?
-    } else {
-        serde_yaml_ng::from_str(text).map_err(|e| {
-            let message = strip_serde_position(&e.to_string());
-            ScenarioError {
-                location: e.location().map(|l| Location {
-                    line: l.line(),
-                    column: l.column(),
-                }),
-                path: String::new(),
-                message,
-            }
-        })?
-    };
+    // One typed reading for both syntaxes, from the value `parse` built (with its line:column
+    // checks); the error's field path locates it in the text.
+    let scenario: Scenario =
+        serde_path_to_error::deserialize(doc.clone()).map_err(|e| typed_error(&e, text))?;
     super::compile::compile(&scenario).map_err(|e| e.located(text))?;
     Ok(scenario)
 }
@@ -101,12 +76,52 @@ fn check_header(doc: &Value) -> Result<(), ScenarioError> {
     }
 }
 
-/// serde's ` at line L column C` suffix, which the location carries instead.
-fn strip_serde_position(message: &str) -> String {
-    let cut = message.find(" at line ").unwrap_or(message.len());
-    let m = &message[..cut];
-    // serde_yaml_ng prefixes the path: `actions[0]: unknown field ...`; keep it, it names the field.
-    m.to_owned()
+/// A typed-reading error with its field path (`actions[0].verb`), located in the text: an
+/// unknown field at its key, anything else at its value (or its nearest enclosing entry).
+fn typed_error(e: &serde_path_to_error::Error<serde_json::Error>, text: &str) -> ScenarioError {
+    let mut path = field_path(e.path());
+    let message = e.inner().to_string();
+    let unknown_key = message
+        .strip_prefix("unknown field `")
+        .and_then(|rest| rest.split_once('`'))
+        .map(|(key, _)| key);
+    // The path of an unknown field ends with the field itself: report it at the entry that
+    // holds it (`actions[0]: unknown field ...`), located at the key.
+    let location = unknown_key.and_then(|key| {
+        let located = locate_key(text, &path);
+        let parent = path
+            .strip_suffix(key)
+            .map(|p| p.strip_suffix('.').unwrap_or(p).to_owned());
+        if let Some(parent) = parent {
+            path = parent;
+        }
+        located
+    });
+    ScenarioError {
+        location,
+        path,
+        message,
+    }
+    .located(text)
+}
+
+/// serde_path_to_error's path in the form the rest of Converge writes: `actions[0].verb`.
+fn field_path(path: &serde_path_to_error::Path) -> String {
+    use serde_path_to_error::Segment;
+    let mut out = String::new();
+    for segment in path.iter() {
+        match segment {
+            Segment::Seq { index } => out.push_str(&format!("[{index}]")),
+            Segment::Map { key } => {
+                if !out.is_empty() {
+                    out.push('.');
+                }
+                out.push_str(key);
+            }
+            Segment::Enum { .. } | Segment::Unknown => {}
+        }
+    }
+    out
 }
 
 /// One step of a field path.
@@ -142,14 +157,23 @@ const HERE: &str = "\u{1}converge-locate\u{1}";
 /// Where the value at `path` starts in `text`, found by deserializing the text again and
 /// stopping with a marker error at that value: the parsers attach their position to it.
 pub(crate) fn locate(text: &str, path: &str) -> Option<Location> {
-    let segs = segments(path);
+    locate_in(text, &segments(path), false)
+}
+
+/// Where the key that ends `path` (`actions[0].principle`) is written in `text`.
+fn locate_key(text: &str, path: &str) -> Option<Location> {
+    locate_in(text, &segments(path), true)
+}
+
+fn locate_in(text: &str, segs: &[Seg], key: bool) -> Option<Location> {
+    let locator = Locator { path: segs, key };
     let json = text
         .trim_start_matches('\u{feff}')
         .trim_start()
         .starts_with('{');
     if json {
         let mut d = serde_json::Deserializer::from_str(text);
-        match (Locator { path: &segs }).deserialize(&mut d) {
+        match locator.deserialize(&mut d) {
             Err(e) if e.to_string().contains(HERE) && e.line() > 0 => Some(Location {
                 line: e.line(),
                 column: e.column().max(1),
@@ -158,7 +182,7 @@ pub(crate) fn locate(text: &str, path: &str) -> Option<Location> {
         }
     } else {
         let d = serde_yaml_ng::Deserializer::from_str(text).next()?;
-        match (Locator { path: &segs }).deserialize(d) {
+        match locator.deserialize(d) {
             Err(e) if e.to_string().contains(HERE) => e.location().map(|l| Location {
                 line: l.line(),
                 column: l.column(),
@@ -170,6 +194,38 @@ pub(crate) fn locate(text: &str, path: &str) -> Option<Location> {
 
 struct Locator<'a> {
     path: &'a [Seg],
+    /// Stop at the key that ends `path` rather than at its value.
+    key: bool,
+}
+
+/// Reads one map key and stops with the marker when it is `name`, so the error carries the
+/// key's position.
+struct KeyProbe<'a> {
+    name: &'a str,
+}
+
+impl<'de> DeserializeSeed<'de> for KeyProbe<'_> {
+    type Value = ();
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        // The marker is raised inside the visitor, where the parser attaches its position.
+        d.deserialize_str(self)
+    }
+}
+
+impl<'de> Visitor<'de> for KeyProbe<'_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a key")
+    }
+
+    fn visit_str<E: de::Error>(self, key: &str) -> Result<(), E> {
+        if key == self.name {
+            Err(E::custom(HERE))
+        } else {
+            Ok(())
+        }
+    }
 }
 
 impl<'de> DeserializeSeed<'de> for Locator<'_> {
@@ -218,7 +274,11 @@ impl<'de> Visitor<'de> for Locator<'_> {
         let mut i = 0;
         loop {
             if *first == Seg::Index(i) {
-                return match seq.next_element_seed(Locator { path: rest })? {
+                let next = Locator {
+                    path: rest,
+                    key: self.key,
+                };
+                return match seq.next_element_seed(next)? {
                     Some(()) | None => Ok(()),
                 };
             }
@@ -233,9 +293,19 @@ impl<'de> Visitor<'de> for Locator<'_> {
         let Some((first, rest)) = self.path.split_first() else {
             return Err(de::Error::custom(HERE));
         };
+        if let (Seg::Key(name), true, true) = (first, rest.is_empty(), self.key) {
+            while map.next_key_seed(KeyProbe { name })?.is_some() {
+                map.next_value::<IgnoredAny>()?;
+            }
+            return Ok(());
+        }
         while let Some(key) = map.next_key::<String>()? {
             if *first == Seg::Key(key) {
-                map.next_value_seed(Locator { path: rest })?;
+                let next = Locator {
+                    path: rest,
+                    key: self.key,
+                };
+                map.next_value_seed(next)?;
                 return Ok(());
             }
             map.next_value::<IgnoredAny>()?;

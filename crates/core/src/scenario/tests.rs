@@ -104,6 +104,29 @@ fn an_unknown_field_in_json_is_named_at_its_line() {
 }
 
 #[test]
+fn a_wrong_type_is_named_at_its_value_in_yaml_and_json_alike() {
+    // YAML and JSON are read into the same typed format from the parsed value, so a number
+    // where the format wants text is refused in both, at the value, with the field's path.
+    let e = load_err(&header(
+        "actions:\n  - id: 7\n    at: 1s\n    verb: get\n    target: nodes/node-1\n",
+    ));
+    assert_eq!(
+        e.to_string(),
+        "line 5, column 9: actions[0].id: invalid type: integer `7`, expected a string"
+    );
+    let e = load_err(
+        "{\"apiVersion\": \"converge.dev/v1\", \"kind\": \"Scenario\",\n \"name\": \"t\",\n \"seed\": \"x\"}",
+    );
+    assert_eq!(e.path, "seed");
+    assert_eq!(e.location.map(|l| l.line), Some(3), "{e}");
+    assert!(
+        e.message
+            .contains("invalid type: string \"x\", expected u64"),
+        "{e}"
+    );
+}
+
+#[test]
 fn versions_are_checked_before_fields() {
     let e = load_err("apiVersion: converge.dev/v2\nkind: Scenario\nname: t\nnewField: 1\n");
     assert_eq!(
