@@ -51,6 +51,9 @@ test('two embeds: posters first, independent sessions, the host drives one by me
   const heightA = await page.evaluate(() => parseInt(document.querySelector('#embed-a').style.height, 10));
   assert.ok(heightA > 300, `embed A sized itself from its height message (${heightA}px)`);
   assert.ok(await a.locator('#spec-editor').count() > 0, 'embed A is editable');
+  // In the demo's column-wide frame the objects column keeps a kind on one line.
+  const kindRects = await a.locator('.object-list .kind').first().evaluate((el) => el.getClientRects().length);
+  assert.equal(kindRects, 1, 'the kind "Deployment" is not broken across lines');
 
   // The host starts embed B and drives it: Next event twice, then reads its state.
   await page.getByRole('button', { name: 'Start', exact: true }).click();

@@ -1,14 +1,12 @@
-// The release bundle's sizes (raw, gzip -9, brotli q11) per asset in dist/, and the first-load
-// budget of issue 6: everything fetched before the app is interactive (wasm, JS glue and its
-// snippets, CSS, index.html, icon) must be <= 250 KB gzip. The CodeMirror bundle
-// (dist/editor-bundle/) loads after first paint and is listed apart, outside the total.
-// Prints whether the first load is within budget; exits 1 past the regression bound below.
+// The release bundle's sizes (raw, gzip -9, brotli q11) per asset in dist/. The CodeMirror bundle
+// (dist/editor-bundle/) loads after first paint and is listed apart, outside the total. The total
+// counts every page's assets (the embed poster and demo pages too); the first-load budget of
+// issue 6 is checked in the browser, on what the playground actually fetches before it is
+// interactive: tests/e2e/first-load.test.mjs.
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, extname, relative } from 'node:path';
 import { gzipSync, brotliCompressSync, constants } from 'node:zlib';
 
-const BUDGET_BYTES = 250_000; // "250 KB" in the issue: decimal kilobytes
-const REGRESSION_BYTES = 660_000; // today (2026-11-30) 636,386 with the gallery, scenario loader and embed pages
 const LAZY_DIR = 'editor-bundle';
 const dist = process.argv[2] ?? 'dist';
 const kb = (n) => `${(n / 1024).toFixed(1)} KiB`;
@@ -44,17 +42,8 @@ if (!first.some((r) => r.kind === 'wasm')) {
 const line = (kind, name, raw, gz, br) =>
   `${kind.padEnd(5)} ${name.padEnd(52)} ${kb(raw).padStart(11)}  ${kb(gz).padStart(11)}  ${kb(br).padStart(11)}`;
 const sum = (rows, k) => rows.reduce((s, r) => s + r[k], 0);
-console.log(`${'kind'.padEnd(5)} ${'file (first load)'.padEnd(52)} ${'raw'.padStart(11)}  ${'gzip'.padStart(11)}  ${'brotli'.padStart(11)}`);
+console.log(`${'kind'.padEnd(5)} ${'file (all pages, eager)'.padEnd(52)} ${'raw'.padStart(11)}  ${'gzip'.padStart(11)}  ${'brotli'.padStart(11)}`);
 for (const r of first) console.log(line(r.kind, r.name, r.raw, r.gzip, r.brotli));
 const total = { raw: sum(first, 'raw'), gzip: sum(first, 'gzip'), brotli: sum(first, 'brotli') };
 console.log(line('total', '', total.raw, total.gzip, total.brotli));
 for (const r of lazy) console.log(line('lazy', r.name, r.raw, r.gzip, r.brotli));
-const verdict = total.gzip <= BUDGET_BYTES ? 'within' : 'OVER';
-console.log(`first load: ${total.gzip} bytes gzip, ${verdict} the budget of ${BUDGET_BYTES} bytes (250 KB)`);
-// The budget is not met yet (BENCHMARKS.md: the engine itself is the first load; meeting it needs
-// an architecture change, open in issue 6). Until then the check fails only past a regression
-// bound a little above today's size, so growth is caught while the miss stays visible.
-if (total.gzip > REGRESSION_BYTES) {
-  console.error(`first load grew past the regression bound of ${REGRESSION_BYTES} bytes`);
-  process.exit(1);
-}

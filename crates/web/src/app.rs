@@ -392,6 +392,9 @@ impl Component for App {
             }
         }
         if first_render {
+            // The playground is drawn and its controls listen: the end of the first load that
+            // tests/e2e/first-load.test.mjs measures (resources started later are lazy).
+            performance_mark("converge-interactive");
             let link = ctx.link().clone();
             let handler =
                 Closure::<dyn Fn(web_sys::KeyboardEvent)>::new(move |e: web_sys::KeyboardEvent| {
