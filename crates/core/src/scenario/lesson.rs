@@ -559,7 +559,7 @@ lesson:
         );
         let mut run = super::super::ScenarioRun::new(&s, None).unwrap();
         run.run(
-            Until::Time(super::super::format::Duration(23_000)),
+            Until::Time(super::super::format::Duration(42_000)),
             &RunOptions::default(),
         );
         let codes: Vec<u16> = run
@@ -569,7 +569,7 @@ lesson:
             .filter(|e| e.principal == "app")
             .map(|e| e.code)
             .collect();
-        assert_eq!(codes, vec![403, 200]);
+        assert_eq!(codes, vec![403, 403, 200]);
         assert!(run
             .events()
             .iter()
