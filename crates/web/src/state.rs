@@ -423,6 +423,7 @@ impl Model {
             return;
         };
         if let Some(world) = self.history.fork(step) {
+            self.lessons.fork(&world);
             self.world = world;
             self.actions.truncate(step as usize);
             self.reports.retain(|(s, _)| *s <= step);

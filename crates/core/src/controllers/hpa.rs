@@ -439,6 +439,22 @@ fn milli_quantity(m: i64) -> String {
 }
 
 impl HpaController {
+    /// After a failed metric or rescale: kube's `setCurrentReplicasAndMetricsInStatus` (the
+    /// previous `desiredReplicas` kept) and `updateStatusIfNeeded`; retried next period.
+    fn write_failure(
+        &self,
+        ctx: &mut Ctx<'_>,
+        hpa: &Value,
+        status: &Value,
+        current: i64,
+        metrics: Option<Value>,
+    ) -> Result<Action, ReconcileError> {
+        let desired = util::i64_at(status, "/desiredReplicas").unwrap_or(0);
+        let s = rebuilt_status(status, current, desired, metrics, None);
+        self.write_status(ctx, hpa, s)?;
+        Ok(Action::RequeueAfter { ms: SYNC_PERIOD_MS })
+    }
+
     /// Sends the status if it changed (kube's `updateStatusIfNeeded`).
     fn write_status(
         &self,
@@ -504,8 +520,7 @@ impl Reconciler for HpaController {
         };
         let requeue = Ok(Action::RequeueAfter { ms: SYNC_PERIOD_MS });
         let now = ctx.now;
-        let old = hpa.get("status").cloned().unwrap_or_else(|| json!({}));
-        let mut status = old.clone();
+        let mut status = hpa.get("status").cloned().unwrap_or_else(|| json!({}));
         let target_name = str_at(&hpa, "/spec/scaleTargetRef/name").to_owned();
         let target_key = ObjectKey::new(deployments(), &key.namespace, &target_name);
         let Some(dep) = ctx.cache.get(&target_key).map(|d| d.as_ref().clone()) else {
@@ -577,16 +592,8 @@ impl Reconciler for HpaController {
                     set_condition(&mut status, "ScalingActive", "False", "FailedGetResourceMetric",
                         &format!("the HPA was unable to compute the replica count: failed to get cpu utilization: {e}"), now);
                     // kube's statuses slice holds one empty entry per failed metric.
-                    let desired = util::i64_at(&old, "/desiredReplicas").unwrap_or(0);
-                    let s = rebuilt_status(
-                        &status,
-                        current,
-                        desired,
-                        Some(json!([{"type": ""}])),
-                        None,
-                    );
-                    self.write_status(ctx, &hpa, s)?;
-                    return requeue;
+                    let metrics = Some(json!([{"type": ""}]));
+                    return self.write_failure(ctx, &hpa, &status, current, metrics);
                 }
                 Ok(p) => {
                     set_condition(&mut status, "ScalingActive", "True", "ValidMetricFound",
@@ -643,10 +650,7 @@ impl Reconciler for HpaController {
                     &format!("the HPA controller was unable to update the target scale: {e}"),
                     now,
                 );
-                let old_desired = util::i64_at(&old, "/desiredReplicas").unwrap_or(0);
-                let s = rebuilt_status(&status, current, old_desired, metric_status, None);
-                self.write_status(ctx, &hpa, s)?;
-                return requeue;
+                return self.write_failure(ctx, &hpa, &status, current, metric_status);
             }
             set_condition(
                 &mut status,
