@@ -451,23 +451,20 @@ impl HpaController {
     ) -> Result<Action, ReconcileError> {
         let desired = util::i64_at(status, "/desiredReplicas").unwrap_or(0);
         let s = rebuilt_status(status, current, desired, metrics, None);
-        self.write_status(ctx, hpa, s)?;
+        self.write_status(ctx, hpa, s);
         Ok(Action::RequeueAfter { ms: SYNC_PERIOD_MS })
     }
 
-    /// Sends the status if it changed (kube's `updateStatusIfNeeded`).
-    fn write_status(
-        &self,
-        ctx: &mut Ctx<'_>,
-        hpa: &Value,
-        status: Value,
-    ) -> Result<(), ReconcileError> {
+    /// Sends the status if it changed (kube's `updateStatusIfNeeded`). A refused write (a 409
+    /// from a stale cache) is only logged by kube and retried on the next period; the trace
+    /// shows the request and its code.
+    fn write_status(&self, ctx: &mut Ctx<'_>, hpa: &Value, status: Value) {
         if Some(&status) != hpa.get("status") {
             let mut body = hpa.clone();
             body["status"] = status;
-            ctx.send(util::update_status(&self.principal(), hpas(), body))?;
+            let _refused_until_next_period =
+                ctx.send(util::update_status(&self.principal(), hpas(), body));
         }
-        Ok(())
     }
 }
 
@@ -526,7 +523,7 @@ impl Reconciler for HpaController {
         let Some(dep) = ctx.cache.get(&target_key).map(|d| d.as_ref().clone()) else {
             set_condition(&mut status, "AbleToScale", "False", "FailedGetScale",
                 &format!("the HPA controller was unable to get the target's current scale: deployments.apps \"{target_name}\" not found"), now);
-            self.write_status(ctx, &hpa, status)?;
+            self.write_status(ctx, &hpa, status);
             return requeue;
         };
         set_condition(
@@ -664,7 +661,7 @@ impl Reconciler for HpaController {
         }
         let desired = if rescale { desired } else { current };
         let s = rebuilt_status(&status, current, desired, metric_status, rescaled_at);
-        self.write_status(ctx, &hpa, s)?;
+        self.write_status(ctx, &hpa, s);
         requeue
     }
 }
