@@ -383,6 +383,15 @@ mod tests {
             m.lessons.progress().is_some_and(|p| p.step >= 1),
             "the same next event completes step 1 again"
         );
+        // The forked session's log replays to the same world (a reload, a share link).
+        let again = Model::from_workspace_with(
+            m.workspace(),
+            Lessons::with(
+                gallery::open("scale-up").unwrap_or_else(|e| panic!("{e}")),
+                0,
+            ),
+        );
+        assert_eq!(again.world.trace_text(), m.world.trace_text());
     }
 
     #[test]
