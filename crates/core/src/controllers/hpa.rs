@@ -699,25 +699,34 @@ mod tests {
         pairs.iter().map(|(n, m)| ((*n).to_owned(), *m)).collect()
     }
 
-    fn replicas(current: i64, pods: &[Value], metrics: &[(&str, u64)]) -> Result<i64, String> {
+    fn propose(
+        current: i64,
+        pods: &[Value],
+        metrics: &[(&str, u64)],
+        now: SimTime,
+    ) -> Result<Proposal, String> {
         let refs: Vec<&Value> = pods.iter().collect();
-        resource_replicas(current, 50, &refs, &samples(metrics), t(30)).map(|p| p.replicas)
+        resource_replicas(current, 50, &refs, &samples(metrics), now)
+    }
+
+    fn replicas(current: i64, pods: &[Value], metrics: &[(&str, u64)]) -> Result<i64, String> {
+        propose(current, pods, metrics, t(30)).map(|p| p.replicas)
+    }
+
+    fn proposal(replicas: i64, utilization: i64, average_millis: i64) -> Proposal {
+        Proposal {
+            replicas,
+            utilization,
+            average_millis,
+        }
     }
 
     #[test]
     fn all_pods_ready_scale_to_ceil_of_ratio_times_ready_pods() {
         // (125 + 125) × 100 / 200 = 125 %, 125 / 50 = 2.5, ceil(2.5 × 2) = 5.
         let pods = [ready("a"), ready("b")];
-        let refs: Vec<&Value> = pods.iter().collect();
-        let p = resource_replicas(2, 50, &refs, &samples(&[("a", 125), ("b", 125)]), t(30));
-        assert_eq!(
-            p,
-            Ok(Proposal {
-                replicas: 5,
-                utilization: 125,
-                average_millis: 125
-            })
-        );
+        let p = propose(2, &pods, &[("a", 125), ("b", 125)], t(30));
+        assert_eq!(p, Ok(proposal(5, 125, 125)));
         // 4 pods at 10m: 10 % / 50 % = 0.2, ceil(0.2 × 4) = 1.
         let four = [ready("a"), ready("b"), ready("c"), ready("d")];
         let m = [("a", 10), ("b", 10), ("c", 10), ("d", 10)];
@@ -744,19 +753,10 @@ mod tests {
     #[test]
     fn on_a_scale_up_unready_pods_count_as_using_nothing() {
         // Ready a: 150 % → 3.0 > 1 with b unready; b at 0: 150 / 200 = 75 % → 1.5,
-        // ceil(1.5 × 2) = 3 (not ceil(3.0 × 1)).
+        // ceil(1.5 × 2) = 3 (not ceil(3.0 × 1)); the reported utilization is a's own.
         let pods = [ready("a"), pod("b", "Running", Some(("False", 20)))];
-        let refs: Vec<&Value> = pods.iter().collect();
-        let p = resource_replicas(2, 50, &refs, &samples(&[("a", 150), ("b", 150)]), t(30));
-        assert_eq!(
-            p,
-            Ok(Proposal {
-                replicas: 3,
-                utilization: 150,
-                average_millis: 150
-            }),
-            "the reported utilization is the ready pods' own"
-        );
+        let p = propose(2, &pods, &[("a", 150), ("b", 150)], t(30));
+        assert_eq!(p, Ok(proposal(3, 150, 150)));
     }
 
     #[test]
@@ -783,8 +783,7 @@ mod tests {
         let pods = [ready("a"), pod("b", "Running", Some(("True", 20)))];
         assert_eq!(replicas(2, &pods, &[("a", 150), ("b", 150)]), Ok(3));
         // At 36 s it counts: 150 % → 3.0, ceil(3.0 × 2) = 6.
-        let refs: Vec<&Value> = pods.iter().collect();
-        let p = resource_replicas(2, 50, &refs, &samples(&[("a", 150), ("b", 150)]), t(36));
+        let p = propose(2, &pods, &[("a", 150), ("b", 150)], t(36));
         assert_eq!(p.map(|p| p.replicas), Ok(6));
     }
 
