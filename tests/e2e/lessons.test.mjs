@@ -56,6 +56,24 @@ test('the gallery lists ten lessons; "observedGeneration" is walked from start t
   assert.equal(await page.locator('.step.done').count(), 2);
   await screenshot(page, 'lessons-stale-light');
 
+  // Scrubbing the timeline back to the first step shows the lesson as it was then, not later.
+  const scrubTo = (step) => page.locator('#scrub').evaluate((el, v) => {
+    el.value = String(v);
+    el.dispatchEvent(new Event('input', { bubbles: true }));
+  }, step);
+  await scrubTo(1);
+  await page.waitForFunction(() => document.querySelector('#lesson-progress')?.textContent === 'Step 1 of 3');
+  assert.match(await text(page, '.step.current'), /Press Next event until alice scales web to 3 at 6s/);
+  assert.equal(await page.locator('.step.done').count(), 0);
+  await page.getByRole('button', { name: 'Live', exact: true }).click();
+  await page.waitForFunction(() => document.querySelector('#lesson-progress')?.textContent === 'Step 3 of 3');
+  // Forking there continues the lesson from that moment: the same events complete it again.
+  await scrubTo(1);
+  await page.waitForFunction(() => document.querySelector('#lesson-progress')?.textContent === 'Step 1 of 3');
+  await page.locator('#fork').click();
+  assert.equal(await text(page, '#lesson-progress'), 'Step 1 of 3');
+  await nextEventUntil(page, 'Step 3 of 3');
+
   // Step 3: Play past the resume at 15s until three replicas are ready.
   await page.getByLabel('Speed').selectOption({ label: 'max' });
   await page.getByRole('button', { name: 'Play', exact: true }).click();

@@ -264,7 +264,7 @@ pub fn to_msg(m: &Model, r: &Request) -> Option<Msg> {
 pub fn state(m: &Model, embed_id: &str) -> Value {
     let w = &m.world;
     let selected = m.selected.as_ref().and_then(|k| w.object(k));
-    let lesson = match (&m.lessons.opened, &m.lessons.progress) {
+    let lesson = match (&m.lessons.opened, m.lessons.progress()) {
         (Some(o), Some(p)) => o.guide.as_ref().map(|g| {
             json!({
                 "title": g.title,

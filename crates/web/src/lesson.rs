@@ -1,11 +1,13 @@
 //! The gallery and lesson panel: which scenario is open, how far the reader is through its
-//! lesson, and the closing question. Progress is core's `LessonProgress`, advanced on the live
-//! world after every action the reader takes; this module only holds it and formats it.
+//! lesson, and the closing question. Progress is core's `LessonTrack`, advanced on the live
+//! world after every action the reader takes; the panel shows the progress of the world being
+//! looked at, so scrubbing the timeline back shows the step of that moment, and a fork continues
+//! from it. This module only holds it and formats it.
 
 use converge_core::api::ObjectKey;
 use converge_core::engine::world::key_text;
 use converge_core::engine::World;
-use converge_core::scenario::LessonProgress;
+use converge_core::scenario::{LessonProgress, LessonTrack};
 use web_sys::HtmlTextAreaElement;
 use yew::prelude::*;
 
@@ -46,7 +48,8 @@ pub struct Lessons {
     pub paste: String,
     pub error: Option<String>,
     pub opened: Option<Opened>,
-    pub progress: Option<LessonProgress>,
+    /// The reader's progress along the session's timeline.
+    track: Option<LessonTrack>,
     /// The choice the reader picked for the closing question.
     pub answer: Option<usize>,
     /// The object the current step wants selected, not yet applied.
@@ -56,12 +59,13 @@ pub struct Lessons {
 impl Lessons {
     /// A session over `opened`, its lesson starting at `step` (counted from 0).
     pub fn with(opened: Opened, step: usize) -> Self {
-        let progress = opened.guide.as_ref().map(|g| {
-            LessonProgress::start(&opened.base, step.min(g.steps.len().saturating_sub(1)))
-        });
+        let track = opened
+            .guide
+            .as_ref()
+            .map(|g| LessonTrack::start(&opened.base, step.min(g.steps.len().saturating_sub(1))));
         let mut l = Lessons {
             opened: Some(opened),
-            progress,
+            track,
             ..Lessons::default()
         };
         l.pending_focus = l.focus();
@@ -73,23 +77,40 @@ impl Lessons {
         self.opened.as_ref().map(|o| o.id.as_str())
     }
 
+    /// Progress on the live world (the latest step of the session).
+    pub fn progress(&self) -> Option<&LessonProgress> {
+        self.track.as_ref().map(LessonTrack::live)
+    }
+
+    /// Progress as it was when `shown` (the live world or a scrubbed snapshot) was live.
+    pub fn progress_at(&self, shown: &World) -> Option<LessonProgress> {
+        self.track.as_ref().map(|t| t.at(shown))
+    }
+
     /// The object the current step is about.
     pub fn focus(&self) -> Option<ObjectKey> {
         let guide = self.opened.as_ref()?.guide.as_ref()?;
-        let step = self.progress.as_ref()?.step;
+        let step = self.progress()?.step;
         guide.steps.get(step)?.focus.clone()
     }
 
     /// Advances the lesson on the live world; remembers the new step's focus to select.
     pub fn follow(&mut self, world: &World) {
-        let (Some(o), Some(p)) = (&self.opened, &mut self.progress) else {
+        let (Some(o), Some(t)) = (&self.opened, &mut self.track) else {
             return;
         };
         let Some(guide) = &o.guide else {
             return;
         };
-        if p.advance(guide, world) > 0 {
+        if t.follow(guide, world) > 0 {
             self.pending_focus = self.focus();
+        }
+    }
+
+    /// The session forked at `world`, a snapshot: the lesson continues from its progress then.
+    pub fn fork(&mut self, world: &World) {
+        if let Some(t) = &mut self.track {
+            t.fork(world);
         }
     }
 
@@ -100,7 +121,7 @@ impl Lessons {
 
     /// Every step done and the question answered correctly.
     pub fn done(&self) -> bool {
-        match (&self.opened, &self.progress, self.answer) {
+        match (&self.opened, self.progress(), self.answer) {
             (Some(o), Some(p), Some(a)) => o
                 .guide
                 .as_ref()
@@ -200,10 +221,11 @@ pub fn view_gallery(m: &Model, send: &Callback<Msg>, on_file: Callback<Event>) -
     }
 }
 
-/// The lesson panel: the current step's narration, what completes it, and the closing check.
+/// The lesson panel: the current step's narration, what completes it, and the closing check,
+/// as they were at the moment shown (a scrubbed snapshot, else the live world).
 pub fn view_lesson(m: &Model, send: &Callback<Msg>) -> Html {
     let l = &m.lessons;
-    let (Some(o), Some(p)) = (&l.opened, &l.progress) else {
+    let (Some(o), Some(p)) = (&l.opened, l.progress_at(m.shown())) else {
         return html! {};
     };
     let Some(guide) = &o.guide else {
@@ -285,7 +307,7 @@ mod tests {
         assert_eq!(m.lessons.id(), Some("paused-controller"));
         assert_eq!(m.world.now().as_ms(), 0);
         assert!(m.actions.is_empty());
-        assert_eq!(m.lessons.progress.as_ref().map(|p| p.step), Some(0));
+        assert_eq!(m.lessons.progress().map(|p| p.step), Some(0));
         assert_eq!(
             m.selected.as_ref().map(key_text),
             Some("deployments default/web".to_owned())
@@ -296,11 +318,11 @@ mod tests {
     fn the_lesson_advances_as_the_reader_steps_and_is_done_after_the_right_answer() {
         let mut m = opened("paused-controller");
         let mut guard = 0;
-        while m.lessons.progress.as_ref().is_none_or(|p| p.step != 3) && guard < 2_000 {
+        while m.lessons.progress().is_none_or(|p| p.step != 3) && guard < 2_000 {
             m.update(Msg::NextEvent);
             guard += 1;
         }
-        assert_eq!(m.lessons.progress.as_ref().map(|p| p.step), Some(3));
+        assert_eq!(m.lessons.progress().map(|p| p.step), Some(3));
         assert!(!m.lessons.done());
         m.update(Msg::Lesson(LessonMsg::Answer(0)));
         assert!(
@@ -317,7 +339,7 @@ mod tests {
         for _ in 0..40 {
             m.update(Msg::NextEvent);
         }
-        let step = m.lessons.progress.as_ref().map(|p| p.step);
+        let step = m.lessons.progress().map(|p| p.step);
         assert!(step.is_some_and(|s| s > 0), "{step:?}");
         let again = Model::from_workspace_with(
             m.workspace(),
@@ -327,7 +349,49 @@ mod tests {
             ),
         );
         assert_eq!(again.world.trace_text(), m.world.trace_text());
-        assert_eq!(again.lessons.progress.as_ref().map(|p| p.step), step);
+        assert_eq!(again.lessons.progress().map(|p| p.step), step);
+    }
+
+    #[test]
+    fn scrubbing_back_shows_the_earlier_step_and_a_fork_continues_from_it() {
+        let mut m = opened("scale-up");
+        let mut guard = 0;
+        while m.lessons.progress().is_none_or(|p| p.step == 0) && guard < 2_000 {
+            m.update(Msg::NextEvent);
+            guard += 1;
+        }
+        let moved_at = m.world.steps();
+        assert!(m.lessons.progress().is_some_and(|p| p.step >= 1));
+        m.update(Msg::Scrub(Some(moved_at - 1)));
+        let shown = m.lessons.progress_at(m.shown()).map(|p| p.step);
+        assert_eq!(
+            shown,
+            Some(0),
+            "the panel shows step 1 of the scrubbed moment"
+        );
+        m.update(Msg::Scrub(None));
+        assert!(m
+            .lessons
+            .progress_at(m.shown())
+            .is_some_and(|p| p.step >= 1));
+        m.update(Msg::Scrub(Some(moved_at - 1)));
+        m.update(Msg::Fork);
+        assert_eq!(m.lessons.progress().map(|p| p.step), Some(0));
+        m.update(Msg::NextEvent);
+        assert_eq!(m.world.steps(), moved_at);
+        assert!(
+            m.lessons.progress().is_some_and(|p| p.step >= 1),
+            "the same next event completes step 1 again"
+        );
+        // The forked session's log replays to the same world (a reload, a share link).
+        let again = Model::from_workspace_with(
+            m.workspace(),
+            Lessons::with(
+                gallery::open("scale-up").unwrap_or_else(|e| panic!("{e}")),
+                0,
+            ),
+        );
+        assert_eq!(again.world.trace_text(), m.world.trace_text());
     }
 
     #[test]
@@ -337,7 +401,7 @@ mod tests {
         m.update(Msg::Reset);
         assert_eq!(m.lessons.id(), Some("scale-up"));
         assert_eq!(m.world.now().as_ms(), 0);
-        assert_eq!(m.lessons.progress.as_ref().map(|p| p.step), Some(0));
+        assert_eq!(m.lessons.progress().map(|p| p.step), Some(0));
     }
 
     #[test]

@@ -423,8 +423,13 @@ impl Model {
             return;
         };
         if let Some(world) = self.history.fork(step) {
+            // Each action is one world step, on top of the steps that built the base world (a
+            // scenario's objects): keep the actions that led to the snapshot.
+            let base_steps = self.world.steps().saturating_sub(self.actions.len() as u64);
+            self.lessons.fork(&world);
             self.world = world;
-            self.actions.truncate(step as usize);
+            self.actions
+                .truncate(step.saturating_sub(base_steps) as usize);
             self.reports.retain(|(s, _)| *s <= step);
             self.notice = Some(format!("Forked at step {step}: later steps were dropped."));
         }

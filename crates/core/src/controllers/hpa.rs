@@ -1,34 +1,80 @@
 //! The HorizontalPodAutoscaler controller (autoscaling/v2, CPU utilization) [kubernetes
-//! pkg/controller/podautoscaler/horizontal.go, replica_calculator.go]: every 15 s it reads the
-//! simulated load of its target, computes `ceil(usageRatio × readyPods)` with a 10 % tolerance,
-//! clamps to min/max and the default scale-up rate (max of 2× and +4 per period), applies the
-//! 300 s downscale stabilization window, writes the target's `spec.replicas` and its own status
-//! and AbleToScale/ScalingActive/ScalingLimited conditions.
+//! pkg/controller/podautoscaler/horizontal.go, replica_calculator.go, metrics/utilization.go].
 //!
-//! The metric is the world's simulated load (environment), not a metrics API. Deviation: the
-//! target is scaled with a merge patch of the Deployment, not through `/scale`.
-//! Deviation: the ready count is the target's `status.readyReplicas`; kube reads the scale's
-//! selector, lists the Pods and counts each Pod's Ready condition, never the Deployment status.
+//! Every 15 s (`--horizontal-pod-autoscaler-sync-period`) it reads its target's scale
+//! (`spec.replicas` and `spec.selector` of the Deployment), lists the Pods the selector matches
+//! from its own Pod informer, and runs kube's replica calculator on them: `groupPods` ignores
+//! Pods being deleted and Failed Pods; Pending Pods, and Pods whose Ready condition is absent,
+//! False, or (within the 5 min CPU initialization period) True for less than one metric window,
+//! are *unready*; Running Pods without a sample are *missing*. The utilization of the ready
+//! Pods, `Σ usage × 100 / Σ request` (integer division, as kube's `int32`), over the target
+//! gives the usage ratio; within the 10 % tolerance nothing changes, else `ceil(ratio × ready)`.
+//! When there are unready Pods on a scale-up, or missing Pods, kube recomputes with unready
+//! Pods at 0 % (scale-up only), missing Pods at 0 % on a scale-up and at max(100 %, target) of
+//! their request on a scale-down, and keeps the current count when the recomputed ratio is
+//! within tolerance or flips direction. Then `normalizeDesiredReplicas` (no `spec.behavior`):
+//! the highest recommendation of the last 300 s (downscale stabilization), clamped to min/max
+//! and to the scale-up limit `max(2 × current, 4)`. Status, conditions, reasons and messages are
+//! kube's (`SucceededGetScale`, `ValidMetricFound`, `FailedGetResourceMetric`, `ReadyForNewScale`,
+//! `ScaleDownStabilized`, `SucceededRescale`, `DesiredWithinRange`, `ScaleUpLimit`, ...).
+//!
+//! The metric (simulated metrics-server): the world's load for the target
+//! (`Environment::load_millicores`, total CPU demand in millicores) is served by the target's
+//! Pods in phase Running that are not being deleted, split evenly in integer millicores (the
+//! remainder goes one millicore each to the first Pods by name). Every Running Pod has a sample
+//! (a terminating one reads 0m); Pending Pods have none. A sample is taken at the sync
+//! (timestamp = now) over a 15 s window (metrics-server's default resolution).
+//!
+//! Deviations from kube:
+//! - The scale is read from this controller's informer cache (kube GETs `/scale` from the API
+//!   server on every sync), and written with a merge patch of the Deployment's `spec.replicas`,
+//!   not an update of `/scale`.
+//! - Which Pods have a sample, and which Pods share the load, is read from the Pods' phase in
+//!   the API (metrics-server asks the kubelets); a Pod's Ready condition is read from its status,
+//!   exactly as kube's calculator does.
+//! - Only the `Resource` cpu metric with a `Utilization` target is modelled (the first one in
+//!   `spec.metrics`; 80 % when there is none, kube's default). `spec.behavior` is not modelled,
+//!   nor the `AmbiguousSelector` check, nor Events (`SuccessfulRescale`, ...).
+//! - A failed sync is retried on the next 15 s period, as kube's HPA rate limiter does, so the
+//!   trace shows the failure in the HPA's status conditions, not as a reconcile error.
+//!
+//! As in kube without its newer `HPAGeneration` feature gate, HPAs have no generation here: the status
+//! has no `observedGeneration`, and a spec change waits for the next period.
 
 use crate::api::meta::JsonPointer;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use serde_json::{json, Value};
 
-use super::util::{self, deployments, hpas, str_at};
+use super::util::{self, deployments, hpas, pods, str_at};
 use super::{Action, Ctx, ReconcileError, Reconciler};
-use crate::api::{GroupResource, ObjectKey, WatchEvent};
+use crate::api::{GroupResource, ObjectKey, WatchEvent, WatchEventType};
 use crate::engine::informer::Informer;
 use crate::time::SimTime;
 
+/// `--horizontal-pod-autoscaler-sync-period`.
 pub const SYNC_PERIOD_MS: u64 = 15_000;
+/// `--horizontal-pod-autoscaler-tolerance`.
 pub const TOLERANCE: f64 = 0.1;
+/// `--horizontal-pod-autoscaler-downscale-stabilization`.
 pub const DOWNSCALE_STABILIZATION_MS: u64 = 300_000;
+/// `--horizontal-pod-autoscaler-cpu-initialization-period`.
+pub const CPU_INITIALIZATION_PERIOD_MS: u64 = 300_000;
+/// `--horizontal-pod-autoscaler-initial-readiness-delay`.
+pub const INITIAL_READINESS_DELAY_MS: u64 = 30_000;
+/// The window of a simulated metrics-server sample (its default `--metric-resolution`).
+pub const METRIC_WINDOW_MS: u64 = 15_000;
+/// kube's default target when `spec.metrics` names no CPU utilization.
+pub const DEFAULT_CPU_UTILIZATION: i64 = 80;
+
+const SCALE_UP_LIMIT_FACTOR: i64 = 2;
+const SCALE_UP_LIMIT_MINIMUM: i64 = 4;
 
 #[derive(Clone, Debug, Default)]
 pub struct HpaController {
-    /// Recent recommendations per HPA, for the downscale stabilization window.
+    /// Unstabilized recommendations per HPA (kube's `recommendations`), for the downscale
+    /// stabilization window.
     recommendations: BTreeMap<ObjectKey, Vec<(SimTime, i64)>>,
 }
 
@@ -36,26 +82,291 @@ impl HpaController {
     pub fn new() -> Self {
         Self::default()
     }
+
+    /// kube's `stabilizeRecommendation`: the highest recommendation not older than the window
+    /// (this one included); this one replaces an expired sample or is appended.
+    fn stabilize(&mut self, key: &ObjectKey, recommendation: i64, now: SimTime) -> i64 {
+        let recs = self.recommendations.entry(key.clone()).or_default();
+        let mut highest = recommendation;
+        let mut old = None;
+        for (i, (t, r)) in recs.iter().enumerate() {
+            if t.as_ms() + DOWNSCALE_STABILIZATION_MS < now.as_ms() {
+                old = Some(i);
+            } else if *r > highest {
+                highest = *r;
+            }
+        }
+        match old {
+            Some(i) => recs[i] = (now, recommendation),
+            None => recs.push((now, recommendation)),
+        }
+        highest
+    }
 }
 
-/// The replica count the utilization asks for, or None within tolerance.
-pub fn desired_replicas(
-    total_usage_millis: u64,
-    ready: i64,
-    request_millis: u64,
+/// Whether a usage ratio is within kube's default tolerance (`Tolerances.isWithin`).
+fn within_tolerance(ratio: f64) -> bool {
+    ((1.0 - TOLERANCE)..=(1.0 + TOLERANCE)).contains(&ratio)
+}
+
+/// What the replica calculator proposes for one CPU utilization metric.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Proposal {
+    pub replicas: i64,
+    /// The ready Pods' utilization in percent of their requests (`currentMetrics`).
+    pub utilization: i64,
+    /// Their average usage in millicores.
+    pub average_millis: i64,
+}
+
+/// The simulated metrics-server: one sample per Running Pod, in millicores, sharing
+/// `load_millis` among the Running Pods that are not being deleted (see the module docs).
+pub fn pod_metrics(pods: &[&Value], load_millis: u64) -> BTreeMap<String, u64> {
+    let running: Vec<&Value> = pods
+        .iter()
+        .copied()
+        .filter(|p| str_at(p, "/status/phase") == "Running")
+        .collect();
+    let mut serving: Vec<&str> = running
+        .iter()
+        .filter(|p| !util::is_terminating(p))
+        .map(|p| util::name(p))
+        .collect();
+    serving.sort_unstable();
+    let mut metrics: BTreeMap<String, u64> = running
+        .iter()
+        .map(|p| (util::name(p).to_owned(), 0))
+        .collect();
+    let n = serving.len() as u64;
+    if n > 0 {
+        for (i, name) in serving.iter().enumerate() {
+            let extra = u64::from((i as u64) < load_millis % n);
+            metrics.insert((*name).to_owned(), load_millis / n + extra);
+        }
+    }
+    metrics
+}
+
+/// kube's `groupPods` for the cpu resource: (ready count, unready, missing, ignored).
+fn group_pods(
+    pods: &[&Value],
+    metrics: &BTreeMap<String, u64>,
+    now: SimTime,
+) -> (usize, BTreeSet<String>, BTreeSet<String>, BTreeSet<String>) {
+    let (mut ready, mut unready, mut missing, mut ignored) =
+        (0, BTreeSet::new(), BTreeSet::new(), BTreeSet::new());
+    for pod in pods {
+        let name = util::name(pod).to_owned();
+        let phase = str_at(pod, "/status/phase");
+        if util::is_terminating(pod) || phase == "Failed" {
+            ignored.insert(name);
+            continue;
+        }
+        if phase == "Pending" {
+            unready.insert(name);
+            continue;
+        }
+        if !metrics.contains_key(&name) {
+            missing.insert(name);
+            continue;
+        }
+        let condition = pod
+            .at("/status")
+            .and_then(|s| util::find_condition(s, "Ready"));
+        let start = SimTime::parse_rfc3339(str_at(pod, "/status/startTime"));
+        let is_unready = match (condition, start) {
+            (Some(c), Some(start)) => {
+                let status = str_at(c, "/status");
+                let since = SimTime::parse_rfc3339(str_at(c, "/lastTransitionTime"))
+                    .unwrap_or(SimTime::ZERO);
+                if start.as_ms() + CPU_INITIALIZATION_PERIOD_MS > now.as_ms() {
+                    // Within the initialization period: unready, or ready for less than one
+                    // metric window (the sample may predate readiness).
+                    status == "False" || now.as_ms() < since.as_ms() + METRIC_WINDOW_MS
+                } else {
+                    // Later: unready only if it has never been ready.
+                    status == "False" && start.as_ms() + INITIAL_READINESS_DELAY_MS > since.as_ms()
+                }
+            }
+            _ => true,
+        };
+        if is_unready {
+            unready.insert(name);
+        } else {
+            ready += 1;
+        }
+    }
+    (ready, unready, missing, ignored)
+}
+
+/// kube's `calculateRequests` for cpu: each Pod's containers' requests (restartable init
+/// containers included), or the error naming the first container without one.
+fn pod_requests(pods: &[&Value]) -> Result<BTreeMap<String, u64>, String> {
+    let mut requests = BTreeMap::new();
+    for pod in pods {
+        let spec = pod.get("spec").unwrap_or(&Value::Null);
+        let sidecars = spec
+            .get("initContainers")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter(|c| str_at(c, "/restartPolicy") == "Always");
+        let containers = spec
+            .get("containers")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .chain(sidecars);
+        let mut sum = 0;
+        for c in containers {
+            let Some(q) = c.at("/resources/requests/cpu") else {
+                return Err(format!(
+                    "missing request for cpu in container {} of Pod {}",
+                    str_at(c, "/name"),
+                    util::name(pod)
+                ));
+            };
+            sum += util::cpu_millis(q);
+        }
+        requests.insert(util::name(pod).to_owned(), sum);
+    }
+    Ok(requests)
+}
+
+/// kube's `GetResourceUtilizationRatio`: (ratio, utilization %, average millicores).
+fn utilization_ratio(
+    metrics: &BTreeMap<String, u64>,
+    requests: &BTreeMap<String, u64>,
     target_pct: i64,
-) -> Option<i64> {
-    if ready <= 0 || request_millis == 0 || target_pct <= 0 {
-        return None;
+) -> Result<(f64, i64, i64), String> {
+    let (mut total, mut requested, mut entries) = (0_i64, 0_i64, 0_i64);
+    for (name, usage) in metrics {
+        let Some(request) = requests.get(name) else {
+            continue;
+        };
+        total += *usage as i64;
+        requested += *request as i64;
+        entries += 1;
     }
-    let utilization = total_usage_millis as f64 * 100.0 / (ready as f64 * request_millis as f64);
-    let ratio = utilization / target_pct as f64;
-    if (ratio - 1.0).abs() <= TOLERANCE {
-        return None;
+    if requested == 0 {
+        return Err("no metrics returned matched known pods".into());
     }
-    Some((ratio * ready as f64).ceil() as i64)
+    let utilization = total * 100 / requested;
+    Ok((
+        utilization as f64 / target_pct as f64,
+        utilization,
+        total / entries,
+    ))
 }
 
+/// kube's `GetResourceReplicas` for cpu: the replica count for `target_pct` utilization given
+/// the selected Pods and their samples; the error text is kube's.
+pub fn resource_replicas(
+    current: i64,
+    target_pct: i64,
+    pods: &[&Value],
+    metrics: &BTreeMap<String, u64>,
+    now: SimTime,
+) -> Result<Proposal, String> {
+    if metrics.is_empty() {
+        return Err(
+            "unable to get metrics for resource cpu: no metrics returned from resource metrics API"
+                .into(),
+        );
+    }
+    if pods.is_empty() {
+        return Err("no pods returned by selector while calculating replica count".into());
+    }
+    let (ready, unready, missing, ignored) = group_pods(pods, metrics, now);
+    let mut metrics = metrics.clone();
+    metrics.retain(|name, _| !ignored.contains(name) && !unready.contains(name));
+    if metrics.is_empty() {
+        return Err("did not receive metrics for targeted pods (pods might be unready)".into());
+    }
+    let requests = pod_requests(pods)?;
+    let (ratio, utilization, average_millis) = utilization_ratio(&metrics, &requests, target_pct)?;
+    let proposal = |replicas| Proposal {
+        replicas,
+        utilization,
+        average_millis,
+    };
+    let scale_up_with_unready = !unready.is_empty() && ratio > 1.0;
+    if !scale_up_with_unready && missing.is_empty() {
+        if within_tolerance(ratio) {
+            return Ok(proposal(current));
+        }
+        return Ok(proposal((ratio * ready as f64).ceil() as i64));
+    }
+    if !missing.is_empty() {
+        let fallback = target_pct.max(100) as u64;
+        for name in &missing {
+            let request = requests.get(name).copied().unwrap_or(0);
+            if ratio < 1.0 {
+                metrics.insert(name.clone(), request * fallback / 100);
+            } else if ratio > 1.0 {
+                metrics.insert(name.clone(), 0);
+            }
+        }
+    }
+    if scale_up_with_unready {
+        for name in &unready {
+            metrics.insert(name.clone(), 0);
+        }
+    }
+    let (new_ratio, _, _) = utilization_ratio(&metrics, &requests, target_pct)?;
+    if within_tolerance(new_ratio)
+        || (ratio < 1.0 && new_ratio > 1.0)
+        || (ratio > 1.0 && new_ratio < 1.0)
+    {
+        return Ok(proposal(current));
+    }
+    let replicas = (new_ratio * metrics.len() as f64).ceil() as i64;
+    if (new_ratio < 1.0 && replicas > current) || (new_ratio > 1.0 && replicas < current) {
+        return Ok(proposal(current));
+    }
+    Ok(proposal(replicas))
+}
+
+/// kube's `convertDesiredReplicasWithRules`: (replicas, ScalingLimited reason, message).
+pub fn limit_replicas(
+    current: i64,
+    desired: i64,
+    min: i64,
+    max: i64,
+) -> (i64, &'static str, &'static str) {
+    let scale_up_limit = (SCALE_UP_LIMIT_FACTOR * current).max(SCALE_UP_LIMIT_MINIMUM);
+    let (allowed_max, reason, message) = if max > scale_up_limit {
+        (
+            scale_up_limit,
+            "ScaleUpLimit",
+            "the desired replica count is increasing faster than the maximum scale rate",
+        )
+    } else {
+        (
+            max,
+            "TooManyReplicas",
+            "the desired replica count is more than the maximum replica count",
+        )
+    };
+    if desired < min {
+        (
+            min,
+            "TooFewReplicas",
+            "the desired replica count is less than the minimum replica count",
+        )
+    } else if desired > allowed_max {
+        (allowed_max, reason, message)
+    } else {
+        (
+            desired,
+            "DesiredWithinRange",
+            "the desired count is within the acceptable range",
+        )
+    }
+}
+
+/// kube's `setConditionInList`: updated in place (the transition time moves only when the
+/// status changes), or appended.
 fn set_condition(
     status: &mut Value,
     type_: &str,
@@ -64,25 +375,97 @@ fn set_condition(
     message: &str,
     now: SimTime,
 ) {
-    let mut list: Vec<Value> = status
-        .get("conditions")
-        .and_then(Value::as_array)
-        .cloned()
-        .unwrap_or_default();
-    let mut transition = now.rfc3339();
-    if let Some(old) = list.iter().find(|c| str_at(c, "/type") == type_) {
-        if str_at(old, "/status") == s {
-            transition = str_at(old, "/lastTransitionTime").to_owned();
+    if !status.get("conditions").is_some_and(Value::is_array) {
+        status["conditions"] = json!([]);
+    }
+    let Some(list) = status.get_mut("conditions").and_then(Value::as_array_mut) else {
+        return;
+    };
+    let pos = match list.iter().position(|c| str_at(c, "/type") == type_) {
+        Some(i) => i,
+        None => {
+            list.push(json!({"type": type_, "status": "", "lastTransitionTime": now.rfc3339()}));
+            list.len() - 1
+        }
+    };
+    let c = &mut list[pos];
+    if str_at(c, "/status") != s {
+        c["lastTransitionTime"] = json!(now.rfc3339());
+    }
+    c["status"] = json!(s);
+    c["reason"] = json!(reason);
+    c["message"] = json!(message);
+}
+
+/// kube's `setStatus`: the status rebuilt from the replica counts and metric statuses, keeping
+/// `lastScaleTime` (now, after a rescale) and the conditions.
+fn rebuilt_status(
+    old: &Value,
+    current: i64,
+    desired: i64,
+    metrics: Option<Value>,
+    rescaled_at: Option<SimTime>,
+) -> Value {
+    let mut s = json!({});
+    match rescaled_at {
+        Some(t) => s["lastScaleTime"] = json!(t.rfc3339()),
+        None => {
+            if let Some(t) = old.get("lastScaleTime") {
+                s["lastScaleTime"] = t.clone();
+            }
         }
     }
-    let entry = json!({
-        "type": type_, "status": s, "lastTransitionTime": transition, "reason": reason, "message": message,
-    });
-    match list.iter_mut().find(|c| str_at(c, "/type") == type_) {
-        Some(c) => *c = entry,
-        None => list.push(entry),
+    s["currentReplicas"] = json!(current);
+    s["desiredReplicas"] = json!(desired);
+    if let Some(m) = metrics {
+        s["currentMetrics"] = m;
     }
-    status["conditions"] = Value::Array(list);
+    if let Some(c) = old
+        .get("conditions")
+        .filter(|c| c.as_array().is_some_and(|a| !a.is_empty()))
+    {
+        s["conditions"] = c.clone();
+    }
+    s
+}
+
+/// A cpu quantity as `resource.NewMilliQuantity(m, DecimalSI)` prints it.
+fn milli_quantity(m: i64) -> String {
+    if m % 1000 == 0 {
+        format!("{}", m / 1000)
+    } else {
+        format!("{m}m")
+    }
+}
+
+impl HpaController {
+    /// After a failed metric or rescale: kube's `setCurrentReplicasAndMetricsInStatus` (the
+    /// previous `desiredReplicas` kept) and `updateStatusIfNeeded`; retried next period.
+    fn write_failure(
+        &self,
+        ctx: &mut Ctx<'_>,
+        hpa: &Value,
+        status: &Value,
+        current: i64,
+        metrics: Option<Value>,
+    ) -> Result<Action, ReconcileError> {
+        let desired = util::i64_at(status, "/desiredReplicas").unwrap_or(0);
+        let s = rebuilt_status(status, current, desired, metrics, None);
+        self.write_status(ctx, hpa, s);
+        Ok(Action::RequeueAfter { ms: SYNC_PERIOD_MS })
+    }
+
+    /// Sends the status if it changed (kube's `updateStatusIfNeeded`). A refused write (a 409
+    /// from a stale cache) is only logged by kube and retried on the next period; the trace
+    /// shows the request and its code.
+    fn write_status(&self, ctx: &mut Ctx<'_>, hpa: &Value, status: Value) {
+        if Some(&status) != hpa.get("status") {
+            let mut body = hpa.clone();
+            body["status"] = status;
+            let _refused_until_next_period =
+                ctx.send(util::update_status(&self.principal(), hpas(), body));
+        }
+    }
 }
 
 impl Reconciler for HpaController {
@@ -95,21 +478,28 @@ impl Reconciler for HpaController {
     }
 
     fn watches(&self, gr: &GroupResource) -> bool {
-        *gr == hpas() || *gr == deployments()
+        *gr == hpas() || *gr == deployments() || *gr == pods()
     }
 
     fn keys_for(
         &mut self,
         ev: &WatchEvent,
-        _old: Option<&Arc<Value>>,
-        _new: &Arc<Value>,
+        old: Option<&Arc<Value>>,
+        new: &Arc<Value>,
         _cache: &Informer,
     ) -> Vec<ObjectKey> {
-        // The HPA works on its resync period; only its own objects wake it.
-        if ev.key.gr == hpas() {
-            return vec![ev.key.clone()];
+        // The HPA works on its resync period. A new HPA is synced at once (kube's enqueueHPA);
+        // an update, its own status writes included, waits for the next period
+        // (enqueueRateLimited), unless it brings a new generation (kube with HPAGeneration).
+        // Deployments and Pods are in its cache for reading (kube's pod lister).
+        if ev.key.gr != hpas() {
+            return Vec::new();
         }
-        Vec::new()
+        let respec = old.is_none_or(|o| util::generation(o) != util::generation(new));
+        if ev.event_type == WatchEventType::Modified && !respec {
+            return Vec::new();
+        }
+        vec![ev.key.clone()]
     }
 
     fn periodic(&self) -> bool {
@@ -125,187 +515,414 @@ impl Reconciler for HpaController {
             self.recommendations.remove(key);
             return Ok(Action::AwaitChange);
         };
+        let requeue = Ok(Action::RequeueAfter { ms: SYNC_PERIOD_MS });
         let now = ctx.now;
+        let mut status = hpa.get("status").cloned().unwrap_or_else(|| json!({}));
         let target_name = str_at(&hpa, "/spec/scaleTargetRef/name").to_owned();
         let target_key = ObjectKey::new(deployments(), &key.namespace, &target_name);
-        let min = util::i64_at(&hpa, "/spec/minReplicas").unwrap_or(1);
-        let max = util::i64_at(&hpa, "/spec/maxReplicas").unwrap_or(min);
-        let target_pct = hpa
-            .at("/spec/metrics")
-            .and_then(Value::as_array)
-            .and_then(|ms| {
-                ms.iter()
-                    .find_map(|m| m.at("/resource/target/averageUtilization"))
-            })
-            .and_then(Value::as_i64)
-            .unwrap_or(80);
-        let mut status = hpa.get("status").cloned().unwrap_or_else(|| json!({}));
-        let principal = self.principal();
         let Some(dep) = ctx.cache.get(&target_key).map(|d| d.as_ref().clone()) else {
             set_condition(&mut status, "AbleToScale", "False", "FailedGetScale",
                 &format!("the HPA controller was unable to get the target's current scale: deployments.apps \"{target_name}\" not found"), now);
-            let mut body = hpa.clone();
-            body["status"] = status;
-            if Some(&body) != Some(&hpa) {
-                ctx.send(util::update_status(&principal, hpas(), body))?;
-            }
-            return Ok(Action::RequeueAfter { ms: SYNC_PERIOD_MS });
+            self.write_status(ctx, &hpa, status);
+            return requeue;
         };
-        let current = util::i64_at(&dep, "/spec/replicas").unwrap_or(1);
-        let ready = util::i64_at(&dep, "/status/readyReplicas").unwrap_or(0);
-        let (request, _) = util::pod_requests(
-            &json!({"spec": dep.at("/spec/template/spec").cloned().unwrap_or(Value::Null)}),
+        set_condition(
+            &mut status,
+            "AbleToScale",
+            "True",
+            "SucceededGetScale",
+            "the HPA controller was able to get the target's current scale",
+            now,
         );
-        let load = ctx
-            .env
-            .load_millicores
-            .get(&format!("{}/{}", key.namespace, target_name))
-            .copied()
-            .unwrap_or(0);
-        let metric_ok = ready > 0 && request > 0;
-        let mut desired = if metric_ok {
-            desired_replicas(load, ready, request, target_pct).unwrap_or(current)
-        } else {
-            current
-        };
-        if metric_ok {
-            let utilization =
-                (load as f64 * 100.0 / (ready as f64 * request as f64)).round() as i64;
-            status["currentMetrics"] = json!([{"type": "Resource", "resource": {"name": "cpu", "current": {
-                "averageUtilization": utilization,
-                "averageValue": format!("{}m", load / ready as u64),
-            }}}]);
-            set_condition(&mut status, "ScalingActive", "True", "ValidMetricFound",
-                "the HPA was able to successfully calculate a replica count from cpu resource utilization (percentage of request)", now);
-        } else {
+        let current = util::i64_at(&dep, "/spec/replicas").unwrap_or(1);
+        self.recommendations
+            .entry(key.clone())
+            .or_insert_with(|| vec![(now, current)]);
+        let min = util::i64_at(&hpa, "/spec/minReplicas").unwrap_or(1);
+        let max = util::i64_at(&hpa, "/spec/maxReplicas").unwrap_or(min);
+        let mut metric_status = None;
+        let desired = if current == 0 {
             set_condition(
                 &mut status,
                 "ScalingActive",
                 "False",
-                "FailedGetResourceMetric",
-                "the HPA was unable to compute the replica count: no recommendation",
+                "ScalingDisabled",
+                "scaling is disabled since the replica count of the target is zero",
                 now,
             );
-        }
-        // Downscale stabilization: the highest recommendation of the last 300 s.
-        let recs = self.recommendations.entry(key.clone()).or_default();
-        recs.retain(|(t, _)| now.as_ms() < t.as_ms() + DOWNSCALE_STABILIZATION_MS);
-        recs.push((now, desired));
-        let stabilized = recs.iter().map(|(_, r)| *r).max().unwrap_or(desired);
-        let mut able = (
-            "ReadyForNewScale",
-            "recommended size matches current size".to_owned(),
-        );
-        let raw = desired;
-        desired = current.max(raw).min(stabilized);
-        if desired != raw {
-            able = ("ScaleDownStabilized", "recent recommendations were higher than current one, applying the highest recent recommendation".to_owned());
-        }
-        let scale_up_limit = (current * 2).max(current + 4);
-        let limited = if desired > max {
-            desired = max;
-            Some((
-                "TooManyReplicas",
-                "the desired replica count is more than the maximum replica count",
-            ))
-        } else if desired < min {
-            desired = min;
-            Some((
-                "TooFewReplicas",
-                "the desired replica count is less than the minimum replica count",
-            ))
-        } else if desired > scale_up_limit {
-            desired = scale_up_limit;
-            Some((
-                "ScaleUpLimit",
-                "the desired replica count is increasing faster than the maximum scale rate",
-            ))
+            0
+        } else if current > max {
+            max
+        } else if current < min {
+            min
         } else {
-            None
+            let target_pct = hpa
+                .at("/spec/metrics")
+                .and_then(Value::as_array)
+                .and_then(|ms| {
+                    ms.iter()
+                        .filter(|m| str_at(m, "/resource/name") == "cpu")
+                        .find_map(|m| m.at("/resource/target/averageUtilization"))
+                })
+                .and_then(Value::as_i64)
+                .unwrap_or(DEFAULT_CPU_UTILIZATION);
+            let selector = dep.at("/spec/selector").cloned().unwrap_or(Value::Null);
+            let pod_gr = pods();
+            let selected: Vec<&Value> = ctx
+                .cache
+                .list(&pod_gr)
+                .map(|p| p.as_ref())
+                .filter(|p| {
+                    util::namespace(p) == key.namespace
+                        && util::selector_matches(&selector, &util::labels(p))
+                })
+                .collect();
+            let load = ctx
+                .env
+                .load_millicores
+                .get(&format!("{}/{}", key.namespace, target_name))
+                .copied()
+                .unwrap_or(0);
+            let metrics = pod_metrics(&selected, load);
+            match resource_replicas(current, target_pct, &selected, &metrics, now) {
+                Err(e) => {
+                    set_condition(&mut status, "ScalingActive", "False", "FailedGetResourceMetric",
+                        &format!("the HPA was unable to compute the replica count: failed to get cpu utilization: {e}"), now);
+                    // kube's statuses slice holds one empty entry per failed metric.
+                    let metrics = Some(json!([{"type": ""}]));
+                    return self.write_failure(ctx, &hpa, &status, current, metrics);
+                }
+                Ok(p) => {
+                    set_condition(&mut status, "ScalingActive", "True", "ValidMetricFound",
+                        "the HPA was able to successfully calculate a replica count from cpu resource utilization (percentage of request)", now);
+                    metric_status = Some(
+                        json!([{"type": "Resource", "resource": {"name": "cpu", "current": {
+                            "averageValue": milli_quantity(p.average_millis),
+                            "averageUtilization": p.utilization,
+                        }}}]),
+                    );
+                    let proposed = p.replicas.max(0);
+                    let stabilized = self.stabilize(key, proposed, now);
+                    if stabilized != proposed {
+                        set_condition(&mut status, "AbleToScale", "True", "ScaleDownStabilized",
+                            "recent recommendations were higher than current one, applying the highest recent recommendation", now);
+                    } else {
+                        set_condition(
+                            &mut status,
+                            "AbleToScale",
+                            "True",
+                            "ReadyForNewScale",
+                            "recommended size matches current size",
+                            now,
+                        );
+                    }
+                    let (desired, reason, message) = limit_replicas(current, stabilized, min, max);
+                    let limited = if desired == stabilized {
+                        "False"
+                    } else {
+                        "True"
+                    };
+                    set_condition(&mut status, "ScalingLimited", limited, reason, message, now);
+                    desired
+                }
+            }
         };
-        match limited {
-            Some((r, m)) => set_condition(&mut status, "ScalingLimited", "True", r, m, now),
-            None => set_condition(
-                &mut status,
-                "ScalingLimited",
-                "False",
-                "DesiredWithinRange",
-                "the desired count is within the acceptable range",
-                now,
-            ),
-        }
-        if desired != current {
+        let rescale = current != 0 && desired != current;
+        let mut rescaled_at = None;
+        if rescale {
             let patch = json!({"spec": {"replicas": desired}});
-            match ctx.send(util::patch(
-                &principal,
+            let req = util::patch(
+                &self.principal(),
                 deployments(),
                 &key.namespace,
                 &target_name,
                 patch,
-            )) {
-                Ok(_) => {
-                    able = (
-                        "SucceededRescale",
-                        format!(
-                            "the HPA controller was able to update the target scale to {desired}"
-                        ),
-                    );
-                    status["lastScaleTime"] = json!(now.rfc3339());
-                }
-                Err(e) => {
-                    set_condition(
-                        &mut status,
-                        "AbleToScale",
-                        "False",
-                        "FailedUpdateScale",
-                        &format!("the HPA controller was unable to update the target scale: {e}"),
-                        now,
-                    );
-                    let mut body = hpa.clone();
-                    body["status"] = status;
-                    let _ = ctx.send(util::update_status(&principal, hpas(), body));
-                    return Err(e.into());
-                }
+            );
+            if let Err(e) = ctx.send(req) {
+                set_condition(
+                    &mut status,
+                    "AbleToScale",
+                    "False",
+                    "FailedUpdateScale",
+                    &format!("the HPA controller was unable to update the target scale: {e}"),
+                    now,
+                );
+                return self.write_failure(ctx, &hpa, &status, current, metric_status);
             }
+            set_condition(
+                &mut status,
+                "AbleToScale",
+                "True",
+                "SucceededRescale",
+                &format!("the HPA controller was able to update the target scale to {desired}"),
+                now,
+            );
+            rescaled_at = Some(now);
         }
-        set_condition(&mut status, "AbleToScale", "True", able.0, &able.1, now);
-        status["observedGeneration"] = json!(util::generation(&hpa));
-        status["currentReplicas"] = json!(current);
-        status["desiredReplicas"] = json!(desired);
-        order(&mut status);
-        if Some(&status) != hpa.get("status") {
-            let mut body = hpa.clone();
-            body["status"] = status;
-            ctx.send(util::update_status(&principal, hpas(), body))?;
-        }
-        Ok(Action::RequeueAfter { ms: SYNC_PERIOD_MS })
-    }
-}
-
-fn order(status: &mut Value) {
-    const ORDER: [&str; 3] = ["AbleToScale", "ScalingActive", "ScalingLimited"];
-    if let Some(list) = status.get_mut("conditions").and_then(Value::as_array_mut) {
-        list.sort_by_key(|c| {
-            ORDER
-                .iter()
-                .position(|t| *t == str_at(c, "/type"))
-                .unwrap_or(3)
-        });
+        let desired = if rescale { desired } else { current };
+        let s = rebuilt_status(&status, current, desired, metric_status, rescaled_at);
+        self.write_status(ctx, &hpa, s);
+        requeue
     }
 }
 
 #[cfg(test)]
 mod tests {
+    //! Each case is worked by hand from kube's replica_calculator.go, with 100m requests and a
+    //! 50 % target unless said otherwise.
     use super::*;
 
-    #[test]
-    fn utilization_above_target_scales_up_by_the_ratio() {
-        // 2 pods requesting 100m each, 400m used: 200 % of request vs 50 % target -> 8 pods.
-        assert_eq!(desired_replicas(400, 2, 100, 50), Some(8));
+    fn t(s: u64) -> SimTime {
+        SimTime::from_ms(s * 1000)
+    }
+
+    /// A Pod started at 0 s, requesting 100m, in `phase`, with a Ready condition `(status,
+    /// lastTransitionTime in s)` if given.
+    fn pod(name: &str, phase: &str, ready: Option<(&str, u64)>) -> Value {
+        let mut p = json!({
+            "metadata": {"name": name, "namespace": "default", "labels": {"app": "web"}},
+            "spec": {"containers": [{"name": "app", "resources": {"requests": {"cpu": "100m"}}}]},
+            "status": {"phase": phase, "startTime": t(0).rfc3339(), "conditions": []},
+        });
+        if let Some((s, since)) = ready {
+            p["status"]["conditions"] =
+                json!([{"type": "Ready", "status": s, "lastTransitionTime": t(since).rfc3339()}]);
+        }
+        p
+    }
+
+    fn ready(name: &str) -> Value {
+        pod(name, "Running", Some(("True", 1)))
+    }
+
+    fn samples(pairs: &[(&str, u64)]) -> BTreeMap<String, u64> {
+        pairs.iter().map(|(n, m)| ((*n).to_owned(), *m)).collect()
+    }
+
+    fn propose(
+        current: i64,
+        pods: &[Value],
+        metrics: &[(&str, u64)],
+        now: SimTime,
+    ) -> Result<Proposal, String> {
+        let refs: Vec<&Value> = pods.iter().collect();
+        resource_replicas(current, 50, &refs, &samples(metrics), now)
+    }
+
+    fn replicas(current: i64, pods: &[Value], metrics: &[(&str, u64)]) -> Result<i64, String> {
+        propose(current, pods, metrics, t(30)).map(|p| p.replicas)
+    }
+
+    fn proposal(replicas: i64, utilization: i64, average_millis: i64) -> Proposal {
+        Proposal {
+            replicas,
+            utilization,
+            average_millis,
+        }
     }
 
     #[test]
-    fn a_ratio_within_ten_percent_is_left_alone() {
-        assert_eq!(desired_replicas(105, 2, 100, 50), None);
+    fn all_pods_ready_scale_to_ceil_of_ratio_times_ready_pods() {
+        // (125 + 125) × 100 / 200 = 125 %, 125 / 50 = 2.5, ceil(2.5 × 2) = 5.
+        let pods = [ready("a"), ready("b")];
+        let p = propose(2, &pods, &[("a", 125), ("b", 125)], t(30));
+        assert_eq!(p, Ok(proposal(5, 125, 125)));
+        // 4 pods at 10m: 10 % / 50 % = 0.2, ceil(0.2 × 4) = 1.
+        let four = [ready("a"), ready("b"), ready("c"), ready("d")];
+        let m = [("a", 10), ("b", 10), ("c", 10), ("d", 10)];
+        assert_eq!(replicas(4, &four, &m), Ok(1));
+    }
+
+    #[test]
+    fn a_ratio_within_ten_percent_keeps_the_current_count() {
+        // 55 % / 50 % = 1.1 and 45 % / 50 % = 0.9: both within the tolerance.
+        let pods = [ready("a"), ready("b")];
+        assert_eq!(replicas(2, &pods, &[("a", 55), ("b", 55)]), Ok(2));
+        assert_eq!(replicas(2, &pods, &[("a", 45), ("b", 45)]), Ok(2));
+        // 56 % / 50 % = 1.12: ceil(1.12 × 2) = 3.
+        assert_eq!(replicas(2, &pods, &[("a", 56), ("b", 56)]), Ok(3));
+    }
+
+    #[test]
+    fn utilization_is_integer_percent_as_kube_truncates_it() {
+        // 111 / 200 → 55 % (not 55.5), so 1.1: within tolerance.
+        let pods = [ready("a"), ready("b")];
+        assert_eq!(replicas(2, &pods, &[("a", 56), ("b", 55)]), Ok(2));
+    }
+
+    #[test]
+    fn on_a_scale_up_unready_pods_count_as_using_nothing() {
+        // Ready a: 150 % → 3.0 > 1 with b unready; b at 0: 150 / 200 = 75 % → 1.5,
+        // ceil(1.5 × 2) = 3 (not ceil(3.0 × 1)); the reported utilization is a's own.
+        let pods = [ready("a"), pod("b", "Running", Some(("False", 20)))];
+        let p = propose(2, &pods, &[("a", 150), ("b", 150)], t(30));
+        assert_eq!(p, Ok(proposal(3, 150, 150)));
+    }
+
+    #[test]
+    fn on_a_scale_down_unready_pods_are_left_out() {
+        // 20 % / 50 % = 0.4 from a alone; no rebalancing below 1: ceil(0.4 × 1) = 1.
+        let pods = [ready("a"), pod("b", "Running", Some(("False", 20)))];
+        assert_eq!(replicas(2, &pods, &[("a", 20), ("b", 20)]), Ok(1));
+    }
+
+    #[test]
+    fn pending_pods_and_pods_without_a_ready_condition_are_unready() {
+        let pods = [
+            ready("a"),
+            pod("b", "Pending", None),
+            pod("c", "Running", None),
+        ];
+        // a: 150 % → 3.0; b and c at 0: 150 / 300 = 50 % → 1.0, within tolerance: keep 3.
+        assert_eq!(replicas(3, &pods, &[("a", 150), ("c", 150)]), Ok(3));
+    }
+
+    #[test]
+    fn a_pod_ready_for_less_than_one_metric_window_is_unready_during_initialization() {
+        // b became ready at 20 s; the sample at 30 s is within 15 s of it: unready.
+        let pods = [ready("a"), pod("b", "Running", Some(("True", 20)))];
+        assert_eq!(replicas(2, &pods, &[("a", 150), ("b", 150)]), Ok(3));
+        // At 36 s it counts: 150 % → 3.0, ceil(3.0 × 2) = 6.
+        let p = propose(2, &pods, &[("a", 150), ("b", 150)], t(36));
+        assert_eq!(p.map(|p| p.replicas), Ok(6));
+    }
+
+    #[test]
+    fn after_initialization_only_a_pod_that_was_never_ready_is_unready() {
+        let now = t(400);
+        let fell = pod("b", "Running", Some(("False", 100)));
+        let never = pod("b", "Running", Some(("False", 10)));
+        let a = ready("a");
+        let m = samples(&[("a", 150), ("b", 150)]);
+        // b was ready and fell over at 100 s (after start + 30 s): counted, 150 % → ceil(3 × 2).
+        let p = resource_replicas(2, 50, &[&a, &fell], &m, now);
+        assert_eq!(p.map(|p| p.replicas), Ok(6));
+        // b has been unready since 10 s (within start + 30 s): never ready, unready: 3.
+        let p = resource_replicas(2, 50, &[&a, &never], &m, now);
+        assert_eq!(p.map(|p| p.replicas), Ok(3));
+    }
+
+    #[test]
+    fn on_a_scale_up_missing_pods_count_as_using_nothing() {
+        // b runs but has no sample: a alone 150 % → 3.0; b at 0: 75 % → 1.5, ceil(1.5 × 2) = 3.
+        let pods = [ready("a"), ready("b")];
+        assert_eq!(replicas(2, &pods, &[("a", 150)]), Ok(3));
+    }
+
+    #[test]
+    fn on_a_scale_down_missing_pods_count_as_their_whole_request() {
+        // a, b, c at 10 %: 0.2; d missing at 100m: 130 / 400 = 32 % → 0.64, ceil(0.64 × 4) = 3.
+        let pods = [ready("a"), ready("b"), ready("c"), ready("d")];
+        let m = [("a", 10), ("b", 10), ("c", 10)];
+        assert_eq!(replicas(4, &pods, &m), Ok(3));
+        // The same with only 2 wanted: 3 would be a scale-up on a falling ratio, so keep 2.
+        assert_eq!(replicas(2, &pods, &m), Ok(2));
+    }
+
+    #[test]
+    fn a_recomputed_ratio_within_tolerance_or_across_1_keeps_the_current_count() {
+        // a 110 % → 2.2; b unready at 0: 110 / 200 = 55 % → 1.1, within tolerance.
+        let pods = [ready("a"), pod("b", "Running", Some(("False", 20)))];
+        assert_eq!(replicas(2, &pods, &[("a", 110)]), Ok(2));
+        // a 60 % → 1.2; b at 0: 30 % → 0.6, the direction flips: keep 2.
+        assert_eq!(replicas(2, &pods, &[("a", 60)]), Ok(2));
+        // a 20 % → 0.4; b missing at 100 %: 120 / 200 = 60 % → 1.2, flips: keep 2.
+        let both = [ready("a"), ready("b")];
+        assert_eq!(replicas(2, &both, &[("a", 20)]), Ok(2));
+    }
+
+    #[test]
+    fn pods_being_deleted_and_failed_pods_are_ignored() {
+        let mut deleting = ready("c");
+        deleting["metadata"]["deletionTimestamp"] = json!(t(25).rfc3339());
+        let pods = [ready("a"), pod("b", "Failed", None), deleting];
+        // a alone: 125 % → 2.5, ceil(2.5 × 1) = 3.
+        assert_eq!(replicas(3, &pods, &[("a", 125), ("c", 0)]), Ok(3));
+    }
+
+    #[test]
+    fn calculator_errors_are_kubes() {
+        let pods = [ready("a")];
+        assert_eq!(
+            replicas(1, &pods, &[]),
+            Err("unable to get metrics for resource cpu: no metrics returned from resource metrics API".into())
+        );
+        assert_eq!(
+            replicas(1, &[], &[("a", 10)]),
+            Err("no pods returned by selector while calculating replica count".into())
+        );
+        let unready = [pod("a", "Running", Some(("False", 5)))];
+        assert_eq!(
+            replicas(1, &unready, &[("a", 10)]),
+            Err("did not receive metrics for targeted pods (pods might be unready)".into())
+        );
+        let mut no_request = ready("a");
+        no_request["spec"]["containers"][0]["resources"] = json!({});
+        assert_eq!(
+            replicas(1, &[no_request], &[("a", 10)]),
+            Err("missing request for cpu in container app of Pod a".into())
+        );
+    }
+
+    #[test]
+    fn the_load_is_split_over_running_pods_in_whole_millicores() {
+        let mut leaving = ready("e");
+        leaving["metadata"]["deletionTimestamp"] = json!(t(25).rfc3339());
+        let pods = [
+            ready("d"),
+            ready("b"),
+            ready("a"),
+            ready("c"),
+            pod("p", "Pending", None),
+            leaving,
+        ];
+        let refs: Vec<&Value> = pods.iter().collect();
+        assert_eq!(
+            pod_metrics(&refs, 250),
+            samples(&[("a", 63), ("b", 63), ("c", 62), ("d", 62), ("e", 0)])
+        );
+    }
+
+    #[test]
+    fn the_scale_up_limit_is_twice_current_or_four() {
+        assert_eq!(
+            limit_replicas(2, 5, 1, 6),
+            (
+                4,
+                "ScaleUpLimit",
+                "the desired replica count is increasing faster than the maximum scale rate"
+            )
+        );
+        assert_eq!(limit_replicas(2, 5, 1, 3).1, "TooManyReplicas");
+        assert_eq!(
+            limit_replicas(3, 0, 1, 6),
+            (
+                1,
+                "TooFewReplicas",
+                "the desired replica count is less than the minimum replica count"
+            )
+        );
+        assert_eq!(limit_replicas(5, 7, 1, 10).1, "DesiredWithinRange");
+    }
+
+    #[test]
+    fn downscale_stabilization_applies_the_highest_recommendation_of_300_seconds() {
+        let mut c = HpaController::new();
+        let key = ObjectKey::new(hpas(), "default", "web");
+        assert_eq!(c.stabilize(&key, 5, t(0)), 5);
+        assert_eq!(c.stabilize(&key, 2, t(100)), 5);
+        assert_eq!(
+            c.stabilize(&key, 2, t(300)),
+            5,
+            "a sample exactly 300 s old still counts"
+        );
+        assert_eq!(c.stabilize(&key, 2, t(301)), 2);
+    }
+
+    #[test]
+    fn cpu_quantities_print_as_decimal_si() {
+        assert_eq!(milli_quantity(125), "125m");
+        assert_eq!(milli_quantity(1000), "1");
+        assert_eq!(milli_quantity(0), "0");
     }
 }

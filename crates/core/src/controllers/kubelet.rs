@@ -3,6 +3,14 @@
 //! [kubernetes pkg/kubelet/status/generate.go, kuberuntime]: phase, the PodReadyToStartContainers,
 //! Initialized, ContainersReady and Ready conditions, container states with ContainerCreating,
 //! ErrImagePull/ImagePullBackOff and CrashLoopBackOff (back-off 10 s doubling to 5 min).
+//!
+//! Like kubelet's status manager [kubernetes pkg/kubelet/status/status_manager.go], it keeps the
+//! status it last reported per Pod and is the source of truth for the parts it owns (phase,
+//! container statuses, and the PodScheduled, PodReadyToStartContainers, Initialized,
+//! ContainersReady and Ready conditions): its own changes are written at once (`syncBatch` on
+//! change), and a different status written by someone else is put back at the next periodic sync
+//! (`syncBatch(all)` every 10 s, `needsReconcile`), keeping conditions kubelet does not own.
+//! The 10 s ticks count from t=0 (every kubelet starts with the world).
 
 use crate::api::meta::JsonPointer;
 use std::sync::Arc;
@@ -62,6 +70,35 @@ struct PodRuntime {
     restarts: u64,
     backoff_ms: u64,
     pod_ip: String,
+    /// The status last written (kubelet's cached status); None before the first write.
+    reported: Option<Value>,
+    /// When the periodic sync will put back a status someone else changed.
+    status_sync_at: Option<SimTime>,
+}
+
+/// kubelet's status manager reconciles the API with its cached statuses this often.
+pub const STATUS_SYNC_PERIOD_MS: u64 = 10_000;
+
+/// Pod conditions kubelet owns [kubernetes pkg/kubelet/types/pod_status.go].
+fn kubelet_owned(condition_type: &str) -> bool {
+    matches!(
+        condition_type,
+        "PodScheduled" | "PodReadyToStartContainers" | "Initialized" | "ContainersReady" | "Ready"
+    )
+}
+
+/// A status with only the conditions kubelet owns: what `needsReconcile` compares.
+fn owned_part(status: Option<&Value>) -> Value {
+    let mut s = status.cloned().unwrap_or_else(|| json!({}));
+    if let Some(list) = s.get_mut("conditions").and_then(Value::as_array_mut) {
+        list.retain(|c| kubelet_owned(str_at(c, "/type")));
+    }
+    s
+}
+
+/// The first periodic status sync at or after `now`.
+fn next_status_sync(now: SimTime) -> SimTime {
+    SimTime::from_ms(now.as_ms().div_ceil(STATUS_SYNC_PERIOD_MS) * STATUS_SYNC_PERIOD_MS)
 }
 
 #[derive(Clone, Debug)]
@@ -121,6 +158,8 @@ impl Kubelet {
             restarts: 0,
             backoff_ms: 0,
             pod_ip,
+            reported: None,
+            status_sync_at: None,
         }
     }
 
@@ -247,10 +286,30 @@ impl Kubelet {
         }
     }
 
-    /// The Pod status kubelet would report for this runtime state.
+    /// The Pod status kubelet would report for this runtime state: built on the status it last
+    /// reported (else the API's), with the API's conditions that kubelet does not own.
     fn status(&self, rt: &PodRuntime, pod: &Value, ctx: &Ctx<'_>) -> Value {
         let now = ctx.now;
-        let mut status = pod.get("status").cloned().unwrap_or_else(|| json!({}));
+        let api = pod.get("status");
+        let mut status = match &rt.reported {
+            Some(r) => {
+                let mut base = r.clone();
+                let foreign: Vec<Value> = api
+                    .and_then(|s| s.get("conditions"))
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                    .filter(|c| !kubelet_owned(str_at(c, "/type")))
+                    .cloned()
+                    .collect();
+                if let Some(list) = base.get_mut("conditions").and_then(Value::as_array_mut) {
+                    list.retain(|c| kubelet_owned(str_at(c, "/type")));
+                    list.extend(foreign);
+                }
+                base
+            }
+            None => api.cloned().unwrap_or_else(|| json!({})),
+        };
         let names: Vec<(String, String)> = containers(pod);
         let started = !matches!(
             rt.stage,
@@ -449,9 +508,16 @@ impl Reconciler for Kubelet {
             self.pods.remove(&ev.key);
             return Vec::new();
         }
-        // Our own status writes come back as events; only spec changes need a sync.
+        // Our own status writes come back as events: a sync is needed for a spec change, or
+        // when someone else changed the status kubelet owns (put back at the periodic sync).
         if old.is_some_and(|o| o.get("spec") == new.get("spec")) {
-            return Vec::new();
+            let foreign = self.pods.get(&ev.key).is_some_and(|rt| {
+                rt.reported.is_some()
+                    && owned_part(rt.reported.as_ref()) != owned_part(new.get("status"))
+            });
+            if !foreign {
+                return Vec::new();
+            }
         }
         vec![ev.key.clone()]
     }
@@ -474,9 +540,24 @@ impl Reconciler for Kubelet {
         };
         self.advance(&mut rt, &pod, ctx);
         let status = self.status(&rt, &pod, ctx);
-        let wake = Self::next_wake(&rt);
+        let mut wake = Self::next_wake(&rt);
+        let diverged = Some(&status) != pod.get("status");
+        if diverged && rt.reported.as_ref() == Some(&status) {
+            // Only someone else's write differs from what kubelet reported: its status manager
+            // writes the truth back at the next periodic sync.
+            let due = *rt.status_sync_at.get_or_insert(next_status_sync(ctx.now));
+            if due > ctx.now {
+                wake = Some(wake.map_or(due, |w| w.min(due)));
+                self.pods.insert(key.clone(), rt);
+                return Ok(requeue(wake, ctx.now));
+            }
+        }
+        rt.status_sync_at = None;
+        if !diverged {
+            rt.reported = Some(status.clone());
+        }
         self.pods.insert(key.clone(), rt);
-        if Some(&status) != pod.get("status") {
+        if diverged {
             let req = ApiRequest {
                 principal: self.principal(),
                 verb: Verb::Patch,
@@ -488,7 +569,11 @@ impl Reconciler for Kubelet {
                 label_selector: None,
             };
             match ctx.send(req) {
-                Ok(_) => {}
+                Ok(_) => {
+                    if let Some(rt) = self.pods.get_mut(key) {
+                        rt.reported = Some(status);
+                    }
+                }
                 Err(e) if e.reason == StatusReason::NotFound => {
                     self.pods.remove(key);
                     return Ok(Action::AwaitChange);
@@ -496,12 +581,16 @@ impl Reconciler for Kubelet {
                 Err(e) => return Err(e.into()),
             }
         }
-        Ok(match wake {
-            Some(t) => Action::RequeueAfter {
-                ms: t.as_ms().saturating_sub(ctx.now.as_ms()).max(1),
-            },
-            None => Action::AwaitChange,
-        })
+        Ok(requeue(wake, ctx.now))
+    }
+}
+
+fn requeue(wake: Option<SimTime>, now: SimTime) -> Action {
+    match wake {
+        Some(t) => Action::RequeueAfter {
+            ms: t.as_ms().saturating_sub(now.as_ms()).max(1),
+        },
+        None => Action::AwaitChange,
     }
 }
 
@@ -519,6 +608,12 @@ mod tests {
             })
             .collect();
         assert_eq!(seq, vec![10, 20, 40, 80, 160, 300, 300]);
+    }
+
+    #[test]
+    fn periodic_status_syncs_fall_on_ten_second_ticks() {
+        assert_eq!(next_status_sync(SimTime::from_ms(41_005)).as_ms(), 50_000);
+        assert_eq!(next_status_sync(SimTime::from_ms(50_000)).as_ms(), 50_000);
     }
 
     #[test]

@@ -181,7 +181,7 @@ fn autoscaler() -> Scenario {
                 millicores: 250,
             },
         )
-        .at_least(20_000)
+        .at_least(90_000)
         .until(120_000)
 }
 
@@ -449,7 +449,8 @@ fn a_crashed_replicaset_controller_catches_up_after_restart() {
 fn the_autoscaler_raises_replicas_when_load_rises() {
     let out = check(&autoscaler(), expect_file!["snapshots/autoscaler.trace"]);
     let d = get(&out, &dep_key("web"));
-    // 250m over pods requesting 100m at a 50 % target wants 5 pods.
+    // 250m over pods requesting 100m at a 50 % target wants 5 pods: 4 at 30 s (the scale-up
+    // limit, 2 × 2), then 5 at 60 s, once the 2 new pods have been ready for a metric window.
     assert_eq!(d.pointer("/spec/replicas"), Some(&json!(5)));
     let hpa = get(&out, &ObjectKey::new(hpas(), "default", "web"));
     assert_eq!(hpa.pointer("/status/desiredReplicas"), Some(&json!(5)));

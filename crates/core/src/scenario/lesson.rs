@@ -328,6 +328,68 @@ impl LessonProgress {
     }
 }
 
+/// Lesson progress along a session's timeline: where the reader was after each world step, so
+/// scrubbing back to a step shows the lesson as it was then, and forking there continues from
+/// that progress (the playground's history keeps snapshots; this keeps what the lesson said).
+///
+/// Only the steps where the lesson moved are stored; in between, progress differs only in how
+/// much of the audit log it has seen, which is the snapshot's own audit length.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LessonTrack {
+    /// (world step, progress) where the lesson started and wherever it moved, oldest first.
+    moves: Vec<(u64, LessonProgress)>,
+    /// Progress after the latest world followed.
+    live: LessonProgress,
+}
+
+impl LessonTrack {
+    /// A track starting at lesson step `step` on `world` (see [`LessonProgress::start`]).
+    pub fn start(world: &World, step: usize) -> Self {
+        let live = LessonProgress::start(world, step);
+        LessonTrack {
+            moves: vec![(world.steps(), live.clone())],
+            live,
+        }
+    }
+
+    /// Advances on the live world after one more step; returns how many lesson steps it moved.
+    pub fn follow(&mut self, guide: &LessonGuide, world: &World) -> usize {
+        let moved = self.live.advance(guide, world);
+        if moved > 0 {
+            self.moves.push((world.steps(), self.live.clone()));
+        }
+        moved
+    }
+
+    /// Progress after the latest world followed.
+    pub fn live(&self) -> &LessonProgress {
+        &self.live
+    }
+
+    /// Progress as it was when `world`, a snapshot of this session's timeline, was live.
+    pub fn at(&self, world: &World) -> LessonProgress {
+        let step = world.steps();
+        let mut p = self
+            .moves
+            .iter()
+            .rev()
+            .find(|(s, _)| *s <= step)
+            .or(self.moves.first())
+            .map_or_else(|| self.live.clone(), |(_, p)| p.clone());
+        p.audit_seen = world.api().audit_len();
+        p
+    }
+
+    /// Continues from `world`, a snapshot of this timeline: later progress is dropped.
+    pub fn fork(&mut self, world: &World) {
+        self.live = self.at(world);
+        let step = world.steps();
+        if self.moves.len() > 1 {
+            self.moves.retain(|(s, _)| *s <= step);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;
@@ -440,6 +502,52 @@ mod tests {
             });
             assert_eq!(reached, guide.steps.len(), "{} by Play at 1x", entry.id);
         }
+    }
+
+    #[test]
+    fn scrubbing_back_shows_the_step_of_that_moment_and_a_fork_continues_from_it() {
+        let s = load(super::super::gallery::find("scale-up").expect("entry").text);
+        let guide = LessonGuide::for_scenario(&s).unwrap().expect("a lesson");
+        let mut world = s.playground_world(None).unwrap();
+        let mut track = LessonTrack::start(&world, 0);
+        let mut snapshots = vec![world.clone()];
+        while !track.live().finished(&guide) && world.now().as_ms() < 200_000 {
+            world.step_to_next_time();
+            track.follow(&guide, &world);
+            snapshots.push(world.clone());
+        }
+        assert_eq!(track.live().step, guide.steps.len());
+        // Replaying the same snapshots one by one gives the progress `at` reports for each.
+        let mut fresh = LessonProgress::start(&snapshots[0], 0);
+        for snap in &snapshots[1..] {
+            fresh.advance(&guide, snap);
+            assert_eq!(track.at(snap), fresh, "at step {}", snap.steps());
+        }
+        // The first snapshot where step 1 was done, and the one before it.
+        let first_done = snapshots
+            .iter()
+            .position(|w| track.at(w).step >= 1)
+            .expect("step 1 was done");
+        let before = &snapshots[first_done - 1];
+        assert_eq!(
+            track.at(before).step,
+            0,
+            "scrubbed back, the lesson is at step 1 again"
+        );
+        // Fork there: the lesson is live at step 1 again and completes on the forked world.
+        track.fork(before);
+        assert_eq!(track.live().step, 0);
+        let mut w = before.clone();
+        while !track.live().finished(&guide) && w.now().as_ms() < 200_000 {
+            w.step_to_next_time();
+            track.follow(&guide, &w);
+        }
+        assert_eq!(track.live().step, guide.steps.len());
+        assert_eq!(
+            track.live().reached_ms,
+            fresh.reached_ms,
+            "same inputs, same moments"
+        );
     }
 
     #[test]
@@ -559,7 +667,7 @@ lesson:
         );
         let mut run = super::super::ScenarioRun::new(&s, None).unwrap();
         run.run(
-            Until::Time(super::super::format::Duration(23_000)),
+            Until::Time(super::super::format::Duration(42_000)),
             &RunOptions::default(),
         );
         let codes: Vec<u16> = run
@@ -569,7 +677,7 @@ lesson:
             .filter(|e| e.principal == "app")
             .map(|e| e.code)
             .collect();
-        assert_eq!(codes, vec![403, 200]);
+        assert_eq!(codes, vec![403, 403, 200]);
         assert!(run
             .events()
             .iter()

@@ -28,7 +28,7 @@ pub use format::{
     Load, Node, PatchKind, Predicate, Quantity, Rbac, RbacSwitch, RequestMatch, Scenario, Until,
     WatchLatency, API_VERSION, KIND,
 };
-pub use lesson::{GuideStep, LessonGuide, LessonProgress};
+pub use lesson::{GuideStep, LessonGuide, LessonProgress, LessonTrack};
 pub use path::FieldPath;
 pub use run::{
     ActionResponse, AuditRecord, ExpectationResult, RunOptions, RunProblem, ScenarioRun,
