@@ -4,9 +4,11 @@
 //! Every 15 s (`--horizontal-pod-autoscaler-sync-period`) it reads its target's scale
 //! (`spec.replicas` and `spec.selector` of the Deployment), lists the Pods the selector matches
 //! from its own Pod informer, and runs kube's replica calculator on them: `groupPods` ignores
-//! Pods being deleted and Failed Pods; Pending Pods, and Pods whose Ready condition is absent,
-//! False, or (within the 5 min CPU initialization period) True for less than one metric window,
-//! are *unready*; Running Pods without a sample are *missing*. The utilization of the ready
+//! Pods being deleted and terminal Pods (Failed, Succeeded); *unready* are Pending Pods, Pods
+//! without a Ready condition or start time, and, within the 5 min CPU initialization period,
+//! Pods whose Ready is False or became True less than one metric window ago (after that period,
+//! a Pod whose Ready is False only if it has never been Ready); Running Pods without a sample are
+//! *missing*. The utilization of the ready
 //! Pods, `Σ usage × 100 / Σ request` (integer division, as kube's `int32`), over the target
 //! gives the usage ratio; within the 10 % tolerance nothing changes, else `ceil(ratio × ready)`.
 //! When there are unready Pods on a scale-up, or missing Pods, kube recomputes with unready
@@ -158,7 +160,8 @@ fn group_pods(
     for pod in pods {
         let name = util::name(pod).to_owned();
         let phase = str_at(pod, "/status/phase");
-        if util::is_terminating(pod) || phase == "Failed" {
+        // kube's `podutil.IsPodTerminal`: Failed or Succeeded.
+        if util::is_terminating(pod) || phase == "Failed" || phase == "Succeeded" {
             ignored.insert(name);
             continue;
         }
@@ -832,12 +835,17 @@ mod tests {
     }
 
     #[test]
-    fn pods_being_deleted_and_failed_pods_are_ignored() {
+    fn pods_being_deleted_and_terminal_pods_are_ignored() {
         let mut deleting = ready("c");
         deleting["metadata"]["deletionTimestamp"] = json!(t(25).rfc3339());
-        let pods = [ready("a"), pod("b", "Failed", None), deleting];
+        let pods = [
+            ready("a"),
+            pod("b", "Failed", None),
+            deleting,
+            pod("d", "Succeeded", None),
+        ];
         // a alone: 125 % → 2.5, ceil(2.5 × 1) = 3.
-        assert_eq!(replicas(3, &pods, &[("a", 125), ("c", 0)]), Ok(3));
+        assert_eq!(replicas(3, &pods, &[("a", 125), ("c", 0), ("d", 100)]), Ok(3));
     }
 
     #[test]
