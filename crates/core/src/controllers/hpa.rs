@@ -845,7 +845,10 @@ mod tests {
             pod("d", "Succeeded", None),
         ];
         // a alone: 125 % → 2.5, ceil(2.5 × 1) = 3.
-        assert_eq!(replicas(3, &pods, &[("a", 125), ("c", 0), ("d", 100)]), Ok(3));
+        assert_eq!(
+            replicas(3, &pods, &[("a", 125), ("c", 0), ("d", 100)]),
+            Ok(3)
+        );
     }
 
     #[test]

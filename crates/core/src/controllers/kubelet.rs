@@ -79,7 +79,9 @@ struct PodRuntime {
 /// kubelet's status manager reconciles the API with its cached statuses this often.
 pub const STATUS_SYNC_PERIOD_MS: u64 = 10_000;
 
-/// Pod conditions kubelet owns [kubernetes pkg/kubelet/types/pod_status.go].
+/// Pod conditions kubelet owns [kubernetes pkg/kubelet/types/pod_status.go]. kube also lists
+/// PodResizePending and PodResizeInProgress (and shares DisruptionTarget); Converge models none
+/// of them.
 fn kubelet_owned(condition_type: &str) -> bool {
     matches!(
         condition_type,
@@ -87,11 +89,16 @@ fn kubelet_owned(condition_type: &str) -> bool {
     )
 }
 
-/// A status with only the conditions kubelet owns: what `needsReconcile` compares.
+/// A status with only the conditions kubelet owns, without their times: what `needsReconcile`
+/// compares (`isPodStatusByKubeletEqual` checks a condition's status, reason and message).
 fn owned_part(status: Option<&Value>) -> Value {
     let mut s = status.cloned().unwrap_or_else(|| json!({}));
     if let Some(list) = s.get_mut("conditions").and_then(Value::as_array_mut) {
         list.retain(|c| kubelet_owned(str_at(c, "/type")));
+        for c in list.iter_mut().filter_map(Value::as_object_mut) {
+            c.remove("lastTransitionTime");
+            c.remove("lastProbeTime");
+        }
     }
     s
 }
@@ -302,9 +309,11 @@ impl Kubelet {
                     .filter(|c| !kubelet_owned(str_at(c, "/type")))
                     .cloned()
                     .collect();
+                // kube's `mergePodStatus`: the conditions kubelet does not own come first.
                 if let Some(list) = base.get_mut("conditions").and_then(Value::as_array_mut) {
                     list.retain(|c| kubelet_owned(str_at(c, "/type")));
-                    list.extend(foreign);
+                    let owned = std::mem::replace(list, foreign);
+                    list.extend(owned);
                 }
                 base
             }
@@ -541,8 +550,15 @@ impl Reconciler for Kubelet {
         self.advance(&mut rt, &pod, ctx);
         let status = self.status(&rt, &pod, ctx);
         let mut wake = Self::next_wake(&rt);
-        let diverged = Some(&status) != pod.get("status");
-        if diverged && rt.reported.as_ref() == Some(&status) {
+        let mut diverged = Some(&status) != pod.get("status");
+        if diverged
+            && rt.reported.as_ref() == Some(&status)
+            && owned_part(Some(&status)) == owned_part(pod.get("status"))
+        {
+            // Someone else changed only what the status manager does not compare (a
+            // condition's times): left alone, as kube's `needsReconcile` leaves it.
+            diverged = false;
+        } else if diverged && rt.reported.as_ref() == Some(&status) {
             // Only someone else's write differs from what kubelet reported: its status manager
             // writes the truth back at the next periodic sync.
             let due = *rt.status_sync_at.get_or_insert(next_status_sync(ctx.now));

@@ -844,3 +844,64 @@ fn the_scheduler_forgets_assumed_pods_once_its_cache_sees_them_bound() {
         _ => panic!("no scheduler"),
     }
 }
+
+#[test]
+fn kubelet_leaves_a_foreign_change_to_a_conditions_times_alone_but_puts_back_its_status() {
+    // kube's status manager (`needsReconcile` -> `isPodStatusByKubeletEqual`) compares the
+    // conditions kubelet owns by status, reason and message, not by their times.
+    let mut w = super::world::World::new(Default::default());
+    w.apply(create_as(
+        "alice",
+        deployments(),
+        "default",
+        deployment("default", "web", 1, "nginx:1.25"),
+    ));
+    w.run_until_converged(10_000, 120_000);
+    let pod_key = w
+        .objects()
+        .map(|(k, _)| k.clone())
+        .find(|k| k.gr == util::pods())
+        .expect("the Deployment made a pod");
+    let forge = |w: &mut super::world::World, ready: &str, time: &str| {
+        let pod = w.object(&pod_key).cloned().unwrap_or_default();
+        let mut conditions = pod["status"]["conditions"].clone();
+        for c in conditions.as_array_mut().into_iter().flatten() {
+            if c["type"] == "Ready" {
+                c["status"] = json!(ready);
+                c["lastTransitionTime"] = json!(time);
+            }
+        }
+        let mut req = util::patch(
+            "admin",
+            util::pods(),
+            "default",
+            &pod_key.name,
+            json!({"status": {"conditions": conditions}}),
+        );
+        req.subresource = Some(crate::api::Subresource::Status);
+        let r = w.apply(Input::Request { request: req });
+        assert_eq!(r.events[0].requests[0].code, 200);
+    };
+    let ready = |w: &super::world::World| {
+        let pod = w.object(&pod_key).cloned().unwrap_or_default();
+        let c = util::find_condition(&pod["status"], "Ready")
+            .cloned()
+            .unwrap_or_default();
+        (
+            str_at(&c, "/status").to_owned(),
+            str_at(&c, "/lastTransitionTime").to_owned(),
+        )
+    };
+    let (_, kubelet_time) = ready(&w);
+
+    forge(&mut w, "True", "2030-01-01T00:00:00Z");
+    w.advance(30_000);
+    assert_eq!(
+        ready(&w),
+        ("True".to_owned(), "2030-01-01T00:00:00Z".to_owned())
+    );
+
+    forge(&mut w, "False", "2030-01-01T00:00:00Z");
+    w.advance(30_000);
+    assert_eq!(ready(&w), ("True".to_owned(), kubelet_time));
+}
