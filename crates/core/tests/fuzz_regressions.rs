@@ -113,3 +113,40 @@ fn a_json_patch_that_cannot_be_undone_is_refused_and_changes_nothing() {
     );
     assert!(testkit::store_diff(&before, &api).is_empty());
 }
+
+/// Found by the `scenario` fuzzer (fuzz/artifacts/scenario/crash-a3780c0b…): a Deployment named
+/// with line breaks was refused with a message that printed the name raw, so the scenario
+/// loader's one-line error spread over many lines. kube quotes names with Go's `%q` in its
+/// status errors (`NewInvalid`, `NewNotFound`, `NewAlreadyExists`, `NewForbidden`), as the
+/// field error after it already did.
+#[test]
+fn a_name_with_a_line_break_is_quoted_as_kube_quotes_it() {
+    use converge_core::api::{ApiRequest, GroupResource};
+    use converge_core::time::SimTime;
+
+    let mut api = testkit::seeded_api_server();
+    let deployments = GroupResource::new("apps", "deployments");
+    let body = testkit::template("apps/v1", "Deployment", "a\nb");
+    let result = api.handle(
+        SimTime::ZERO,
+        ApiRequest::create("admin", deployments.clone(), "default", body),
+    );
+    let Err(e) = result else {
+        panic!("an invalid name is refused: {result:?}");
+    };
+    assert!(
+        e.message.starts_with(
+            "Deployment.apps \"a\\nb\" is invalid: metadata.name: Invalid value: \"a\\nb\": "
+        ),
+        "{}",
+        e.message
+    );
+    let result = api.handle(
+        SimTime::ZERO,
+        ApiRequest::get("admin", deployments, "default", "a\nb"),
+    );
+    let Err(e) = result else {
+        panic!("no such Deployment: {result:?}");
+    };
+    assert_eq!(e.message, "deployments.apps \"a\\nb\" not found");
+}
