@@ -2,7 +2,7 @@
 //! (apimachinery `pkg/api/errors/errors.go`, apiserver `responsewriters/errors.go`).
 
 use super::types::{ApiError, GroupResource, StatusReason};
-use super::validation::FieldError;
+use super::validation::{go_quote, FieldError};
 
 fn with_details(mut e: ApiError, name: &str, group: &str, kind: &str) -> ApiError {
     e.details_name = name.to_owned();
@@ -16,7 +16,7 @@ pub fn not_found(gr: &GroupResource, name: &str) -> ApiError {
     with_details(
         ApiError::new(
             StatusReason::NotFound,
-            format!("{} \"{}\" not found", gr.qualified(), name),
+            format!("{} {} not found", gr.qualified(), go_quote(name)),
         ),
         name,
         &gr.group,
@@ -37,7 +37,7 @@ pub fn already_exists(gr: &GroupResource, name: &str) -> ApiError {
     with_details(
         ApiError::new(
             StatusReason::AlreadyExists,
-            format!("{} \"{}\" already exists", gr.qualified(), name),
+            format!("{} {} already exists", gr.qualified(), go_quote(name)),
         ),
         name,
         &gr.group,
@@ -77,7 +77,7 @@ pub fn forbidden(gr: &GroupResource, name: &str, reason: &str) -> ApiError {
     let subject = if name.is_empty() {
         gr.qualified()
     } else {
-        format!("{} \"{}\"", gr.qualified(), name)
+        format!("{} {}", gr.qualified(), go_quote(name))
     };
     with_details(
         ApiError::new(
@@ -108,7 +108,7 @@ pub fn invalid(
     let mut e = with_details(
         ApiError::new(
             StatusReason::Invalid,
-            format!("{qualified_kind} \"{name}\" is invalid: {joined}"),
+            format!("{qualified_kind} {} is invalid: {joined}", go_quote(name)),
         ),
         name,
         group,
