@@ -221,6 +221,17 @@ fn main() {
         event_cost(&[(40, 245)], 30);
         return;
     }
+    // `event_cost_world <deployments> <pods each>`: one world of any size (a third point for
+    // checking that instructions per event do not grow with the world).
+    if let Some(i) = args.iter().position(|a| a == "event_cost_world") {
+        let num = |j: usize| args.get(i + j).and_then(|a| a.parse::<usize>().ok());
+        if let (Some(deps), Some(pods)) = (num(1), num(2)) {
+            event_cost(&[(deps, pods as i64)], 30);
+            return;
+        }
+        eprintln!("usage: event_cost_world <deployments> <pods each>");
+        std::process::exit(2);
+    }
     if has("event_cost") {
         event_cost_ratio(30);
         return;
