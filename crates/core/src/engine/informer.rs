@@ -7,9 +7,10 @@
 use crate::api::meta::JsonPointer;
 use std::sync::Arc;
 
-use imbl::{OrdMap, OrdSet};
+use imbl::OrdMap;
 use serde_json::Value;
 
+use crate::api::store_key::{KeyMap, KeySet};
 use crate::api::{GroupResource, ObjectKey, WatchEvent, WatchEventType};
 use crate::controllers::util;
 
@@ -24,8 +25,8 @@ pub struct PodCounts {
 
 #[derive(Clone, Debug, Default)]
 pub struct Informer {
-    objects: OrdMap<ObjectKey, Arc<Value>>,
-    by_owner: OrdMap<String, OrdSet<ObjectKey>>,
+    objects: KeyMap<Arc<Value>>,
+    by_owner: OrdMap<String, KeySet>,
     pod_counts: OrdMap<String, PodCounts>,
     /// Highest resourceVersion applied.
     pub last_resource_version: u64,
@@ -62,11 +63,7 @@ impl Informer {
 
     /// Objects of one resource, in key order (a range scan, not a full scan).
     pub fn list<'a>(&'a self, gr: &'a GroupResource) -> impl Iterator<Item = &'a Arc<Value>> + 'a {
-        let start = ObjectKey::new(gr.clone(), "", "");
-        self.objects
-            .range(start..)
-            .take_while(move |(k, _)| &k.gr == gr)
-            .map(|(_, v)| v)
+        self.objects.range(gr, None).map(|(_, v)| v)
     }
 
     /// Objects whose controller owner has this uid.

@@ -25,6 +25,7 @@ use super::report::{
 };
 use super::workqueue::WorkQueue;
 use super::ApiServer;
+use crate::api::store_key::{KeyMap, KeySet};
 use crate::api::{
     ApiError, ApiRequest, ApiResult, GroupResource, ObjectKey, StatusReason, WatchEvent,
     WatchEventType,
@@ -267,13 +268,13 @@ pub struct World {
     env: Environment,
     failures: Vec<FailureRule>,
     /// The latest version of every object, as the watch stream announced it.
-    objects: OrdMap<ObjectKey, Arc<Value>>,
+    objects: KeyMap<Arc<Value>>,
     /// Objects whose kstatus is neither Current nor Failed.
-    unsettled: OrdSet<ObjectKey>,
+    unsettled: KeySet,
     pending_deliveries: u64,
     /// Scheduled inputs not yet applied.
     pending_inputs: u64,
-    loops: OrdMap<ObjectKey, LoopWatch>,
+    loops: KeyMap<LoopWatch>,
     loop_threshold: u32,
     trace: Vector<String>,
     steps: u64,
@@ -387,11 +388,11 @@ impl World {
             slots: BTreeMap::new(),
             env: config.env.clone(),
             failures: Vec::new(),
-            objects: OrdMap::new(),
-            unsettled: OrdSet::new(),
+            objects: KeyMap::new(),
+            unsettled: KeySet::new(),
             pending_deliveries: 0,
             pending_inputs: 0,
-            loops: OrdMap::new(),
+            loops: KeyMap::new(),
             loop_threshold: config.feedback_loop_threshold,
             trace: Vector::new(),
             steps: 0,
@@ -1223,7 +1224,7 @@ impl World {
             {
                 let threshold = self.loop_threshold;
                 let now = self.now;
-                let w = self.loops.entry(ev.key.clone()).or_default();
+                let w = self.loops.get_or_insert_default(&ev.key);
                 if now.as_ms() > w.window_start.as_ms() + LOOP_WINDOW_MS {
                     w.window_start = now;
                     w.bumps = 0;
