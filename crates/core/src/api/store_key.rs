@@ -6,8 +6,8 @@
 //! map of 10,000 objects read dozens of cold cache lines that held nothing but key strings, and
 //! the same change cost more per event in a large world than in a small one although it ran the
 //! same instructions. A [`SortKey`] carries an order-preserving byte encoding of the key inline
-//! (on the heap only past [`INLINE`] bytes), so a comparison is one `memcmp` over memory the map
-//! node already holds.
+//! (on the heap only past [`INLINE`] bytes, or when a field holds a NUL byte), so a comparison
+//! is one `memcmp` over memory the map node already holds.
 //!
 //! The encoding orders exactly as `ObjectKey`'s derived `Ord` (group, resource, namespace,
 //! name, each compared as bytes), so every iteration order, and with it every trace, is
@@ -44,45 +44,42 @@ impl Encoded {
         }
     }
 
-    /// The encoding of `fields`, each but the last terminated.
+    /// The encoding of `fields`, each but the last terminated (the last too with
+    /// `terminate_last`).
     fn of(fields: &[&str], terminate_last: bool) -> Encoded {
-        let len: usize = fields
-            .iter()
-            .map(|f| f.len() + f.bytes().filter(|&b| b == 0).count() + 2)
-            .sum();
-        if len <= INLINE {
+        let terminated = |i: usize| terminate_last || i + 1 < fields.len();
+        let len: usize = fields.iter().map(|f| f.len() + 2).sum();
+        // Names in kube never hold NUL, so the usual key needs no escapes: copy the fields.
+        if len <= INLINE && fields.iter().all(|f| !f.as_bytes().contains(&0)) {
             let mut bytes = [0u8; INLINE];
             let mut at = 0;
-            let mut push = |b: u8| {
-                bytes[at] = b;
-                at += 1;
-            };
-            write(fields, terminate_last, &mut push);
+            for (i, f) in fields.iter().enumerate() {
+                bytes[at..at + f.len()].copy_from_slice(f.as_bytes());
+                at += f.len();
+                if terminated(i) {
+                    bytes[at..at + 2].copy_from_slice(&[0x00, 0x01]);
+                    at += 2;
+                }
+            }
             // `at <= len <= INLINE`, so it fits in a u8.
-            Encoded::Inline {
+            return Encoded::Inline {
                 len: at as u8,
                 bytes,
-            }
-        } else {
-            let mut v = Vec::with_capacity(len);
-            write(fields, terminate_last, &mut |b| v.push(b));
-            Encoded::Heap(v.into_boxed_slice())
+            };
         }
-    }
-}
-
-fn write(fields: &[&str], terminate_last: bool, push: &mut impl FnMut(u8)) {
-    for (i, field) in fields.iter().enumerate() {
-        for b in field.bytes() {
-            push(b);
-            if b == 0 {
-                push(0xFF);
+        let mut v = Vec::with_capacity(len + 8);
+        for (i, f) in fields.iter().enumerate() {
+            for b in f.bytes() {
+                v.push(b);
+                if b == 0 {
+                    v.push(0xFF);
+                }
+            }
+            if terminated(i) {
+                v.extend_from_slice(&[0x00, 0x01]);
             }
         }
-        if terminate_last || i + 1 < fields.len() {
-            push(0x00);
-            push(0x01);
-        }
+        Encoded::Heap(v.into_boxed_slice())
     }
 }
 
