@@ -8,7 +8,6 @@
 //! - [`kinds`]: the kind registry (built-in kinds and CRD-defined ones).
 //! - [`meta`]: typed reads of object metadata.
 //! - [`store`]: persistent object storage with uid and owner indexes.
-//! - [`store_key`]: ordered maps and sets of object keys that compare without chasing pointers.
 //! - [`strategy`]: per-kind defaults, typed decoding checks, validation and generation rules.
 //! - [`validation`]: field errors and name/label/condition formats with kube's messages.
 //! - [`rbac`]: the authorizer and the default policy.
@@ -31,7 +30,6 @@ pub mod rbac;
 pub mod selector;
 mod server;
 pub mod store;
-pub mod store_key;
 pub mod strategy;
 pub mod types;
 pub mod validation;

@@ -5,21 +5,20 @@
 use super::meta::JsonPointer;
 use std::sync::Arc;
 
-use imbl::OrdMap;
+use imbl::{OrdMap, OrdSet};
 use serde_json::Value;
 
-use super::store_key::{KeyMap, KeySet};
 use super::types::{GroupResource, ObjectKey};
 
 /// Stored objects and their indexes.
 #[derive(Clone, Debug, Default)]
 pub struct Store {
     // Keys are shared (`Arc`) so that the path copies a persistent write makes clone pointers,
-    // not strings; `KeyMap` compares them without following those pointers.
-    objects: KeyMap<Arc<Value>>,
+    // not strings.
+    objects: OrdMap<Arc<ObjectKey>, Arc<Value>>,
     by_uid: OrdMap<Arc<str>, Arc<ObjectKey>>,
     /// owner uid -> keys of objects whose ownerReferences name it.
-    dependents: OrdMap<Arc<str>, KeySet>,
+    dependents: OrdMap<Arc<str>, OrdSet<Arc<ObjectKey>>>,
 }
 
 /// `metadata.ownerReferences[*].uid` of an object.
@@ -67,7 +66,7 @@ impl Store {
     pub fn dependents_of(&self, owner_uid: &str) -> Vec<ObjectKey> {
         self.dependents
             .get(owner_uid)
-            .map(|s| s.iter().cloned().collect())
+            .map(|s| s.iter().map(|k| (**k).clone()).collect())
             .unwrap_or_default()
     }
 
@@ -104,7 +103,7 @@ impl Store {
             self.dependents
                 .entry(Arc::from(owner.as_str()))
                 .or_default()
-                .insert_shared(Arc::clone(key));
+                .insert(Arc::clone(key));
         }
     }
 
@@ -120,7 +119,7 @@ impl Store {
         }
         let key = Arc::new(key);
         self.index(&key, &obj);
-        self.objects.insert_shared(key, obj);
+        self.objects.insert(key, obj);
     }
 
     pub fn remove(&mut self, key: &ObjectKey) -> Option<Arc<Value>> {
@@ -136,12 +135,20 @@ impl Store {
         gr: &'a GroupResource,
         namespace: Option<&'a str>,
     ) -> impl Iterator<Item = (&'a ObjectKey, &'a Arc<Value>)> + 'a {
-        self.objects.range(gr, namespace)
+        let start = ObjectKey {
+            gr: gr.clone(),
+            namespace: namespace.unwrap_or("").to_owned(),
+            name: String::new(),
+        };
+        self.objects
+            .range(start..)
+            .take_while(move |(k, _)| &k.gr == gr && namespace.is_none_or(|ns| k.namespace == ns))
+            .map(|(k, v)| (k.as_ref(), v))
     }
 
     /// Every object, ordered by key.
     pub fn iter(&self) -> impl Iterator<Item = (&ObjectKey, &Arc<Value>)> {
-        self.objects.iter()
+        self.objects.iter().map(|(k, v)| (k.as_ref(), v))
     }
 }
 

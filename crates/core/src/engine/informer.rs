@@ -7,10 +7,9 @@
 use crate::api::meta::JsonPointer;
 use std::sync::Arc;
 
-use imbl::OrdMap;
+use imbl::{OrdMap, OrdSet};
 use serde_json::Value;
 
-use crate::api::store_key::{KeyMap, KeySet};
 use crate::api::{GroupResource, ObjectKey, WatchEvent, WatchEventType};
 use crate::controllers::util;
 
@@ -25,8 +24,8 @@ pub struct PodCounts {
 
 #[derive(Clone, Debug, Default)]
 pub struct Informer {
-    objects: KeyMap<Arc<Value>>,
-    by_owner: OrdMap<String, KeySet>,
+    objects: OrdMap<ObjectKey, Arc<Value>>,
+    by_owner: OrdMap<String, OrdSet<ObjectKey>>,
     pod_counts: OrdMap<String, PodCounts>,
     /// Highest resourceVersion applied.
     pub last_resource_version: u64,
@@ -63,7 +62,11 @@ impl Informer {
 
     /// Objects of one resource, in key order (a range scan, not a full scan).
     pub fn list<'a>(&'a self, gr: &'a GroupResource) -> impl Iterator<Item = &'a Arc<Value>> + 'a {
-        self.objects.range(gr, None).map(|(_, v)| v)
+        let start = ObjectKey::new(gr.clone(), "", "");
+        self.objects
+            .range(start..)
+            .take_while(move |(k, _)| &k.gr == gr)
+            .map(|(_, v)| v)
     }
 
     /// Objects whose controller owner has this uid.

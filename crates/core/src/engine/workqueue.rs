@@ -6,9 +6,8 @@
 //! `add_after` keeps the earliest ready time; `add_rate_limited` backs off per key
 //! exponentially (5 ms doubling, capped at 1000 s) until `forget`.
 
-use imbl::{OrdSet, Vector};
+use imbl::{OrdMap, OrdSet, Vector};
 
-use crate::api::store_key::{KeyMap, KeySet, SortKey};
 use crate::api::ObjectKey;
 use crate::time::SimTime;
 
@@ -20,11 +19,11 @@ pub const BACKOFF_MAX_MS: u64 = 1_000_000;
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct WorkQueue {
     queue: Vector<ObjectKey>,
-    dirty: KeySet,
-    processing: KeySet,
-    waiting: KeyMap<SimTime>,
-    waiting_by_time: OrdSet<(SimTime, SortKey)>,
-    failures: KeyMap<u32>,
+    dirty: OrdSet<ObjectKey>,
+    processing: OrdSet<ObjectKey>,
+    waiting: OrdMap<ObjectKey, SimTime>,
+    waiting_by_time: OrdSet<(SimTime, ObjectKey)>,
+    failures: OrdMap<ObjectKey, u32>,
 }
 
 impl WorkQueue {
@@ -67,16 +66,14 @@ impl WorkQueue {
             self.add(key);
             return;
         }
-        if let Some((sorted, existing)) = self.waiting.get_key_value(&key) {
+        if let Some(existing) = self.waiting.get(&key) {
             if *existing <= at {
                 return;
             }
-            let old = (*existing, sorted.clone());
-            self.waiting_by_time.remove(&old);
+            self.waiting_by_time.remove(&(*existing, key.clone()));
         }
-        let sorted = SortKey::new(key);
-        self.waiting.insert_sorted(sorted.clone(), at);
-        self.waiting_by_time.insert((at, sorted));
+        self.waiting.insert(key.clone(), at);
+        self.waiting_by_time.insert((at, key));
     }
 
     /// The per-key exponential delay for the next retry, counting this failure.
@@ -127,8 +124,8 @@ impl WorkQueue {
                 break;
             }
             self.waiting_by_time.remove(&(t, key.clone()));
-            self.waiting.remove(key.key());
-            self.add(key.key().clone());
+            self.waiting.remove(&key);
+            self.add(key);
         }
     }
 }

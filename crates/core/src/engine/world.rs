@@ -25,7 +25,6 @@ use super::report::{
 };
 use super::workqueue::WorkQueue;
 use super::ApiServer;
-use crate::api::store_key::{KeyMap, KeySet};
 use crate::api::{
     ApiError, ApiRequest, ApiResult, GroupResource, ObjectKey, StatusReason, WatchEvent,
     WatchEventType,
@@ -268,13 +267,13 @@ pub struct World {
     env: Environment,
     failures: Vec<FailureRule>,
     /// The latest version of every object, as the watch stream announced it.
-    objects: KeyMap<Arc<Value>>,
+    objects: OrdMap<ObjectKey, Arc<Value>>,
     /// Objects whose kstatus is neither Current nor Failed.
-    unsettled: KeySet,
+    unsettled: OrdSet<ObjectKey>,
     pending_deliveries: u64,
     /// Scheduled inputs not yet applied.
     pending_inputs: u64,
-    loops: KeyMap<LoopWatch>,
+    loops: OrdMap<ObjectKey, LoopWatch>,
     loop_threshold: u32,
     trace: Vector<String>,
     steps: u64,
@@ -388,11 +387,11 @@ impl World {
             slots: BTreeMap::new(),
             env: config.env.clone(),
             failures: Vec::new(),
-            objects: KeyMap::new(),
-            unsettled: KeySet::new(),
+            objects: OrdMap::new(),
+            unsettled: OrdSet::new(),
             pending_deliveries: 0,
             pending_inputs: 0,
-            loops: KeyMap::new(),
+            loops: OrdMap::new(),
             loop_threshold: config.feedback_loop_threshold,
             trace: Vector::new(),
             steps: 0,
@@ -1224,7 +1223,7 @@ impl World {
             {
                 let threshold = self.loop_threshold;
                 let now = self.now;
-                let w = self.loops.get_or_insert_default(&ev.key);
+                let w = self.loops.entry(ev.key.clone()).or_default();
                 if now.as_ms() > w.window_start.as_ms() + LOOP_WINDOW_MS {
                     w.window_start = now;
                     w.bumps = 0;
