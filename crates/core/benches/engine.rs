@@ -11,6 +11,11 @@ use converge_core::engine::{ClusterConfig, Input, NodeSpec, StopReason, World};
 use std::time::Instant;
 
 use criterion::{criterion_group, Criterion};
+
+/// The allocator the native `converge` CLI ships (crates/cli/src/main.rs), so these figures are
+/// the product's.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 use serde_json::json;
 
 fn cluster(nodes: usize) -> ClusterConfig {
