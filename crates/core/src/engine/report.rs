@@ -198,20 +198,6 @@ pub fn diff(before: Option<&Value>, after: Option<&Value>) -> Vec<FieldChange> {
     out
 }
 
-/// [`diff`], building the list in `scratch` (left empty, its capacity kept for the next call)
-/// and returning a copy of exactly its length: one allocation per diff instead of regrowth.
-pub(crate) fn diff_into(
-    scratch: &mut Vec<FieldChange>,
-    before: Option<&Value>,
-    after: Option<&Value>,
-) -> Vec<FieldChange> {
-    scratch.clear();
-    walk("", before, after, scratch);
-    // Not `mem::take`: that would hand the scratch's (grown) buffer away instead of keeping it.
-    #[allow(clippy::drain_collect)]
-    scratch.drain(..).collect()
-}
-
 fn walk(path: &str, a: Option<&Value>, b: Option<&Value>, out: &mut Vec<FieldChange>) {
     if a == b || path == "/metadata/managedFields" {
         return;
@@ -261,21 +247,5 @@ mod tests {
             paths,
             vec!["/spec/replicas", "/status/conditions/0/status", "/x"]
         );
-    }
-
-    #[test]
-    fn diff_into_matches_diff_and_reuses_its_scratch() {
-        let a = json!({"metadata": {"name": "a"}, "spec": {"replicas": 3, "paused": true}});
-        let b = json!({"metadata": {"name": "b"}, "spec": {"replicas": 5}});
-        let mut scratch = Vec::new();
-        let first = diff_into(&mut scratch, Some(&a), Some(&b));
-        assert_eq!(first, diff(Some(&a), Some(&b)));
-        assert_eq!(first.len(), 3);
-        assert_eq!(first.capacity(), 3);
-        assert!(scratch.is_empty() && scratch.capacity() >= 3);
-        // A second diff starts from an empty list, not the first one's leftovers.
-        let second = diff_into(&mut scratch, None, Some(&a));
-        assert_eq!(second, diff(None, Some(&a)));
-        assert_eq!(second.len(), 1);
     }
 }

@@ -20,8 +20,8 @@ use serde_json::{json, Value};
 use super::health::{self, Health};
 use super::informer::Informer;
 use super::report::{
-    diff_into, EventKind, EventRecord, FeedbackLoop, FieldChange, ObjectChange, Outcome,
-    RequestRecord, StepReport, StopReason,
+    diff, EventKind, EventRecord, FeedbackLoop, ObjectChange, Outcome, RequestRecord, StepReport,
+    StopReason,
 };
 use super::workqueue::WorkQueue;
 use super::ApiServer;
@@ -42,9 +42,6 @@ use crate::time::SimTime;
 pub const LOOP_WINDOW_MS: u64 = 60_000;
 
 /// The principal the engine uses to set the cluster up.
-/// The most events a step report is pre-sized for (a 10,000-Pod rollout records 200,000).
-const REPORT_HINT_MAX: usize = 1024;
-
 pub const ADMIN: &str = "admin";
 
 /// One Node of the simulated cluster.
@@ -281,12 +278,6 @@ pub struct World {
     trace: Vector<String>,
     steps: u64,
     inputs: Vector<(SimTime, Input)>,
-    /// Events in the last multi-event step (capped): the next one's report starts with room for
-    /// as many, so its `events` vector is allocated once instead of grown by doubling (each
-    /// regrowth past 1 KiB is a slow-path `malloc` that reads chunk headers all over a large heap).
-    report_hint: usize,
-    /// Reused by the field diff of every write; each change list is copied out at its exact size.
-    diff_scratch: Vec<FieldChange>,
 }
 
 /// The client handed to reconcilers and users: applies injected failures, sends to the API
@@ -405,8 +396,6 @@ impl World {
             trace: Vector::new(),
             steps: 0,
             inputs: Vector::new(),
-            report_hint: 0,
-            diff_scratch: Vec::new(),
         };
         let c = &config.controllers;
         let mut controllers: Vec<Controller> = Vec::new();
@@ -709,24 +698,18 @@ impl World {
     /// Processes every event due within `ms`, then sets the clock to now + ms.
     pub fn advance(&mut self, ms: u64) -> StepReport {
         let mut report = self.start_report();
-        report.events.reserve(self.report_hint);
         let until = self.now.plus_ms(ms);
         while self.next_event_time().is_some_and(|t| t <= until) {
             self.process_next(&mut report);
         }
         self.now = until;
         report.stop = Some(StopReason::Done);
-        self.note_report_size(&report);
         self.finish(report)
     }
 
     /// Steps until converged, a feedback loop, nothing scheduled, or the bounds.
     pub fn run_until_converged(&mut self, max_events: u64, max_ms: u64) -> StepReport {
         let mut report = self.start_report();
-        report.events.reserve(
-            self.report_hint
-                .min(usize::try_from(max_events).unwrap_or(usize::MAX)),
-        );
         let deadline = self.now.plus_ms(max_ms);
         let mut n = 0;
         let stop = loop {
@@ -749,13 +732,7 @@ impl World {
             n += 1;
         };
         report.stop = Some(stop);
-        self.note_report_size(&report);
         self.finish(report)
-    }
-
-    /// Remembers how many events a multi-event step recorded, up to [`REPORT_HINT_MAX`].
-    fn note_report_size(&mut self, report: &StepReport) {
-        self.report_hint = report.events.len().min(REPORT_HINT_MAX);
     }
 
     fn start_report(&self) -> StepReport {
@@ -1216,7 +1193,7 @@ impl World {
                 event_type: ev.event_type,
                 principal: principal.clone(),
                 resource_version: ev.resource_version,
-                fields: diff_into(&mut self.diff_scratch, before.as_deref(), after.as_deref()),
+                fields: diff(before.as_deref(), after.as_deref()),
             });
             match &after {
                 Some(o) => {
