@@ -15,6 +15,11 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+/// mimalloc, not the platform's malloc: in large worlds glibc's slow path made each event
+/// several times dearer than in small ones (ARCHITECTURE.md, "Native allocator").
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// Kubernetes health verdicts and rollout status, as kstatus and kubectl compute them.
 #[derive(Debug, Parser)]
 #[command(name = "converge", version, about)]

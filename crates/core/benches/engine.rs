@@ -11,6 +11,11 @@ use converge_core::engine::{ClusterConfig, Input, NodeSpec, StopReason, World};
 use std::time::Instant;
 
 use criterion::{criterion_group, Criterion};
+
+/// The allocator the native `converge` CLI ships (crates/cli/src/main.rs), so these figures are
+/// the product's.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 use serde_json::json;
 
 fn cluster(nodes: usize) -> ClusterConfig {
@@ -220,6 +225,17 @@ fn main() {
     if has("event_cost_large") {
         event_cost(&[(40, 245)], 30);
         return;
+    }
+    // `event_cost_world <deployments> <pods each>`: one world of any size (a third point for
+    // checking that instructions per event do not grow with the world).
+    if let Some(i) = args.iter().position(|a| a == "event_cost_world") {
+        let num = |j: usize| args.get(i + j).and_then(|a| a.parse::<usize>().ok());
+        if let (Some(deps), Some(pods)) = (num(1), num(2)) {
+            event_cost(&[(deps, pods as i64)], 30);
+            return;
+        }
+        eprintln!("usage: event_cost_world <deployments> <pods each>");
+        std::process::exit(2);
     }
     if has("event_cost") {
         event_cost_ratio(30);
