@@ -13,7 +13,7 @@ import { serve, launch, openPage, SHOTS } from './harness.mjs';
 
 const BUDGET_BYTES = 250_000; // "250 KB" in the issue: decimal kilobytes
 // The budget is not met (BENCHMARKS.md, issue 6): until it is, growth past this bound fails the
-// run, so the miss stays visible without hiding regressions. Today (2026-11-30) 617,656 bytes.
+// run, so the miss stays visible without hiding regressions. Today (2026-11-30) 628,402 bytes.
 const REGRESSION_BYTES = 640_000;
 
 let server;
