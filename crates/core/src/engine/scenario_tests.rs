@@ -810,8 +810,8 @@ fn step_reports_carry_requests_and_changed_fields() {
     );
 }
 
-#[test]
-fn a_user_cannot_write_status_but_the_controller_can() {
+/// A default cluster where alice has just created Deployment web (1 replica).
+fn world_with_web() -> super::world::World {
     let mut w = super::world::World::new(Default::default());
     w.apply(create_as(
         "alice",
@@ -819,6 +819,12 @@ fn a_user_cannot_write_status_but_the_controller_can() {
         "default",
         deployment("default", "web", 1, "nginx:1.25"),
     ));
+    w
+}
+
+#[test]
+fn a_user_cannot_write_status_but_the_controller_can() {
+    let mut w = world_with_web();
     let mut req = util::patch(
         "app",
         deployments(),
@@ -849,13 +855,7 @@ fn the_scheduler_forgets_assumed_pods_once_its_cache_sees_them_bound() {
 fn kubelet_leaves_a_foreign_change_to_a_conditions_times_alone_but_puts_back_its_status() {
     // kube's status manager (`needsReconcile` -> `isPodStatusByKubeletEqual`) compares the
     // conditions kubelet owns by status, reason and message, not by their times.
-    let mut w = super::world::World::new(Default::default());
-    w.apply(create_as(
-        "alice",
-        deployments(),
-        "default",
-        deployment("default", "web", 1, "nginx:1.25"),
-    ));
+    let mut w = world_with_web();
     w.run_until_converged(10_000, 120_000);
     let pod_key = w
         .objects()
