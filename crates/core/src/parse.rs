@@ -458,8 +458,10 @@ impl<'de> Visitor<'de> for ValueVisitor {
 
     fn visit_enum<A: de::EnumAccess<'de>>(self, data: A) -> Result<Value, A::Error> {
         let (tag, _rest): (String, A::Variant) = data.variant()?;
+        // A tag may carry %-escaped line breaks (`!a%0ab`): escaped, the error stays one line.
         Err(de::Error::custom(format!(
-            "the YAML tag !{tag} is not supported"
+            "the YAML tag !{} is not supported",
+            tag.escape_debug()
         )))
     }
 }
@@ -735,6 +737,10 @@ mod tests {
         assert_eq!(
             err("kind: !custom x\n"),
             "line 1, column 7: kind: the YAML tag !custom is not supported"
+        );
+        assert_eq!(
+            err("kind: !a%0ab x\n"),
+            "line 1, column 7: kind: the YAML tag !a\\nb is not supported"
         );
     }
 
