@@ -80,8 +80,19 @@ fn check_header(doc: &Value) -> Result<(), ScenarioError> {
 /// unknown field at its key, anything else at its value (or its nearest enclosing entry).
 fn typed_error(e: &serde_path_to_error::Error<serde_json::Error>, text: &str) -> ScenarioError {
     let mut path = field_path(e.path());
-    let message = e.inner().to_string();
-    let unknown_key = message
+    let raw = e.inner().to_string();
+    // serde quotes an unknown key as written: a line break in it would break the error's line.
+    let message: String = raw
+        .chars()
+        .flat_map(|c| {
+            let escaped = c.is_control().then(|| c.escape_default());
+            escaped
+                .into_iter()
+                .flatten()
+                .chain((!c.is_control()).then_some(c))
+        })
+        .collect();
+    let unknown_key = raw
         .strip_prefix("unknown field `")
         .and_then(|rest| rest.split_once('`'))
         .map(|(key, _)| key);

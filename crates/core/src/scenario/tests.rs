@@ -127,6 +127,15 @@ fn a_wrong_type_is_named_at_its_value_in_yaml_and_json_alike() {
 }
 
 #[test]
+fn an_unknown_field_with_a_line_break_stays_one_line() {
+    let e = load_err(&header("\"de\\nscription\": typo\n"));
+    assert_eq!(
+        e.to_string(),
+        "line 4, column 1: unknown field `de\\nscription`, expected one of `apiVersion`, `kind`, `name`, `description`, `seed`, `until`, `cluster`, `images`, `rbac`, `objects`, `faults`, `actions`, `expect`, `lesson`"
+    );
+}
+
+#[test]
 fn versions_are_checked_before_fields() {
     let e = load_err("apiVersion: converge.dev/v2\nkind: Scenario\nname: t\nnewField: 1\n");
     assert_eq!(
