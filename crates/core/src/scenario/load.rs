@@ -82,16 +82,14 @@ fn typed_error(e: &serde_path_to_error::Error<serde_json::Error>, text: &str) ->
     let mut path = field_path(e.path());
     let raw = e.inner().to_string();
     // serde quotes an unknown key as written: a line break in it would break the error's line.
-    let message: String = raw
-        .chars()
-        .flat_map(|c| {
-            let escaped = c.is_control().then(|| c.escape_default());
-            escaped
-                .into_iter()
-                .flatten()
-                .chain((!c.is_control()).then_some(c))
-        })
-        .collect();
+    let mut message = String::with_capacity(raw.len());
+    for c in raw.chars() {
+        if c.is_control() {
+            message.extend(c.escape_default());
+        } else {
+            message.push(c);
+        }
+    }
     let unknown_key = raw
         .strip_prefix("unknown field `")
         .and_then(|rest| rest.split_once('`'))
