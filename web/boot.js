@@ -1,7 +1,142 @@
 // Starts the wasm app. Trunk's default loader is an inline <script type="module">, which the
 // page's Content-Security-Policy (script-src 'self') refuses; Trunk.toml's `pattern_script`
 // puts this file in its place, with the hashed file names in data attributes.
+//
+// A release build (`./dev build`, web/snapshot.mjs) also puts the playground's first screen in
+// index.html as plain markup: the starter cluster exactly as the app draws it. A first visit
+// (no saved workspace, no share link, no query) shows it at once and is interactive before the
+// wasm arrives: presses, keys and typing are kept here and replayed into the app, in order, once
+// it has drawn itself over the copy. Any other visit drops the copy, which would show the wrong
+// world, and waits for the app. ARCHITECTURE.md, "First load".
 const boot = document.querySelector('script[data-converge-boot]');
+const snapshot = document.querySelector('[data-snapshot]');
+// The starter's localStorage key (crates/web/src/persist.rs STORAGE_KEY) and the form of every
+// share link version (view::share::is_share_link); a test in persist.rs keeps them equal.
+const STORAGE_KEY = 'converge.workspace';
+const SHARE_LINK = /^#w[0-9]+\./;
+
+function savedWorkspace() {
+  try {
+    return localStorage.getItem(STORAGE_KEY) !== null;
+  } catch {
+    return false; // no storage: the app starts fresh, as the copy shows
+  }
+}
+
+const firstVisit = snapshot !== null && snapshot.children.length > 0
+  && location.search === '' && !SHARE_LINK.test(location.hash) && !savedWorkspace();
+
+/** The element path from `root` (child indexes among elements), or null outside it. */
+function pathOf(root, el) {
+  const path = [];
+  for (let n = el; n && n !== root; n = n.parentElement) {
+    if (!n.parentElement) return null;
+    path.unshift(Array.prototype.indexOf.call(n.parentElement.children, n));
+  }
+  return path;
+}
+
+function follow(root, path) {
+  let n = root;
+  for (const i of path) {
+    n = n?.children[i];
+  }
+  return n ?? null;
+}
+
+const SHORTCUTS = [' ', 'n', 'N', 'r', '?'];
+const queue = [];
+let status = null;
+
+function acknowledge(target) {
+  target?.classList?.add('boot-pending');
+  if (!status) {
+    status = document.createElement('p');
+    status.className = 'boot-status';
+    status.setAttribute('role', 'status');
+    document.body.append(status);
+  }
+  const n = queue.length;
+  status.textContent = `Starting the simulator: ${n} ${n === 1 ? 'action waits' : 'actions wait'} for it.`;
+}
+
+function record(e) {
+  if (!snapshot.contains(e.target)) {
+    // The app's shortcuts (app.rs `shortcut`), pressed with nothing focused.
+    const page = e.target === document.body || e.target === document.documentElement;
+    if (e.type === 'keydown' && page && SHORTCUTS.includes(e.key) && !(e.ctrlKey || e.metaKey || e.altKey)) {
+      e.preventDefault();
+      queue.push({ type: 'keydown', path: null, key: e.key, shiftKey: e.shiftKey });
+      acknowledge(null);
+    }
+    return;
+  }
+  const el = e.target.closest('button, a, select, input, textarea, summary, [tabindex]') ?? e.target;
+  if (e.type === 'click' && el.matches('a[href^="#"]')) return; // in-page links work as they are
+  if (e.type === 'click' && el.matches('a[href]')) return; // a link leaves: nothing to replay
+  const entry = { type: e.type, path: pathOf(snapshot, el) };
+  if (e.type === 'input' || e.type === 'change') {
+    entry.value = el.value;
+    entry.checked = el.checked;
+  }
+  if (e.type === 'keydown') {
+    if (!(e.key === 'Enter' && (e.ctrlKey || e.metaKey))) return; // only the editor's Apply
+    Object.assign(entry, { key: e.key, ctrlKey: e.ctrlKey, metaKey: e.metaKey });
+  }
+  if (e.type === 'click' && (el.matches('select, input, textarea'))) return; // their change counts
+  if (e.type === 'input' && el.matches('select, input[type=checkbox], input[type=radio]')) return;
+  const last = queue[queue.length - 1];
+  if (e.type === 'input' && last?.type === 'input' && String(last.path) === String(entry.path)) {
+    last.value = entry.value; // typing: the text as it stands is what the app needs
+    return;
+  }
+  queue.push(entry);
+  acknowledge(el);
+}
+
+async function replay(root) {
+  for (const entry of queue) {
+    const el = entry.path ? follow(root, entry.path) : document;
+    if (!el) continue;
+    if (entry.type === 'click') {
+      el.click();
+    } else if (entry.type === 'input' || entry.type === 'change') {
+      if ('checked' in el && (el.type === 'checkbox' || el.type === 'radio')) el.checked = entry.checked;
+      else el.value = entry.value;
+      el.dispatchEvent(new Event(entry.type, { bubbles: true }));
+    } else if (entry.type === 'keydown') {
+      const { key, shiftKey = false, ctrlKey = false, metaKey = false } = entry;
+      el.dispatchEvent(new KeyboardEvent('keydown', { key, shiftKey, ctrlKey, metaKey, bubbles: true, cancelable: true }));
+    }
+    // Let the app draw before the next one, so each path is read on what the person saw.
+    await new Promise((ok) => setTimeout(ok, 0));
+  }
+  queue.length = 0;
+  status?.remove();
+}
+
+if (firstVisit) {
+  for (const type of ['click', 'input', 'change', 'keydown']) {
+    document.addEventListener(type, record, true);
+  }
+  addEventListener('converge-ready', async (e) => {
+    for (const type of ['click', 'input', 'change', 'keydown']) {
+      document.removeEventListener(type, record, true);
+    }
+    const root = e.detail?.root;
+    // The app has drawn the same screen next to the copy; swap them in this task (no frame shows
+    // both), keeping the focus where the person left it.
+    const focused = pathOf(snapshot, document.activeElement);
+    snapshot.remove();
+    if (!root) return;
+    if (focused && focused.length) follow(root, focused)?.focus?.();
+    await replay(root);
+  }, { once: true });
+  performance.mark('converge-interactive');
+} else {
+  snapshot?.remove();
+}
+
 const bindings = await import(boot.dataset.js);
 const wasm = await bindings.default({ module_or_path: boot.dataset.wasm });
 dispatchEvent(new CustomEvent('TrunkApplicationStarted', { detail: { wasm } }));

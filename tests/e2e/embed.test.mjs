@@ -27,7 +27,7 @@ async function waitForMessage(page, frameId, pattern, what) {
 }
 
 test('two embeds: posters first, independent sessions, the host drives one by messages', async () => {
-  const { page, context, problems } = await openPage(browser, `${server.url}embed-demo.html`);
+  const { page, context, problems } = await openPage(browser, `${server.url}embed-demo.html`, { ready: false }); // the apps are in frames
   const wasm = [];
   context.on('request', (r) => { if (r.url().endsWith('.wasm')) wasm.push(r.url()); });
   const a = page.frameLocator('#embed-a');

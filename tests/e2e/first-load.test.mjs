@@ -1,20 +1,21 @@
-// First-load budget of issue 6, measured in the browser: every resource Chromium starts to fetch
-// before the playground is interactive (the app's first render, Performance mark
-// `converge-interactive`, after which its controls listen), each body compressed with gzip -9 as
-// a server would send it, summed per kind (wasm, JS, CSS, HTML, other). What starts later (the
-// CodeMirror bundle) is listed apart.
+// First-load budget of issue 6, measured in the browser. A first visit shows the playground's
+// first screen pre-drawn in index.html (web/snapshot.mjs) and listening (web/boot.js marks
+// `converge-interactive`); presses and typing are kept and replayed once the app has drawn itself
+// (`converge-ready`, after the wasm). Every resource Chromium starts to fetch before each mark is
+// counted, each body compressed with gzip -9 as a server would send it, summed per kind (wasm,
+// JS, CSS, HTML, other). The CodeMirror bundle starts later and is listed apart.
 // The figures go to target/e2e/first-load.json for BENCHMARKS.md.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { writeFile, mkdir } from 'node:fs/promises';
 import { join, extname } from 'node:path';
 import { gzipSync } from 'node:zlib';
-import { serve, launch, openPage, SHOTS } from './harness.mjs';
+import { serve, launch, openPage, appReady, screenshot, SHOTS } from './harness.mjs';
 
 const BUDGET_BYTES = 250_000; // "250 KB" in the issue: decimal kilobytes
-// The budget is not met (BENCHMARKS.md, issue 6): until it is, growth past this bound fails the
-// run, so the miss stays visible without hiding regressions. Today (2026-11-30) 628,402 bytes.
-const REGRESSION_BYTES = 640_000;
+// Until the app itself (the wasm) fits the budget, growth of the load up to `converge-ready`
+// past this bound fails the run. On 2026-12-01 it was 637,327 bytes (the wasm 616,999).
+const READY_BOUND_BYTES = 650_000;
 
 let server;
 let browser;
@@ -26,7 +27,21 @@ const kindOf = (url) => {
   return ['wasm', 'js', 'css', 'html'].includes(ext) ? ext : (ext === '' ? 'html' : 'other');
 };
 
-test('what the browser fetches before the playground is interactive, gzip, per kind', { timeout: 120_000 }, async () => {
+const sum = (rows) => rows.reduce((t, x) => t + x.gzip, 0);
+const byKind = (rows) => rows.reduce((k, x) => ({ ...k, [x.kind]: (k[x.kind] ?? 0) + x.gzip }), {});
+
+/** Opens `url` with the wasm held back until `release()` is called. */
+async function openHeld(url) {
+  let release;
+  const held = new Promise((ok) => { release = ok; });
+  const opened = await openPage(browser, url, {
+    ready: false,
+    beforeGoto: (p) => p.route('**/*_bg.wasm', async (route) => { await held; await route.continue(); }),
+  });
+  return { ...opened, release };
+}
+
+test('what the browser fetches before the playground is interactive, and before the app is, gzip', { timeout: 120_000 }, async () => {
   const bodies = new Map();
   const { page, context, problems } = await openPage(browser, server.url, {
     beforeGoto: async (p) => {
@@ -35,39 +50,114 @@ test('what the browser fetches before the playground is interactive, gzip, per k
       });
     },
   });
-  await page.getByRole('button', { name: 'Step', exact: true }).waitFor();
-  // Let lazy loads that start after first paint arrive, so they are listed (not counted).
+  // Let lazy loads that start after the app arrive, so they are listed (not counted).
   await page.waitForLoadState('networkidle');
   const timing = await page.evaluate(() => ({
     interactive: performance.getEntriesByName('converge-interactive')[0]?.startTime ?? null,
+    ready: performance.getEntriesByName('converge-ready')[0]?.startTime ?? null,
     resources: performance.getEntriesByType('resource').map((e) => ({ url: e.name, start: e.startTime })),
   }));
-  assert.notEqual(timing.interactive, null, 'the app marks converge-interactive on its first render');
+  assert.notEqual(timing.interactive, null, 'web/boot.js marks converge-interactive on the pre-drawn screen');
+  assert.notEqual(timing.ready, null, 'the app marks converge-ready on its first render');
+  assert.ok(timing.interactive < timing.ready, 'the pre-drawn screen is interactive before the app');
   const starts = [{ url: page.url(), start: 0 }, ...timing.resources];
 
   const rows = [];
   for (const { url, start } of starts) {
     const body = await bodies.get(url);
     if (!body) continue;
-    rows.push({ file: new URL(url).pathname, kind: kindOf(url), early: start < timing.interactive,
-      raw: body.length, gzip: gzipSync(body, { level: 9 }).length });
+    rows.push({ file: new URL(url).pathname, kind: kindOf(url), start, raw: body.length,
+      gzip: gzipSync(body, { level: 9 }).length });
   }
-  const first = rows.filter((x) => x.early);
-  const later = rows.filter((x) => !x.early);
-  const byKind = {};
-  for (const x of first) byKind[x.kind] = (byKind[x.kind] ?? 0) + x.gzip;
-  const total = first.reduce((s, x) => s + x.gzip, 0);
-  const report = { total_gzip: total, interactive_ms: timing.interactive, budget: BUDGET_BYTES, by_kind_gzip: byKind, first, later };
-  console.log(`first load: ${total} bytes gzip (${JSON.stringify(byKind)}), ` +
-    `${total <= BUDGET_BYTES ? 'within' : 'OVER'} the budget of ${BUDGET_BYTES} bytes; ` +
-    `after interactive: ${later.map((x) => `${x.file} ${x.gzip}`).join(', ') || 'nothing'}`);
+  const first = rows.filter((x) => x.start < timing.interactive);
+  const app = rows.filter((x) => x.start < timing.ready);
+  const later = rows.filter((x) => x.start >= timing.ready);
+  const report = {
+    interactive: { total_gzip: sum(first), ms: timing.interactive, by_kind_gzip: byKind(first), files: first },
+    ready: { total_gzip: sum(app), ms: timing.ready, by_kind_gzip: byKind(app), files: app },
+    budget: BUDGET_BYTES,
+    later,
+  };
+  console.log(`first load: interactive after ${sum(first)} bytes gzip (${JSON.stringify(byKind(first))}), ` +
+    `${sum(first) <= BUDGET_BYTES ? 'within' : 'OVER'} the budget of ${BUDGET_BYTES}; ` +
+    `app ready after ${sum(app)} bytes gzip (${JSON.stringify(byKind(app))}); ` +
+    `later: ${later.map((x) => `${x.file} ${x.gzip}`).join(', ') || 'nothing'}`);
   await mkdir(SHOTS, { recursive: true });
   await writeFile(join(SHOTS, 'first-load.json'), JSON.stringify(report, null, 2));
 
-  assert.ok(first.some((x) => x.kind === 'wasm'), 'the wasm module is part of the first load');
-  assert.ok(!first.some((x) => x.file.includes('/editor-bundle/')),
-    'the CodeMirror bundle is not fetched before the playground is interactive');
-  assert.ok(total <= REGRESSION_BYTES, `first load grew to ${total} bytes gzip (bound ${REGRESSION_BYTES})`);
+  assert.ok(!first.some((x) => x.kind === 'wasm'), 'the wasm module starts after the screen is interactive');
+  assert.ok(app.some((x) => x.kind === 'wasm'), 'the app needs the wasm module');
+  assert.ok(!app.some((x) => x.file.includes('/editor-bundle/')),
+    'the CodeMirror bundle is not fetched before the app is drawn');
+  assert.ok(sum(first) <= BUDGET_BYTES, `${sum(first)} bytes gzip before interactive (budget ${BUDGET_BYTES})`);
+  assert.ok(sum(app) <= READY_BOUND_BYTES, `the app's load grew to ${sum(app)} bytes gzip (bound ${READY_BOUND_BYTES})`);
+  assert.deepEqual(problems, []);
+  await context.close();
+});
+
+test('before the wasm arrives, the pre-drawn playground shows the starter and keeps what the person does', { timeout: 120_000 }, async () => {
+  const { page, context, problems, release } = await openHeld(server.url);
+  const step = page.getByRole('button', { name: 'Step', exact: true });
+  await step.waitFor();
+  assert.equal(await page.locator('[data-snapshot]').count(), 1, 'the copy is shown');
+  const steps = async () => Number((await page.locator('#steps').textContent()).split(' ')[0]);
+  const before = await steps(); // the starter's creation steps
+  assert.match(await page.locator('.objects').textContent(), /Deployment/);
+  await page.waitForFunction(() => performance.getEntriesByName('converge-interactive').length > 0);
+
+  await step.click();
+  await page.evaluate(() => document.activeElement?.blur());
+  await page.keyboard.press('n'); // the Step shortcut, with nothing focused
+  await page.locator('#speed').selectOption({ label: '4x' });
+  const waiting = page.getByRole('status').filter({ hasText: 'Starting the simulator' });
+  assert.equal(await waiting.textContent(), 'Starting the simulator: 3 actions wait for it.');
+  await screenshot(page, 'first-load-waiting');
+  assert.equal(await steps(), before, 'nothing runs before the app');
+
+  release();
+  await appReady(page);
+  await page.locator('#steps', { hasText: `${before + 2} steps` }).waitFor();
+  assert.equal(await page.locator('[data-snapshot]').count(), 0, 'the copy is gone');
+  assert.equal(await step.count(), 1, 'one playground on the page');
+  assert.equal(await page.locator('#speed').inputValue(), String(4), 'the speed chosen before the app is kept');
+  await waiting.waitFor({ state: 'detached' });
+  assert.deepEqual(problems, []);
+  await context.close();
+});
+
+/** Loads `url` in `page` with the wasm held back; resolves to the function that releases it. */
+async function gotoHeld(page, url) {
+  let release;
+  const held = new Promise((ok) => { release = ok; });
+  await page.route('**/*_bg.wasm', async (route) => { await held; await route.continue(); });
+  await page.goto(url);
+  return release;
+}
+
+test('a saved workspace or a share link never shows the starter copy', { timeout: 120_000 }, async () => {
+  const { page, context, problems } = await openPage(browser, server.url);
+  const before = await page.locator('#steps').textContent();
+  await page.getByRole('button', { name: 'Step', exact: true }).click();
+  await page.locator('#steps', { hasText: before }).waitFor({ state: 'detached' });
+  const after = await page.locator('#steps').textContent();
+  await page.getByRole('button', { name: 'Share' }).click();
+  await page.waitForFunction(() => location.hash.startsWith('#w1.'));
+  const link = page.url();
+  await page.evaluate(() => dispatchEvent(new Event('pagehide'))); // saves now
+
+  const saved = await context.newPage(); // same storage: the saved workspace
+  const linked = (await browser.newContext()).newPage(); // no storage, the link
+  for (const [p, url] of [[saved, server.url], [await linked, link]]) {
+    const release = await gotoHeld(p, url);
+    // boot.js has run: the copy (the starter's first screen) is gone and the page waits for the app.
+    await p.waitForFunction(() => performance.getEntriesByName('converge-ready').length === 0
+      && document.querySelector('[data-snapshot]') === null && document.readyState !== 'loading');
+    assert.equal(await p.locator('#steps').count(), 0, `${url}: no playground before the app`);
+    release();
+    await appReady(p);
+    await p.locator('#steps', { hasText: after }).waitFor();
+  }
+  await (await linked).context().close();
   assert.deepEqual(problems, []);
   await context.close();
 });

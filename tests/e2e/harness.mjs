@@ -56,7 +56,11 @@ export async function launch() {
  * textarea form (its supported fallback); tests that drive the playground through form fields
  * use it, and tests/e2e/editor.test.mjs covers CodeMirror itself.
  */
-export async function openPage(browser, url, { colorScheme = 'light', viewport, plainEditor = false, beforeGoto } = {}) {
+/**
+ * Unless `ready` is false, waits until the app has drawn itself or shown its panic panel: a first visit shows a pre-drawn copy of the
+ * playground before that (web/boot.js), which tests/e2e/first-load.test.mjs covers.
+ */
+export async function openPage(browser, url, { colorScheme = 'light', viewport, plainEditor = false, beforeGoto, ready = true } = {}) {
   const context = await browser.newContext({ colorScheme, viewport: viewport ?? { width: 1280, height: 800 } });
   const page = await context.newPage();
   const problems = [];
@@ -69,7 +73,17 @@ export async function openPage(browser, url, { colorScheme = 'light', viewport, 
   // `beforeGoto(page)` runs before the first navigation (install a fake clock, an init script).
   if (beforeGoto) await beforeGoto(page);
   await page.goto(url);
+  if (ready) await appReady(page);
   return { page, context, problems };
+}
+
+/**
+ * Resolves once the app's own root (not the pre-drawn copy, `[data-snapshot]`) is on the page, or
+ * its panic panel is. Read from the DOM: a fake clock (page.clock) also fakes Performance marks.
+ */
+export async function appReady(page) {
+  await page.waitForFunction(() => document.querySelector('body > .shell:not([data-snapshot])') !== null
+    || document.getElementById('panic-panel') !== null, null, { timeout: 60_000 });
 }
 
 export async function screenshot(page, name) {

@@ -8,3 +8,22 @@ pub use converge_core::view::share::{
 
 /// The localStorage key.
 pub const STORAGE_KEY: &str = "converge.workspace";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// web/boot.js decides before the wasm arrives whether the pre-drawn starter screen may show:
+    /// not with a saved workspace under this key, nor with a share link in the address.
+    #[test]
+    fn boot_js_knows_the_storage_key_and_the_share_link_form() {
+        let boot = include_str!("../../../web/boot.js");
+        assert!(boot.contains(&format!("const STORAGE_KEY = '{STORAGE_KEY}';")));
+        assert!(boot.contains(r"const SHARE_LINK = /^#w[0-9]+\./;"));
+        let link = to_hash(&converge_core::view::share::Workspace::default());
+        assert!(link.starts_with("#w1."), "{link}");
+        assert!(
+            is_share_link("#w0.x") && is_share_link("#w12.x") && !is_share_link("#spec-editor")
+        );
+    }
+}
