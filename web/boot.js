@@ -46,6 +46,12 @@ function follow(root, path) {
 
 const SHORTCUTS = [' ', 'n', 'N', 'r', '?'];
 const queue = [];
+
+/** What must match between the copy's element and the app's before an action is replayed. */
+function signature(el) {
+  const text = el.matches('button, a, summary') ? el.textContent.trim() : '';
+  return `${el.tagName}#${el.id}:${text}`;
+}
 let status = null;
 
 function acknowledge(target) {
@@ -74,7 +80,7 @@ function record(e) {
   const el = e.target.closest('button, a, select, input, textarea, summary, [tabindex]') ?? e.target;
   if (e.type === 'click' && el.matches('a[href^="#"]')) return; // in-page links work as they are
   if (e.type === 'click' && el.matches('a[href]')) return; // a link leaves: nothing to replay
-  const entry = { type: e.type, path: pathOf(snapshot, el) };
+  const entry = { type: e.type, path: pathOf(snapshot, el), sig: signature(el) };
   if (e.type === 'input' || e.type === 'change') {
     entry.value = el.value;
     entry.checked = el.checked;
@@ -95,24 +101,40 @@ function record(e) {
 }
 
 async function replay(root) {
-  for (const entry of queue) {
-    const el = entry.path ? follow(root, entry.path) : document;
-    if (!el) continue;
+  // Targets are found before anything runs, on the app's first screen (equal to the copy), so each
+  // action reaches the element the person touched even after earlier ones changed the screen.
+  const targets = queue.map((entry) => {
+    if (!entry.path) return document;
+    const el = follow(root, entry.path);
+    return el && signature(el) === entry.sig ? el : null;
+  });
+  let dropped = 0;
+  for (const [i, entry] of queue.entries()) {
+    const el = targets[i];
+    if (!el || !el.isConnected) {
+      dropped += 1;
+      continue;
+    }
     if (entry.type === 'click') {
       el.click();
     } else if (entry.type === 'input' || entry.type === 'change') {
-      if ('checked' in el && (el.type === 'checkbox' || el.type === 'radio')) el.checked = entry.checked;
+      if (el.type === 'checkbox' || el.type === 'radio') el.checked = entry.checked;
       else el.value = entry.value;
       el.dispatchEvent(new Event(entry.type, { bubbles: true }));
     } else if (entry.type === 'keydown') {
       const { key, shiftKey = false, ctrlKey = false, metaKey = false } = entry;
       el.dispatchEvent(new KeyboardEvent('keydown', { key, shiftKey, ctrlKey, metaKey, bubbles: true, cancelable: true }));
     }
-    // Let the app draw before the next one, so each path is read on what the person saw.
+    // Let the app handle and draw each one before the next.
     await new Promise((ok) => setTimeout(ok, 0));
   }
   queue.length = 0;
-  status?.remove();
+  if (dropped === 0) {
+    status?.remove();
+  } else if (status) {
+    status.textContent = `${dropped} of the actions taken while the simulator started no longer had their control, and were not replayed.`;
+    setTimeout(() => status.remove(), 8000);
+  }
 }
 
 if (firstVisit) {
@@ -137,6 +159,19 @@ if (firstVisit) {
   snapshot?.remove();
 }
 
-const bindings = await import(boot.dataset.js);
-const wasm = await bindings.default({ module_or_path: boot.dataset.wasm });
-dispatchEvent(new CustomEvent('TrunkApplicationStarted', { detail: { wasm } }));
+try {
+  const bindings = await import(boot.dataset.js);
+  const wasm = await bindings.default({ module_or_path: boot.dataset.wasm });
+  dispatchEvent(new CustomEvent('TrunkApplicationStarted', { detail: { wasm } }));
+} catch (e) {
+  status?.remove();
+  // A panic while starting: the app's panic panel (crates/web/src/panic_panel.rs) explains it.
+  if (document.getElementById('panic-panel')) throw e;
+  // Offline before the module was cached, a cut download, no WebAssembly: say so, keep the page.
+  const failed = document.createElement('p');
+  failed.className = 'boot-status boot-failed';
+  failed.setAttribute('role', 'alert');
+  failed.textContent = `The simulator could not start (${e?.message ?? e}). Reload the page to try again.`;
+  document.body.append(failed);
+  throw e;
+}

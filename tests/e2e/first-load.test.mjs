@@ -109,8 +109,11 @@ test('before the wasm arrives, the pre-drawn playground shows the starter and ke
   await page.evaluate(() => document.activeElement?.blur());
   await page.keyboard.press('n'); // the Step shortcut, with nothing focused
   await page.locator('#speed').selectOption({ label: '4x' });
+  const pod = page.locator('.object-list button.object', { hasText: 'Pod' }).first();
+  const podName = (await pod.textContent()).match(/web-[a-z0-9]+-[a-z0-9]+/)[0];
+  await pod.click();
   const waiting = page.getByRole('status').filter({ hasText: 'Starting the simulator' });
-  assert.equal(await waiting.textContent(), 'Starting the simulator: 3 actions wait for it.');
+  assert.equal(await waiting.textContent(), 'Starting the simulator: 4 actions wait for it.');
   await screenshot(page, 'first-load-waiting');
   assert.equal(await steps(), before, 'nothing runs before the app');
 
@@ -120,6 +123,8 @@ test('before the wasm arrives, the pre-drawn playground shows the starter and ke
   assert.equal(await page.locator('[data-snapshot]').count(), 0, 'the copy is gone');
   assert.equal(await step.count(), 1, 'one playground on the page');
   assert.equal(await page.locator('#speed').inputValue(), String(4), 'the speed chosen before the app is kept');
+  // The row pressed before the app is the one selected, though the steps replayed before it.
+  await page.getByText(`pods default/${podName}`, { exact: true }).waitFor();
   await waiting.waitFor({ state: 'detached' });
   assert.deepEqual(problems, []);
   await context.close();
@@ -159,5 +164,17 @@ test('a saved workspace or a share link never shows the starter copy', { timeout
   }
   await (await linked).context().close();
   assert.deepEqual(problems, []);
+  await context.close();
+});
+
+test('when the wasm cannot be fetched, the pre-drawn page says so and stays readable', { timeout: 120_000 }, async () => {
+  const { page, context } = await openPage(browser, server.url, {
+    ready: false,
+    beforeGoto: (p) => p.route('**/*_bg.wasm', (route) => route.abort()),
+  });
+  const alert = page.getByRole('alert');
+  await alert.waitFor();
+  assert.match(await alert.textContent(), /^The simulator could not start \(.+\)\. Reload the page to try again\.$/);
+  assert.equal(await page.locator('[data-snapshot] #steps').count(), 1, 'the copy is still there to read');
   await context.close();
 });

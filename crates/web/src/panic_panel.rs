@@ -62,4 +62,8 @@ fn show(text: &str) {
         let _ = panel.append_child(&pre);
     }
     let _ = body.prepend_with_node_1(&panel);
+    // A first visit's "Starting the simulator" line (web/boot.js) would now be untrue.
+    if let Ok(Some(line)) = document.query_selector(".boot-status") {
+        line.remove();
+    }
 }
