@@ -2,29 +2,52 @@
 // page's Content-Security-Policy (script-src 'self') refuses; Trunk.toml's `pattern_script`
 // puts this file in its place, with the hashed file names in data attributes.
 //
-// A release build (`./dev build`, web/snapshot.mjs) also puts the playground's first screen in
-// index.html as plain markup: the starter cluster exactly as the app draws it. A first visit
-// (no saved workspace, no share link, no query) shows it at once and is interactive before the
-// wasm arrives: presses, keys and typing are kept here and replayed into the app, in order, once
-// it has drawn itself over the copy. Any other visit drops the copy, which would show the wrong
-// world, and waits for the app. ARCHITECTURE.md, "First load".
+// A release build (`./dev build`, web/snapshot.mjs) also pre-draws the playground's first screen
+// as plain markup, exactly as the app draws it for a first visit: the starter cluster inside
+// index.html, and each gallery scenario's in first/<id>.html. A first visit (nothing saved for
+// that session, no share link) shows the copy at once, and it is interactive before the wasm
+// arrives: presses, keys and typing are kept here and replayed into the app, in order, once it
+// has drawn itself. Any other visit drops the copy, which would show the wrong world, and waits
+// for the app. ARCHITECTURE.md, "First load".
 const boot = document.querySelector('script[data-converge-boot]');
-const snapshot = document.querySelector('[data-snapshot]');
-// The starter's localStorage key (crates/web/src/persist.rs STORAGE_KEY) and the form of every
-// share link version (view::share::is_share_link); a test in persist.rs keeps them equal.
+// The starter's localStorage key (crates/web/src/persist.rs STORAGE_KEY; a scenario session's is
+// `<key>.scenario.<id>`, lesson.rs storage_key) and the form of every share link version
+// (view::share::is_share_link); a test in persist.rs keeps them equal.
 const STORAGE_KEY = 'converge.workspace';
 const SHARE_LINK = /^#w[0-9]+\./;
+const SCENARIO_LINK = /^\?scenario=([a-z0-9-]+)$/;
 
-function savedWorkspace() {
+function saved(key) {
   try {
-    return localStorage.getItem(STORAGE_KEY) !== null;
+    return localStorage.getItem(key) !== null;
   } catch {
     return false; // no storage: the app starts fresh, as the copy shows
   }
 }
 
-const firstVisit = snapshot !== null && snapshot.children.length > 0
-  && location.search === '' && !SHARE_LINK.test(location.hash) && !savedWorkspace();
+let copy = null; // the pre-drawn screen on the page, while it stands in for the app
+
+/** The copy of this visit's first screen, or null when this is not a first visit. */
+async function firstScreen() {
+  const inline = document.querySelector('[data-snapshot]');
+  inline?.remove();
+  if (SHARE_LINK.test(location.hash)) return null;
+  if (location.search === '') {
+    return inline && inline.children.length > 0 && !saved(STORAGE_KEY) ? inline : null;
+  }
+  const id = SCENARIO_LINK.exec(location.search)?.[1];
+  if (!id || saved(`${STORAGE_KEY}.scenario.${id}`)) return null;
+  try {
+    const response = await fetch(new URL(`first/${id}.html`, document.baseURI));
+    if (!response.ok) return null; // `custom`, or a build without copies
+    const template = document.createElement('template');
+    template.innerHTML = (await response.text()).trim();
+    const el = template.content.firstElementChild;
+    return el?.matches('.shell[data-snapshot]') ? el : null;
+  } catch {
+    return null;
+  }
+}
 
 /** The element path from `root` (child indexes among elements), or null outside it. */
 function pathOf(root, el) {
@@ -67,7 +90,7 @@ function acknowledge(target) {
 }
 
 function record(e) {
-  if (!snapshot.contains(e.target)) {
+  if (!copy.contains(e.target)) {
     // The app's shortcuts (app.rs `shortcut`), pressed with nothing focused.
     const page = e.target === document.body || e.target === document.documentElement;
     if (e.type === 'keydown' && page && SHORTCUTS.includes(e.key) && !(e.ctrlKey || e.metaKey || e.altKey)) {
@@ -80,7 +103,7 @@ function record(e) {
   const el = e.target.closest('button, a, select, input, textarea, summary, [tabindex]') ?? e.target;
   if (e.type === 'click' && el.matches('a[href^="#"]')) return; // in-page links work as they are
   if (e.type === 'click' && el.matches('a[href]')) return; // a link leaves: nothing to replay
-  const entry = { type: e.type, path: pathOf(snapshot, el), sig: signature(el) };
+  const entry = { type: e.type, path: pathOf(copy, el), sig: signature(el) };
   if (e.type === 'input' || e.type === 'change') {
     entry.value = el.value;
     entry.checked = el.checked;
@@ -137,7 +160,11 @@ async function replay(root) {
   }
 }
 
-if (firstVisit) {
+/** Shows `el` in place of the app until it is ready, keeping what the person does meanwhile. */
+function standIn(el) {
+  copy = el;
+  if (!copy.isConnected) document.querySelector('noscript')?.after(copy);
+  if (!copy.isConnected) document.body.prepend(copy);
   for (const type of ['click', 'input', 'change', 'keydown']) {
     document.addEventListener(type, record, true);
   }
@@ -148,16 +175,19 @@ if (firstVisit) {
     const root = e.detail?.root;
     // The app has drawn the same screen next to the copy; swap them in this task (no frame shows
     // both), keeping the focus where the person left it.
-    const focused = pathOf(snapshot, document.activeElement);
-    snapshot.remove();
+    const focused = pathOf(copy, document.activeElement);
+    copy.remove();
     if (!root) return;
     if (focused && focused.length) follow(root, focused)?.focus?.();
     await replay(root);
   }, { once: true });
   performance.mark('converge-interactive');
-} else {
-  snapshot?.remove();
 }
+
+// The starter's copy is in the page; a scenario's is fetched first (a few KB, one request), so
+// on either kind of first visit the module's download starts once the copy is interactive.
+const first = await firstScreen();
+if (first) standIn(first);
 
 try {
   const bindings = await import(boot.dataset.js);

@@ -13,13 +13,18 @@ pub const STORAGE_KEY: &str = "converge.workspace";
 mod tests {
     use super::*;
 
-    /// web/boot.js decides before the wasm arrives whether the pre-drawn starter screen may show:
-    /// not with a saved workspace under this key, nor with a share link in the address.
+    /// web/boot.js decides before the wasm arrives whether a pre-drawn first screen may show: not
+    /// with a saved session under the starter's or the scenario's key, nor with a share link.
     #[test]
     fn boot_js_knows_the_storage_key_and_the_share_link_form() {
         let boot = include_str!("../../../web/boot.js");
         assert!(boot.contains(&format!("const STORAGE_KEY = '{STORAGE_KEY}';")));
         assert!(boot.contains(r"const SHARE_LINK = /^#w[0-9]+\./;"));
+        assert!(boot.contains("`${STORAGE_KEY}.scenario.${id}`"));
+        assert_eq!(
+            crate::lesson::storage_key("scale-up"),
+            format!("{STORAGE_KEY}.scenario.scale-up")
+        );
         let link = to_hash(&converge_core::view::share::Workspace::default());
         assert!(link.starts_with("#w1."), "{link}");
         assert!(
