@@ -140,7 +140,8 @@ enum Seg {
     Index(usize),
 }
 
-/// `actions[2].target` into segments.
+/// `actions[2].target` into segments. Keys are the user's own text and may hold `.`, `[` or `]`:
+/// such a path reads back as other segments (the location may then be missing), never a panic.
 fn segments(path: &str) -> Vec<Seg> {
     let mut out = Vec::new();
     for part in path.split('.').filter(|p| !p.is_empty()) {
@@ -151,11 +152,12 @@ fn segments(path: &str) -> Vec<Seg> {
         if !key.is_empty() {
             out.push(Seg::Key(key.to_owned()));
         }
-        while let Some(end) = rest.find(']') {
-            if let Ok(i) = rest[1..end].parse() {
+        while let Some(inside) = rest.strip_prefix('[') {
+            let Some(end) = inside.find(']') else { break };
+            if let Ok(i) = inside[..end].parse() {
                 out.push(Seg::Index(i));
             }
-            rest = &rest[end + 1..];
+            rest = &inside[end + 1..];
         }
     }
     out
@@ -355,5 +357,25 @@ mod tests {
     #[test]
     fn locate_gives_nothing_for_a_missing_path() {
         assert_eq!(locate("a: 1\n", "b"), None);
+    }
+
+    /// Fuzz finding 7 (`scenario/crash-c89988b5…`): an unknown key holding `]` made the path
+    /// `…]` whose read-back sliced `rest[1..0]` and panicked the loader.
+    #[test]
+    fn a_path_with_brackets_in_its_keys_reads_back_without_panicking() {
+        assert_eq!(
+            segments("a[1].b"),
+            vec![Seg::Key("a".into()), Seg::Index(1), Seg::Key("b".into())]
+        );
+        assert_eq!(segments("a[0]]"), vec![Seg::Key("a".into()), Seg::Index(0)]);
+        for odd in [
+            "]", "[", "][", "a]]", "a[[0]", "a[x]", "a[0", "[]", "..[1]..", "a[é]",
+        ] {
+            let _ = segments(odd);
+        }
+        let text = "apiVersion: converge.dev/v1\nkind: Scenario\nname: x\nactions:\n- at: 1s\n  \"]\": 1\n";
+        let err = Scenario::load(text).map(|_| ()).unwrap_err();
+        assert!(err.to_string().contains("unknown field `]`"), "{err}");
+        assert!(!err.to_string().contains('\n'), "{err}");
     }
 }
