@@ -30,11 +30,12 @@ let copy = null; // the pre-drawn screen on the page, while it stands in for the
 /** The copy of this visit's first screen, or null when this is not a first visit. */
 async function firstScreen() {
   const inline = document.querySelector('[data-snapshot]');
-  inline?.remove();
-  if (SHARE_LINK.test(location.hash)) return null;
-  if (location.search === '') {
-    return inline && inline.children.length > 0 && !saved(STORAGE_KEY) ? inline : null;
+  if (location.search === '' && !SHARE_LINK.test(location.hash) && inline?.children.length
+      && !saved(STORAGE_KEY)) {
+    return inline;
   }
+  inline?.remove(); // the starter's screen would show the wrong world
+  if (SHARE_LINK.test(location.hash)) return null;
   const id = SCENARIO_LINK.exec(location.search)?.[1];
   if (!id || saved(`${STORAGE_KEY}.scenario.${id}`)) return null;
   try {
@@ -68,25 +69,27 @@ function follow(root, path) {
 }
 
 const SHORTCUTS = [' ', 'n', 'N', 'r', '?'];
+const EVENTS = ['click', 'input', 'change', 'keydown'];
+// What a person can act on in the copy; a click elsewhere (text, a heading, a label, whose control
+// gets its own event) is not an action.
+const CONTROL = 'button, a[href], select, input, textarea, summary, [tabindex]';
 const queue = [];
+let status = null; // the "Starting the simulator" line, a live region made empty up front
 
 /** What must match between the copy's element and the app's before an action is replayed. */
 function signature(el) {
   const text = el.matches('button, a, summary') ? el.textContent.trim() : '';
-  return `${el.tagName}#${el.id}:${text}`;
+  return `${el.tagName}#${el.id}[${el.getAttribute('aria-label') ?? ''}]:${text}`;
 }
-let status = null;
+
+function say(text) {
+  if (status) status.textContent = text;
+}
 
 function acknowledge(target) {
   target?.classList?.add('boot-pending');
-  if (!status) {
-    status = document.createElement('p');
-    status.className = 'boot-status';
-    status.setAttribute('role', 'status');
-    document.body.append(status);
-  }
   const n = queue.length;
-  status.textContent = `Starting the simulator: ${n} ${n === 1 ? 'action waits' : 'actions wait'} for it.`;
+  say(`Starting the simulator: ${n} ${n === 1 ? 'action waits' : 'actions wait'} for it.`);
 }
 
 function record(e) {
@@ -100,30 +103,54 @@ function record(e) {
     }
     return;
   }
-  const el = e.target.closest('button, a, select, input, textarea, summary, [tabindex]') ?? e.target;
-  if (e.type === 'click' && el.matches('a[href^="#"]')) return; // in-page links work as they are
-  if (e.type === 'click' && el.matches('a[href]')) return; // a link leaves: nothing to replay
+  const el = e.target.closest(CONTROL);
+  if (!el) return;
+  if (e.type === 'click' && el.matches('a[href]')) return; // a link works as it is (in-page or away)
+  if (e.type === 'click' && el.matches('select, input, textarea')) return; // their change counts
+  if (e.type === 'input' && el.matches('select, input[type=checkbox], input[type=radio]')) return;
+  if (e.type === 'change' && el.matches('textarea, input:not([type=checkbox]):not([type=radio])')) return;
+  if (e.type === 'keydown' && !(e.key === 'Enter' && (e.ctrlKey || e.metaKey))) return; // Apply only
   const entry = { type: e.type, path: pathOf(copy, el), sig: signature(el) };
   if (e.type === 'input' || e.type === 'change') {
-    entry.value = el.value;
-    entry.checked = el.checked;
+    Object.assign(entry, { value: el.value, checked: el.checked });
+    if (el.matches('textarea')) {
+      Object.assign(entry, { start: el.selectionStart, end: el.selectionEnd, scroll: el.scrollTop });
+    }
   }
-  if (e.type === 'keydown') {
-    if (!(e.key === 'Enter' && (e.ctrlKey || e.metaKey))) return; // only the editor's Apply
-    Object.assign(entry, { key: e.key, ctrlKey: e.ctrlKey, metaKey: e.metaKey });
-  }
-  if (e.type === 'click' && (el.matches('select, input, textarea'))) return; // their change counts
-  if (e.type === 'input' && el.matches('select, input[type=checkbox], input[type=radio]')) return;
+  if (e.type === 'keydown') Object.assign(entry, { key: e.key, ctrlKey: e.ctrlKey, metaKey: e.metaKey });
   const last = queue[queue.length - 1];
   if (e.type === 'input' && last?.type === 'input' && String(last.path) === String(entry.path)) {
-    last.value = entry.value; // typing: the text as it stands is what the app needs
+    queue[queue.length - 1] = entry; // typing: the text as it stands is what the app needs
     return;
   }
   queue.push(entry);
   acknowledge(el);
 }
 
+function stopListening() {
+  for (const type of EVENTS) document.removeEventListener(type, record, true);
+}
+
+/** The copy can no longer become the app: leave it to read, not to press. */
+function giveUp() {
+  stopListening();
+  queue.length = 0;
+  if (copy) {
+    copy.inert = true;
+    for (const el of copy.querySelectorAll('.boot-pending')) el.classList.remove('boot-pending');
+  }
+  status?.remove();
+  status = null;
+  document.body.classList.remove('boot-waiting');
+}
+
+/**
+ * Replays the kept actions into the app's first screen, `root`, one task apart: yew runs each
+ * message (and what a child component passes to its parent, as the editor's Apply) before the
+ * next action, so they reach the model in the order the person took them.
+ */
 async function replay(root) {
+  await new Promise((ok) => setTimeout(ok, 0)); // the app finishes its first render first
   // Targets are found before anything runs, on the app's first screen (equal to the copy), so each
   // action reaches the element the person touched even after earlier ones changed the screen.
   const targets = queue.map((entry) => {
@@ -144,19 +171,23 @@ async function replay(root) {
       if (el.type === 'checkbox' || el.type === 'radio') el.checked = entry.checked;
       else el.value = entry.value;
       el.dispatchEvent(new Event(entry.type, { bubbles: true }));
+      if (entry.start !== undefined) {
+        el.setSelectionRange(entry.start, entry.end);
+        el.scrollTop = entry.scroll;
+      }
     } else if (entry.type === 'keydown') {
       const { key, shiftKey = false, ctrlKey = false, metaKey = false } = entry;
       el.dispatchEvent(new KeyboardEvent('keydown', { key, shiftKey, ctrlKey, metaKey, bubbles: true, cancelable: true }));
     }
-    // Let the app handle and draw each one before the next.
     await new Promise((ok) => setTimeout(ok, 0));
   }
   queue.length = 0;
+  document.body.classList.remove('boot-waiting');
   if (dropped === 0) {
     status?.remove();
-  } else if (status) {
-    status.textContent = `${dropped} of the actions taken while the simulator started no longer had their control, and were not replayed.`;
-    setTimeout(() => status.remove(), 8000);
+  } else {
+    say(`${dropped} of the actions taken while the simulator started no longer had their control, and were not replayed.`);
+    setTimeout(() => status?.remove(), 8000);
   }
 }
 
@@ -165,21 +196,31 @@ function standIn(el) {
   copy = el;
   if (!copy.isConnected) document.querySelector('noscript')?.after(copy);
   if (!copy.isConnected) document.body.prepend(copy);
-  for (const type of ['click', 'input', 'change', 'keydown']) {
-    document.addEventListener(type, record, true);
-  }
-  addEventListener('converge-ready', async (e) => {
-    for (const type of ['click', 'input', 'change', 'keydown']) {
-      document.removeEventListener(type, record, true);
-    }
+  // Shipped inert, so nothing is pressed before this script listens.
+  copy.inert = false;
+  status = document.createElement('p');
+  status.className = 'boot-status';
+  status.setAttribute('role', 'status');
+  document.body.append(status);
+  document.body.classList.add('boot-waiting');
+  for (const type of EVENTS) document.addEventListener(type, record, true);
+  addEventListener('converge-ready', (e) => {
+    stopListening();
     const root = e.detail?.root;
+    if (!root) {
+      giveUp();
+      return;
+    }
     // The app has drawn the same screen next to the copy; swap them in this task (no frame shows
     // both), keeping the focus where the person left it.
-    const focused = pathOf(copy, document.activeElement);
+    const focusedPath = pathOf(copy, document.activeElement);
+    const focusedSig = focusedPath?.length ? signature(document.activeElement) : null;
     copy.remove();
-    if (!root) return;
-    if (focused && focused.length) follow(root, focused)?.focus?.();
-    await replay(root);
+    if (focusedSig) {
+      const target = follow(root, focusedPath);
+      if (target && signature(target) === focusedSig) target.focus();
+    }
+    replay(root);
   }, { once: true });
   performance.mark('converge-interactive');
 }
@@ -194,7 +235,7 @@ try {
   const wasm = await bindings.default({ module_or_path: boot.dataset.wasm });
   dispatchEvent(new CustomEvent('TrunkApplicationStarted', { detail: { wasm } }));
 } catch (e) {
-  status?.remove();
+  giveUp();
   // A panic while starting: the app's panic panel (crates/web/src/panic_panel.rs) explains it.
   if (document.getElementById('panic-panel')) throw e;
   // Offline before the module was cached, a cut download, no WebAssembly: say so, keep the page.
@@ -203,5 +244,6 @@ try {
   failed.setAttribute('role', 'alert');
   failed.textContent = `The simulator could not start (${e?.message ?? e}). Reload the page to try again.`;
   document.body.append(failed);
+  document.body.classList.add('boot-waiting'); // keeps the page's end clear of the line
   throw e;
 }

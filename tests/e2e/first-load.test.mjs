@@ -7,10 +7,10 @@
 // The figures go to target/e2e/first-load.json for BENCHMARKS.md.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { writeFile, mkdir } from 'node:fs/promises';
+import { readFile, writeFile, mkdir } from 'node:fs/promises';
 import { join, extname } from 'node:path';
 import { gzipSync } from 'node:zlib';
-import { serve, launch, openPage, appReady, screenshot, SHOTS } from './harness.mjs';
+import { serve, launch, openPage, appReady, screenshot, screenMarkup, DIST, SHOTS } from './harness.mjs';
 
 const BUDGET_BYTES = 250_000; // "250 KB" in the issue: decimal kilobytes
 // Until the app itself (the wasm) fits the budget, growth of the load up to `converge-ready`
@@ -123,35 +123,64 @@ test('before the wasm arrives, the pre-drawn playground shows the starter and ke
   const { page, context, problems, release } = await openHeld(server.url);
   const step = page.getByRole('button', { name: 'Step', exact: true });
   await step.waitFor();
+  await page.waitForFunction(() => performance.getEntriesByName('converge-interactive').length > 0);
   assert.equal(await page.locator('[data-snapshot]').count(), 1, 'the copy is shown');
   const steps = async () => Number((await page.locator('#steps').textContent()).split(' ')[0]);
+  const stepsAre = (n) => page.locator('#steps', { hasText: new RegExp(`^${n} steps$`) }).waitFor();
   const before = await steps(); // the starter's creation steps
   assert.match(await page.locator('.objects').textContent(), /Deployment/);
-  await page.waitForFunction(() => performance.getEntriesByName('converge-interactive').length > 0);
 
+  // In order: a shortcut with nothing focused, a button, a select, an edit applied with
+  // Ctrl+Enter, and a row of the tree.
+  await page.keyboard.press('n');
   await step.click();
-  await page.evaluate(() => document.activeElement?.blur());
-  await page.keyboard.press('n'); // the Step shortcut, with nothing focused
   await page.locator('#speed').selectOption({ label: '4x' });
+  const editor = page.locator('textarea#spec-editor');
+  const text = await editor.inputValue();
+  assert.match(text, /"replicas": 3,/);
+  await editor.fill(text.replace('"replicas": 3,', '"replicas": 4,'));
+  await editor.press('Control+Enter');
   const pod = page.locator('.object-list button.object', { hasText: 'Pod' }).first();
   const podName = (await pod.textContent()).match(/web-[a-z0-9]+-[a-z0-9]+/)[0];
   await pod.click();
   const waiting = page.getByRole('status').filter({ hasText: 'Starting the simulator' });
-  assert.equal(await waiting.textContent(), 'Starting the simulator: 4 actions wait for it.');
+  assert.equal(await waiting.textContent(), 'Starting the simulator: 6 actions wait for it.');
+  assert.equal(await page.locator('[data-snapshot] .boot-pending').count(), 4, 'each pressed control shows it waits');
   await screenshot(page, 'first-load-waiting');
   assert.equal(await steps(), before, 'nothing runs before the app');
 
   release();
   await appReady(page);
-  await page.locator('#steps', { hasText: `${before + 2} steps` }).waitFor();
+  await stepsAre(before + 3); // two Steps, and the Apply, a step of its own
   assert.equal(await page.locator('[data-snapshot]').count(), 0, 'the copy is gone');
   assert.equal(await step.count(), 1, 'one playground on the page');
   assert.equal(await page.locator('#speed').inputValue(), String(4), 'the speed chosen before the app is kept');
   // The row pressed before the app is the one selected, though the steps replayed before it.
   await page.getByText(`pods default/${podName}`, { exact: true }).waitFor();
   await waiting.waitFor({ state: 'detached' });
+  // The edit was applied as alice: the Deployment's generation is 2.
+  await page.locator('.object-list button.object', { hasText: 'Deployment' }).click();
+  await page.locator('#generation', { hasText: /^2$/ }).waitFor();
   assert.deepEqual(problems, []);
   await context.close();
+});
+
+test('each pre-drawn screen is exactly what the app draws first', { timeout: 120_000 }, async () => {
+  const index = await readFile(join(DIST, 'index.html'), 'utf8');
+  const copies = [
+    ['', index.match(/<!-- snapshot -->([^]*?)<!-- \/snapshot -->/)?.[1]],
+    ['?scenario=rapid-edits', await readFile(join(DIST, 'first', 'rapid-edits.html'), 'utf8')],
+  ];
+  for (const [query, copy] of copies) {
+    assert.ok(copy, `a copy for "${query}"`);
+    const { page, context, problems } = await openPage(browser, `${server.url}${query}`, {
+      beforeGoto: (p) => p.route('**/editor-bundle/**', () => {}), // as the copy was taken
+    });
+    const live = await page.evaluate(screenMarkup);
+    assert.equal(copy.trim().replace(' data-snapshot="" inert=""', ''), live, `the copy for "${query}" is the app's screen`);
+    assert.deepEqual(problems, []);
+    await context.close();
+  }
 });
 
 /** Loads `url` in `page` with the wasm held back; resolves to the function that releases it. */
@@ -184,7 +213,7 @@ test('a saved workspace or a share link never shows the starter copy', { timeout
     assert.equal(await p.locator('#steps').count(), 0, `${url}: no playground before the app`);
     release();
     await appReady(p);
-    await p.locator('#steps', { hasText: after }).waitFor();
+    await p.locator('#steps', { hasText: new RegExp(`^${after}$`) }).waitFor();
   }
   await (await linked).context().close();
   assert.deepEqual(problems, []);
@@ -200,5 +229,9 @@ test('when the wasm cannot be fetched, the pre-drawn page says so and stays read
   await alert.waitFor();
   assert.match(await alert.textContent(), /^The simulator could not start \(.+\)\. Reload the page to try again\.$/);
   assert.equal(await page.locator('[data-snapshot] #steps').count(), 1, 'the copy is still there to read');
+  // It no longer pretends: nothing in it can be pressed, and no line says an action waits.
+  await page.locator('[data-snapshot] #step').click({ force: true });
+  assert.equal(await page.locator('.boot-pending').count(), 0);
+  assert.equal(await page.locator('.boot-status[role=status]').count(), 0);
   await context.close();
 });

@@ -57,6 +57,8 @@ export async function launch() {
  * use it, and tests/e2e/editor.test.mjs covers CodeMirror itself.
  */
 /**
+ * (boot.js replays input kept on the copy after a `setTimeout`: with a paused `page.clock`,
+ * advance the clock for it to run.)
  * Unless `ready` is false, waits until the app has drawn itself or shown its panic panel: a first visit shows a pre-drawn copy of the
  * playground before that (web/boot.js), which tests/e2e/first-load.test.mjs covers.
  */
@@ -84,6 +86,24 @@ export async function openPage(browser, url, { colorScheme = 'light', viewport, 
 export async function appReady(page) {
   await page.waitForFunction(() => document.querySelector('body > .shell:not([data-snapshot])') !== null
     || document.getElementById('panic-panel') !== null, null, { timeout: 60_000 });
+}
+
+/**
+ * Runs in the page (`page.evaluate(screenMarkup)`): the app's root as markup, with the form state
+ * that lives in properties (textarea text, input values, checked boxes, selected options) written
+ * as attributes. web/snapshot.mjs pre-draws first screens with it; first-load.test.mjs compares.
+ */
+export function screenMarkup() {
+  const live = document.querySelector('body > .shell:not([data-snapshot])');
+  const copy = live.cloneNode(true);
+  const pairs = (sel) => [...live.querySelectorAll(sel)].map((el, i) => [el, copy.querySelectorAll(sel)[i]]);
+  for (const [a, b] of pairs('textarea')) b.textContent = a.value;
+  for (const [a, b] of pairs('input')) {
+    if (a.type === 'checkbox' || a.type === 'radio') b.toggleAttribute('checked', a.checked);
+    else if (a.type !== 'file') b.setAttribute('value', a.value);
+  }
+  for (const [a, b] of pairs('option')) b.toggleAttribute('selected', a.selected);
+  return copy.outerHTML;
 }
 
 export async function screenshot(page, name) {

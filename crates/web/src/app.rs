@@ -425,8 +425,6 @@ impl Component for App {
             if !performance_marked("converge-interactive") {
                 performance_mark("converge-interactive");
             }
-            performance_mark("converge-ready");
-            announce_ready();
             let link = ctx.link().clone();
             let handler =
                 Closure::<dyn Fn(web_sys::KeyboardEvent)>::new(move |e: web_sys::KeyboardEvent| {
@@ -464,6 +462,9 @@ impl Component for App {
                     embed::announce(cfg, self.model.lessons.id());
                 }
             }
+            // Last: every listener is in place before boot.js replays into this screen.
+            performance_mark("converge-ready");
+            announce_ready();
         }
         if let Some(cfg) = &self.embed {
             self.height = embed::report_height(cfg, self.height);
