@@ -25,6 +25,8 @@ function saved(key) {
   }
 }
 
+const BUILD = boot.dataset.wasm.split('/').pop(); // what snapshot.mjs writes in data-snapshot
+const COPY_TIMEOUT_MS = 3000;
 let copy = null; // the pre-drawn screen on the page, while it stands in for the app
 
 /** The copy of this visit's first screen, or null when this is not a first visit. */
@@ -39,12 +41,15 @@ async function firstScreen() {
   const id = SCENARIO_LINK.exec(location.search)?.[1];
   if (!id || saved(`${STORAGE_KEY}.scenario.${id}`)) return null;
   try {
-    const response = await fetch(new URL(`first/${id}.html`, document.baseURI));
+    // A slow answer is not waited for: the app itself would be later still.
+    const response = await fetch(new URL(`first/${id}.html`, document.baseURI),
+      { signal: AbortSignal.timeout(COPY_TIMEOUT_MS) });
     if (!response.ok) return null; // `custom`, or a build without copies
     const template = document.createElement('template');
     template.innerHTML = (await response.text()).trim();
     const el = template.content.firstElementChild;
-    return el?.matches('.shell[data-snapshot]') ? el : null;
+    // Drawn by this build (its value is the wasm's hashed name), not kept by a cache from another.
+    return el?.matches('.shell[data-snapshot]') && el.dataset.snapshot === BUILD ? el : null;
   } catch {
     return null;
   }
@@ -103,6 +108,14 @@ function record(e) {
     }
     return;
   }
+  if (e.type === 'keydown' && SHORTCUTS.includes(e.key) && !(e.ctrlKey || e.metaKey || e.altKey)
+      && !e.target.closest('input, textarea, select, button, dialog')) {
+    // A shortcut with a link (or nothing that types) focused: the app would act on it (app.rs).
+    e.preventDefault();
+    queue.push({ type: 'keydown', path: null, key: e.key, shiftKey: e.shiftKey });
+    acknowledge(null);
+    return;
+  }
   const el = e.target.closest(CONTROL);
   if (!el) return;
   if (e.type === 'click' && el.matches('a[href]')) return; // a link works as it is (in-page or away)
@@ -136,7 +149,7 @@ function giveUp() {
   stopListening();
   queue.length = 0;
   if (copy) {
-    copy.inert = true;
+    copy.setAttribute('inert', '');
     for (const el of copy.querySelectorAll('.boot-pending')) el.classList.remove('boot-pending');
   }
   status?.remove();
@@ -144,50 +157,56 @@ function giveUp() {
   document.body.classList.remove('boot-waiting');
 }
 
-/**
- * Replays the kept actions into the app's first screen, `root`, one task apart: yew runs each
- * message (and what a child component passes to its parent, as the editor's Apply) before the
- * next action, so they reach the model in the order the person took them.
- */
-async function replay(root) {
-  await new Promise((ok) => setTimeout(ok, 0)); // the app finishes its first render first
-  // Targets are found before anything runs, on the app's first screen (equal to the copy), so each
-  // action reaches the element the person touched even after earlier ones changed the screen.
-  const targets = queue.map((entry) => {
+/** Where each kept action goes in the app's first screen, `root` (equal to the copy). */
+function targetsIn(root) {
+  return queue.map((entry) => {
     if (!entry.path) return document;
     const el = follow(root, entry.path);
     return el && signature(el) === entry.sig ? el : null;
   });
+}
+
+/**
+ * Replays the kept actions into their `targets`, found before anything ran, so each reaches the
+ * element the person touched even after earlier ones changed the screen. One task apart: yew
+ * runs each message (and what a child component passes to its parent, as the editor's Apply)
+ * before the next action, so they reach the model in the order the person took them.
+ */
+async function replay(targets) {
   let dropped = 0;
-  for (const [i, entry] of queue.entries()) {
-    const el = targets[i];
-    if (!el || !el.isConnected) {
-      dropped += 1;
-      continue;
-    }
-    if (entry.type === 'click') {
-      el.click();
-    } else if (entry.type === 'input' || entry.type === 'change') {
-      if (el.type === 'checkbox' || el.type === 'radio') el.checked = entry.checked;
-      else el.value = entry.value;
-      el.dispatchEvent(new Event(entry.type, { bubbles: true }));
-      if (entry.start !== undefined) {
-        el.setSelectionRange(entry.start, entry.end);
-        el.scrollTop = entry.scroll;
+  try {
+    for (const [i, entry] of queue.entries()) {
+      await new Promise((ok) => setTimeout(ok, 0)); // the app ends its render (or last action)
+      if (document.getElementById('panic-panel')) return; // the app is gone; the panel says why
+      const el = targets[i];
+      if (!el || !el.isConnected) {
+        dropped += 1;
+        continue;
       }
-    } else if (entry.type === 'keydown') {
-      const { key, shiftKey = false, ctrlKey = false, metaKey = false } = entry;
-      el.dispatchEvent(new KeyboardEvent('keydown', { key, shiftKey, ctrlKey, metaKey, bubbles: true, cancelable: true }));
+      if (entry.type === 'click') {
+        el.click();
+      } else if (entry.type === 'input' || entry.type === 'change') {
+        if (el.type === 'checkbox' || el.type === 'radio') el.checked = entry.checked;
+        else el.value = entry.value;
+        el.dispatchEvent(new Event(entry.type, { bubbles: true }));
+        if (entry.start !== undefined) {
+          el.setSelectionRange(entry.start, entry.end);
+          el.scrollTop = entry.scroll;
+        }
+      } else if (entry.type === 'keydown') {
+        const { key, shiftKey = false, ctrlKey = false, metaKey = false } = entry;
+        el.dispatchEvent(new KeyboardEvent('keydown', { key, shiftKey, ctrlKey, metaKey, bubbles: true, cancelable: true }));
+      }
     }
-    await new Promise((ok) => setTimeout(ok, 0));
-  }
-  queue.length = 0;
-  document.body.classList.remove('boot-waiting');
-  if (dropped === 0) {
-    status?.remove();
-  } else {
-    say(`${dropped} of the actions taken while the simulator started no longer had their control, and were not replayed.`);
-    setTimeout(() => status?.remove(), 8000);
+  } finally {
+    queue.length = 0;
+    document.body.classList.remove('boot-waiting');
+    if (dropped === 0) {
+      status?.remove();
+    } else {
+      say(`${dropped} of the actions taken while the simulator started no longer had their control, and were not replayed.`);
+      setTimeout(() => status?.remove(), 8000);
+    }
   }
 }
 
@@ -196,8 +215,10 @@ function standIn(el) {
   copy = el;
   if (!copy.isConnected) document.querySelector('noscript')?.after(copy);
   if (!copy.isConnected) document.body.prepend(copy);
-  // Shipped inert, so nothing is pressed before this script listens.
-  copy.inert = false;
+  // Shipped inert and hidden (`boot-unclaimed`), so nothing is pressed before this script
+  // listens, and a visit that is not a first one never shows it.
+  copy.removeAttribute('inert');
+  copy.classList.remove('boot-unclaimed');
   status = document.createElement('p');
   status.className = 'boot-status';
   status.setAttribute('role', 'status');
@@ -209,6 +230,7 @@ function standIn(el) {
     const root = e.detail?.root;
     if (!root) {
       giveUp();
+      copy.remove(); // the app is on the page; the copy must not stand beside it
       return;
     }
     // The app has drawn the same screen next to the copy; swap them in this task (no frame shows
@@ -220,15 +242,28 @@ function standIn(el) {
       const target = follow(root, focusedPath);
       if (target && signature(target) === focusedSig) target.focus();
     }
-    replay(root);
+    replay(targetsIn(root));
   }, { once: true });
+  // A panic after the module started (in the first render): the panel explains it
+  // (crates/web/src/panic_panel.rs); the copy stays to read, inert.
+  addEventListener('converge-panic', giveUp, { once: true });
   performance.mark('converge-interactive');
 }
 
 // The starter's copy is in the page; a scenario's is fetched first (a few KB, one request), so
 // on either kind of first visit the module's download starts once the copy is interactive.
 const first = await firstScreen();
-if (first) standIn(first);
+if (first) {
+  standIn(first);
+} else {
+  const loading = document.createElement('p');
+  loading.className = 'boot-loading';
+  loading.setAttribute('role', 'status');
+  loading.textContent = 'Starting the simulator…';
+  document.body.append(loading);
+  addEventListener('converge-ready', () => loading.remove(), { once: true });
+  addEventListener('converge-panic', () => loading.remove(), { once: true });
+}
 
 try {
   const bindings = await import(boot.dataset.js);
@@ -236,6 +271,7 @@ try {
   dispatchEvent(new CustomEvent('TrunkApplicationStarted', { detail: { wasm } }));
 } catch (e) {
   giveUp();
+  document.querySelector('.boot-loading')?.remove();
   // A panic while starting: the app's panic panel (crates/web/src/panic_panel.rs) explains it.
   if (document.getElementById('panic-panel')) throw e;
   // Offline before the module was cached, a cut download, no WebAssembly: say so, keep the page.

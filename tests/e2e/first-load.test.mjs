@@ -177,7 +177,8 @@ test('each pre-drawn screen is exactly what the app draws first', { timeout: 120
       beforeGoto: (p) => p.route('**/editor-bundle/**', () => {}), // as the copy was taken
     });
     const live = await page.evaluate(screenMarkup);
-    assert.equal(copy.trim().replace(' data-snapshot="" inert=""', ''), live, `the copy for "${query}" is the app's screen`);
+    const claimed = copy.trim().replace(/^<div class="shell boot-unclaimed" data-snapshot="[^"]+" inert=""/, '<div class="shell"');
+    assert.equal(claimed, live, `the copy for "${query}" is the app's screen`);
     assert.deepEqual(problems, []);
     await context.close();
   }
@@ -211,6 +212,7 @@ test('a saved workspace or a share link never shows the starter copy', { timeout
     await p.waitForFunction(() => performance.getEntriesByName('converge-ready').length === 0
       && document.querySelector('[data-snapshot]') === null && document.readyState !== 'loading');
     assert.equal(await p.locator('#steps').count(), 0, `${url}: no playground before the app`);
+    assert.equal(await p.locator('.boot-loading').textContent(), 'Starting the simulator…');
     release();
     await appReady(p);
     await p.locator('#steps', { hasText: new RegExp(`^${after}$`) }).waitFor();
@@ -233,5 +235,27 @@ test('when the wasm cannot be fetched, the pre-drawn page says so and stays read
   await page.locator('[data-snapshot] #step').click({ force: true });
   assert.equal(await page.locator('.boot-pending').count(), 0);
   assert.equal(await page.locator('.boot-status[role=status]').count(), 0);
+  await context.close();
+});
+
+test('a gallery copy drawn by another build (a cache) is not shown', { timeout: 120_000 }, async () => {
+  const stale = (await readFile(join(DIST, 'first', 'rapid-edits.html'), 'utf8'))
+    .replace(/data-snapshot="[^"]+"/, 'data-snapshot="converge-web-0000000000000000_bg.wasm"');
+  let release;
+  const held = new Promise((ok) => { release = ok; });
+  const { page, context, problems } = await openPage(browser, `${server.url}?scenario=rapid-edits`, {
+    ready: false,
+    beforeGoto: async (p) => {
+      await p.route('**/first/rapid-edits.html', (route) => route.fulfill({ body: stale, contentType: 'text/html' }));
+      await p.route('**/*_bg.wasm', async (route) => { await held; await route.continue(); });
+    },
+  });
+  await page.locator('.boot-loading').waitFor();
+  assert.equal(await page.locator('[data-snapshot]').count(), 0, 'no copy from another build');
+  release();
+  await appReady(page);
+  await page.locator('#lesson-h').waitFor();
+  assert.equal(await page.locator('.boot-loading').count(), 0, 'the loading line goes with the app');
+  assert.deepEqual(problems, []);
   await context.close();
 });

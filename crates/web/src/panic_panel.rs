@@ -62,8 +62,11 @@ fn show(text: &str) {
         let _ = panel.append_child(&pre);
     }
     let _ = body.prepend_with_node_1(&panel);
-    // A first visit's "Starting the simulator" line (web/boot.js) would now be untrue.
-    if let Ok(Some(line)) = document.query_selector(".boot-status") {
-        line.remove();
+    // web/boot.js: a first visit's pre-drawn copy turns inert and its "Starting the simulator"
+    // line goes, as either would now be untrue.
+    if let Ok(e) = web_sys::Event::new("converge-panic") {
+        if let Some(w) = web_sys::window() {
+            let _ = w.dispatch_event(&e);
+        }
     }
 }
