@@ -32,12 +32,12 @@ let copy = null; // the pre-drawn screen on the page, while it stands in for the
 /** The copy of this visit's first screen, or null when this is not a first visit. */
 async function firstScreen() {
   const inline = document.querySelector('[data-snapshot]');
-  if (location.search === '' && !SHARE_LINK.test(location.hash) && inline?.children.length
-      && !saved(STORAGE_KEY)) {
+  const linked = SHARE_LINK.test(location.hash);
+  if (location.search === '' && !linked && inline?.children.length && !saved(STORAGE_KEY)) {
     return inline;
   }
   inline?.remove(); // the starter's screen would show the wrong world
-  if (SHARE_LINK.test(location.hash)) return null;
+  if (linked) return null;
   const id = SCENARIO_LINK.exec(location.search)?.[1];
   if (!id || saved(`${STORAGE_KEY}.scenario.${id}`)) return null;
   try {
@@ -98,24 +98,19 @@ function acknowledge(target) {
 }
 
 function record(e) {
-  if (!copy.contains(e.target)) {
-    // The app's shortcuts (app.rs `shortcut`), pressed with nothing focused.
-    const page = e.target === document.body || e.target === document.documentElement;
-    if (e.type === 'keydown' && page && SHORTCUTS.includes(e.key) && !(e.ctrlKey || e.metaKey || e.altKey)) {
-      e.preventDefault();
-      queue.push({ type: 'keydown', path: null, key: e.key, shiftKey: e.shiftKey });
-      acknowledge(null);
-    }
-    return;
-  }
-  if (e.type === 'keydown' && SHORTCUTS.includes(e.key) && !(e.ctrlKey || e.metaKey || e.altKey)
-      && !e.target.closest('input, textarea, select, button, dialog')) {
-    // A shortcut with a link (or nothing that types) focused: the app would act on it (app.rs).
+  const inCopy = copy.contains(e.target);
+  // The app's shortcuts (app.rs `shortcut`), where the app would act on them: nothing focused,
+  // or a focused element of the copy that does not take keys (a link, a tree row).
+  const free = inCopy
+    ? !e.target.closest('input, textarea, select, button, dialog')
+    : e.target === document.body || e.target === document.documentElement;
+  if (e.type === 'keydown' && free && SHORTCUTS.includes(e.key) && !(e.ctrlKey || e.metaKey || e.altKey)) {
     e.preventDefault();
     queue.push({ type: 'keydown', path: null, key: e.key, shiftKey: e.shiftKey });
     acknowledge(null);
     return;
   }
+  if (!inCopy) return;
   const el = e.target.closest(CONTROL);
   if (!el) return;
   if (e.type === 'click' && el.matches('a[href]')) return; // a link works as it is (in-page or away)

@@ -30,13 +30,23 @@ const kindOf = (url) => {
 const sum = (rows) => rows.reduce((t, x) => t + x.gzip, 0);
 const byKind = (rows) => rows.reduce((k, x) => ({ ...k, [x.kind]: (k[x.kind] ?? 0) + x.gzip }), {});
 
-/** Opens `url` with the wasm held back until `release()` is called. */
-async function openHeld(url) {
+/** Holds back `page`'s wasm request; resolves to the function that lets it through. */
+async function holdWasm(page) {
   let release;
   const held = new Promise((ok) => { release = ok; });
+  await page.route('**/*_bg.wasm', async (route) => { await held; await route.continue(); });
+  return release;
+}
+
+/** Opens `url` with the wasm held back until `release()` is called. */
+async function openHeld(url, beforeGoto) {
+  let release;
   const opened = await openPage(browser, url, {
     ready: false,
-    beforeGoto: (p) => p.route('**/*_bg.wasm', async (route) => { await held; await route.continue(); }),
+    beforeGoto: async (p) => {
+      await beforeGoto?.(p);
+      release = await holdWasm(p);
+    },
   });
   return { ...opened, release };
 }
@@ -186,9 +196,7 @@ test('each pre-drawn screen is exactly what the app draws first', { timeout: 120
 
 /** Loads `url` in `page` with the wasm held back; resolves to the function that releases it. */
 async function gotoHeld(page, url) {
-  let release;
-  const held = new Promise((ok) => { release = ok; });
-  await page.route('**/*_bg.wasm', async (route) => { await held; await route.continue(); });
+  const release = await holdWasm(page);
   await page.goto(url);
   return release;
 }
@@ -241,15 +249,8 @@ test('when the wasm cannot be fetched, the pre-drawn page says so and stays read
 test('a gallery copy drawn by another build (a cache) is not shown', { timeout: 120_000 }, async () => {
   const stale = (await readFile(join(DIST, 'first', 'rapid-edits.html'), 'utf8'))
     .replace(/data-snapshot="[^"]+"/, 'data-snapshot="converge-web-0000000000000000_bg.wasm"');
-  let release;
-  const held = new Promise((ok) => { release = ok; });
-  const { page, context, problems } = await openPage(browser, `${server.url}?scenario=rapid-edits`, {
-    ready: false,
-    beforeGoto: async (p) => {
-      await p.route('**/first/rapid-edits.html', (route) => route.fulfill({ body: stale, contentType: 'text/html' }));
-      await p.route('**/*_bg.wasm', async (route) => { await held; await route.continue(); });
-    },
-  });
+  const { page, context, problems, release } = await openHeld(`${server.url}?scenario=rapid-edits`,
+    (p) => p.route('**/first/rapid-edits.html', (route) => route.fulfill({ body: stale, contentType: 'text/html' })));
   await page.locator('.boot-loading').waitFor();
   assert.equal(await page.locator('[data-snapshot]').count(), 0, 'no copy from another build');
   release();
