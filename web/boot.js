@@ -100,7 +100,7 @@ function acknowledge(target) {
 function record(e) {
   const inCopy = copy.contains(e.target);
   // The app's shortcuts (app.rs `shortcut`), where the app would act on them: nothing focused,
-  // or a focused element of the copy that does not take keys (a link, a tree row).
+  // or a focused element of the copy that does not take keys (a link).
   const free = inCopy
     ? !e.target.closest('input, textarea, select, button, dialog')
     : e.target === document.body || e.target === document.documentElement;
