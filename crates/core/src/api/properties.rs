@@ -45,6 +45,8 @@ enum Op {
         owner: usize,
         child_kind: Kind,
         child: usize,
+        /// A controller reference with `blockOwnerDeletion: true`, or a plain one.
+        block: bool,
     },
     Create {
         kind: Kind,
@@ -137,7 +139,7 @@ fn op() -> impl Strategy<Value = Op> {
         1 => (kind(), n.clone(), any::<bool>()).prop_map(|(kind, name, add)| Op::Finalizer { kind, name, add }),
         1 => (kind(), n.clone(), w.clone(), any::<bool>()).prop_map(|(kind, name, who, foreground)| Op::Delete { kind, name, who, foreground }),
         1 => (kind(), n, w).prop_map(|(kind, name, who)| Op::Echo { kind, name, who }),
-        1 => (kind(), 0..NAMES.len(), kind(), 0..NAMES.len()).prop_map(|(owner_kind, owner, child_kind, child)| Op::Adopt { owner_kind, owner, child_kind, child }),
+        1 => (kind(), 0..NAMES.len(), kind(), 0..NAMES.len(), any::<bool>()).prop_map(|(owner_kind, owner, child_kind, child, block)| Op::Adopt { owner_kind, owner, child_kind, child, block }),
     ]
 }
 
@@ -383,10 +385,11 @@ fn request(s: &ApiServer, op: &Op) -> Option<(ApiRequest, Kind, usize)> {
             owner,
             child_kind,
             child,
+            block,
         } => {
             let o = current(owner_kind, owner)?;
             let mut c = current(child_kind, child)?;
-            c["metadata"]["ownerReferences"] = json!([super::meta::owner_reference(&o, false)]);
+            c["metadata"]["ownerReferences"] = json!([super::meta::owner_reference(&o, block)]);
             (put(child_kind, child, 2, c), child_kind, child)
         }
         Op::Echo { kind, name, who: w } => {
@@ -444,16 +447,27 @@ fn check_step(s: &mut ApiServer, op: &Op) -> Result<(), TestCaseError> {
             );
         }
     }
-    // Foreground deletion never leaves an owner waiting for dependents it no longer has.
+    // Foreground deletion never leaves an owner waiting when no dependent blocks it (names it
+    // with `blockOwnerDeletion: true`).
     for (k, o) in s.objects() {
         let held = o
             .pointer("/metadata/finalizers")
             .and_then(Value::as_array)
             .is_some_and(|f| f.iter().any(|x| x == super::server::FOREGROUND));
         if held {
+            let uid = super::meta::uid(o);
+            let blocks = |d: &ObjectKey| {
+                s.get(d)
+                    .and_then(|d| d.pointer("/metadata/ownerReferences"))
+                    .and_then(Value::as_array)
+                    .is_some_and(|refs| {
+                        refs.iter()
+                            .any(|r| r["uid"] == uid && r["blockOwnerDeletion"] == true)
+                    })
+            };
             prop_assert!(
-                s.dependents_of(super::meta::uid(o)).iter().any(|d| d != k),
-                "{} is held by foregroundDeletion with no dependents left",
+                s.dependents_of(uid).iter().any(|d| d != k && blocks(d)),
+                "{} is held by foregroundDeletion with no blocking dependent left",
                 k.path()
             );
         }
@@ -554,8 +568,17 @@ fn check_step(s: &mut ApiServer, op: &Op) -> Result<(), TestCaseError> {
     Ok(())
 }
 
+/// Cases per property: `default` (sized for a debug build in the test run), or
+/// `PROPTEST_CASES` when set (`./dev props` runs many more with fresh seeds).
+fn cases(default: u32) -> u32 {
+    std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 40, max_shrink_iters: 200, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: cases(40), max_shrink_iters: 200, ..ProptestConfig::default() })]
 
     #[test]
     fn random_request_sequences_keep_every_invariant(ops in prop::collection::vec(op(), 1..30)) {
@@ -695,7 +718,7 @@ fn resources() -> impl Strategy<Value = GroupResource> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 64, max_shrink_iters: 100, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: cases(64), max_shrink_iters: 100, ..ProptestConfig::default() })]
 
     #[test]
     fn malformed_bodies_never_panic_and_refusals_change_nothing(

@@ -50,7 +50,8 @@ struct State {
     // pointer copies, not deep copies of objects.
     pending: Vector<Arc<PendingEvent>>,
     audit: Vector<Arc<AuditEntry>>,
-    /// uids of removed owners whose dependents the garbage collector must look at.
+    /// uids the garbage collector must look at: removed owners (their dependents) and owners
+    /// being deleted in the foreground.
     gc_queue: OrdSet<String>,
 }
 
@@ -133,6 +134,27 @@ fn finalizers(obj: &Value) -> Vec<String> {
 
 fn is_deleting(obj: &Value) -> bool {
     !meta_str(obj, "deletionTimestamp").is_empty()
+}
+
+/// Being deleted in the foreground: waiting for its dependents to go first.
+fn waits_for_dependents(obj: &Value) -> bool {
+    is_deleting(obj) && finalizers(obj).iter().any(|f| f == FOREGROUND)
+}
+
+/// `metadata.ownerReferences`, or none.
+fn owner_refs(obj: &Value) -> Vec<Value> {
+    obj.at("/metadata/ownerReferences")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default()
+}
+
+/// Whether `refs` name `owner_uid` with `blockOwnerDeletion: true`.
+fn blocks_owner_deletion(refs: &[Value], owner_uid: &str) -> bool {
+    refs.iter().any(|r| {
+        r.get("uid").and_then(Value::as_str) == Some(owner_uid)
+            && r.get("blockOwnerDeletion") == Some(&Value::Bool(true))
+    })
 }
 
 fn set_or_remove(map: &mut Map<String, Value>, key: &str, v: Option<&Value>) {
@@ -330,103 +352,170 @@ impl ApiServer {
         result
     }
 
-    /// Runs the garbage collector until nothing is left: every object whose ownerReferences
-    /// all name removed owners is deleted (background propagation) by a DELETE request from
-    /// [`principals::GARBAGE_COLLECTOR`], audited like any other. Returns how many
-    /// delete requests it sent.
+    /// Runs the garbage collector until its queue is empty, as kube's garbage collector does
+    /// for each queued uid (`attemptToDeleteItem`): the dependents of a removed owner are
+    /// deleted, or lose their reference to it when another owner still exists; an owner being
+    /// deleted in the foreground has its dependents deleted and loses its `foregroundDeletion`
+    /// finalizer once no dependent with `blockOwnerDeletion` is left. Every step is a request
+    /// from [`principals::GARBAGE_COLLECTOR`], audited like any other. Returns how many
+    /// requests it sent.
     pub fn collect_garbage(&mut self, now: SimTime) -> usize {
         let was = self.in_gc;
         self.in_gc = true;
         let mut sent = 0;
-        while let Some(owner) = self.state.gc_queue.get_min().cloned() {
-            self.state.gc_queue.remove(&owner);
-            if let Some(owner_key) = self.state.store.key_for_uid(&owner).cloned() {
-                sent += self.foreground_step(now, &owner, &owner_key);
-                continue;
-            }
-            for key in self.state.store.dependents_of(&owner) {
-                let Some(obj) = self.state.store.get(&key) else {
-                    continue;
-                };
-                let orphaned = owner_uids(obj)
-                    .iter()
-                    .all(|u| !self.state.store.contains_uid(u));
-                if !orphaned || is_deleting(obj) {
-                    continue;
+        while let Some(uid) = self.state.gc_queue.get_min().cloned() {
+            self.state.gc_queue.remove(&uid);
+            match self.state.store.key_for_uid(&uid).cloned() {
+                Some(owner_key) => sent += self.foreground_step(now, &uid, &owner_key),
+                None => {
+                    for key in self.state.store.dependents_of(&uid) {
+                        sent += self.attempt_to_delete(now, &key);
+                    }
                 }
-                let uid = uid_of(obj).to_owned();
-                self.gc_delete(now, &key, "Background", uid);
-                sent += 1;
             }
         }
         self.in_gc = was;
         sent
     }
 
-    /// The garbage collector's delete of one dependent, as an audited request with a uid
-    /// precondition (so a same-named replacement is never removed).
-    fn gc_delete(&mut self, now: SimTime, key: &ObjectKey, propagation: &str, uid: String) {
+    /// kube's `attemptToDeleteItem` for one dependent: with an existing owner left, only the
+    /// references to removed owners and to owners deleting in the foreground are dropped;
+    /// otherwise the object is deleted, in the foreground when an owner waits for it and it
+    /// has dependents of its own.
+    fn attempt_to_delete(&mut self, now: SimTime, key: &ObjectKey) -> usize {
+        let Some(obj) = self.state.store.get(key).cloned() else {
+            return 0;
+        };
+        if is_deleting(&obj) {
+            return 0;
+        }
+        let refs = owner_refs(&obj);
+        if refs.is_empty() {
+            return 0;
+        }
+        let (mut solid, mut gone) = (false, Vec::new());
+        let mut waiting = false;
+        for r in &refs {
+            let uid = r.get("uid").and_then(Value::as_str).unwrap_or("");
+            match self
+                .state
+                .store
+                .key_for_uid(uid)
+                .and_then(|k| self.state.store.get(k))
+            {
+                None => gone.push(uid.to_owned()),
+                Some(owner) if waits_for_dependents(owner) => {
+                    waiting = true;
+                    gone.push(uid.to_owned());
+                }
+                Some(_) => solid = true,
+            }
+        }
+        let uid = uid_of(&obj).to_owned();
+        if solid {
+            if gone.is_empty() {
+                return 0;
+            }
+            let kept: Vec<&Value> = refs
+                .iter()
+                .filter(|r| {
+                    !gone
+                        .iter()
+                        .any(|g| r.get("uid").and_then(Value::as_str) == Some(g))
+                })
+                .collect();
+            let patch = json!({"metadata": {"ownerReferences": kept,
+                "resourceVersion": meta_str(&obj, "resourceVersion")}});
+            self.gc_request(
+                now,
+                ApiRequest::patch(
+                    principals::GARBAGE_COLLECTOR,
+                    key.gr.clone(),
+                    &key.namespace,
+                    &key.name,
+                    PatchType::Merge,
+                    patch,
+                ),
+            );
+            return 1;
+        }
+        let has_dependents = self
+            .state
+            .store
+            .dependents_of(&uid)
+            .iter()
+            .any(|d| d != key);
+        let policy = if (waiting && has_dependents) || waits_for_dependents(&obj) {
+            "Foreground"
+        } else {
+            "Background"
+        };
         let req = ApiRequest::delete_with_options(
             principals::GARBAGE_COLLECTOR,
             key.gr.clone(),
             &key.namespace,
             &key.name,
-            json!({"propagationPolicy": propagation, "preconditions": {"uid": uid}}),
+            json!({"propagationPolicy": policy, "preconditions": {"uid": uid}}),
         );
-        // A refusal (e.g. the dependent went away meanwhile) is audited like any request.
+        self.gc_request(now, req);
+        1
+    }
+
+    /// One request of the garbage collector's; a refusal (the object changed meanwhile) is
+    /// audited like any request.
+    fn gc_request(&mut self, now: SimTime, req: ApiRequest) {
         let _ = self.handle(now, req);
     }
 
     /// One garbage-collector pass over an owner being deleted in the foreground: delete its
-    /// dependents (in the foreground too), and once none is left, remove its
-    /// `foregroundDeletion` finalizer so it goes away last.
+    /// dependents, and once none that blocks its deletion (`blockOwnerDeletion: true`) is left,
+    /// remove its `foregroundDeletion` finalizer so it goes away last (kube's
+    /// `processDeletingDependentsItem`).
     fn foreground_step(&mut self, now: SimTime, owner_uid: &str, owner_key: &ObjectKey) -> usize {
         let Some(owner) = self.state.store.get(owner_key) else {
             return 0;
         };
-        if !is_deleting(owner) || !finalizers(owner).iter().any(|f| f == FOREGROUND) {
+        if !waits_for_dependents(owner) {
             return 0;
         }
         let mut sent = 0;
         for key in self.state.store.dependents_of(owner_uid) {
-            let Some(dep) = self.state.store.get(&key) else {
-                continue;
-            };
-            if is_deleting(dep) || &key == owner_key {
-                continue;
+            if &key != owner_key {
+                sent += self.attempt_to_delete(now, &key);
             }
-            let uid = uid_of(dep).to_owned();
-            self.gc_delete(now, &key, "Foreground", uid);
-            sent += 1;
         }
-        let waiting = self
+        let blocked = self
             .state
             .store
             .dependents_of(owner_uid)
             .iter()
-            .any(|k| k != owner_key);
-        if waiting {
-            // Re-queued when the last dependent is removed.
+            .filter(|k| *k != owner_key)
+            .filter_map(|k| self.state.store.get(k))
+            .any(|d| blocks_owner_deletion(&owner_refs(d), owner_uid));
+        if blocked {
+            // Queued again when a blocking dependent is removed or stops blocking.
             return sent;
         }
-        let Some(owner) = self.state.store.get(owner_key).map(|o| (**o).clone()) else {
+        let Some(owner) = self.state.store.get(owner_key).cloned() else {
             return sent;
         };
-        let mut body = owner;
-        if let Some(fins) = meta_mut(&mut body)
-            .get_mut("finalizers")
-            .and_then(Value::as_array_mut)
-        {
-            fins.retain(|f| f.as_str() != Some(FOREGROUND));
-        }
-        let req = ApiRequest::update(
-            principals::GARBAGE_COLLECTOR,
-            owner_key.gr.clone(),
-            &owner_key.namespace,
-            &owner_key.name,
-            body,
+        let kept: Vec<String> = finalizers(&owner)
+            .into_iter()
+            .filter(|f| f != FOREGROUND)
+            .collect();
+        let patch = json!({"metadata": {"finalizers": kept,
+            "resourceVersion": meta_str(&owner, "resourceVersion")}});
+        self.gc_request(
+            now,
+            ApiRequest::patch(
+                principals::GARBAGE_COLLECTOR,
+                owner_key.gr.clone(),
+                &owner_key.namespace,
+                &owner_key.name,
+                PatchType::Merge,
+                patch,
+            ),
         );
-        let _ = self.handle(now, req);
         sent + 1
     }
 
@@ -929,10 +1018,67 @@ impl ApiServer {
     ) -> Value {
         let rv = self.next_rv();
         meta_mut(&mut obj).insert("resourceVersion".into(), Value::from(rv.to_string()));
+        if let Some(old) = self.state.store.get(&key).cloned() {
+            self.queue_graph_changes(&old, &obj);
+        }
         let obj = Arc::new(obj);
         self.state.store.put_shared(key.clone(), Arc::clone(&obj));
         self.emit(now, event, key, Arc::clone(&obj), rv);
         Arc::unwrap_or_clone(obj)
+    }
+
+    /// What kube's garbage collector reacts to when an object changes (its graph builder's
+    /// update handling): an owner deleting in the foreground is looked at again when a
+    /// dependent stops blocking it (the reference is removed or no longer has
+    /// `blockOwnerDeletion: true`); a newly referenced owner that does not exist has its
+    /// dependents collected; an object that starts waiting for its dependents is processed.
+    fn queue_graph_changes(&mut self, old: &Value, new: &Value) {
+        if waits_for_dependents(new) && !waits_for_dependents(old) {
+            let uid = uid_of(new);
+            if !uid.is_empty() {
+                self.state.gc_queue.insert(uid.to_owned());
+            }
+        }
+        let (before, after) = (
+            old.at("/metadata/ownerReferences"),
+            new.at("/metadata/ownerReferences"),
+        );
+        if before == after {
+            return;
+        }
+        let (before, after) = (owner_refs(old), owner_refs(new));
+        let named = |refs: &[Value], uid: &str| {
+            refs.iter()
+                .any(|r| r.get("uid").and_then(Value::as_str) == Some(uid))
+        };
+        let mut queue = Vec::new();
+        for uid in before
+            .iter()
+            .filter_map(|r| r.get("uid").and_then(Value::as_str))
+        {
+            let unblocked =
+                blocks_owner_deletion(&before, uid) && !blocks_owner_deletion(&after, uid);
+            let owner_waits = self
+                .state
+                .store
+                .key_for_uid(uid)
+                .and_then(|k| self.state.store.get(k))
+                .is_some_and(|o| waits_for_dependents(o));
+            if unblocked && owner_waits {
+                queue.push(uid.to_owned());
+            }
+        }
+        for uid in after
+            .iter()
+            .filter_map(|r| r.get("uid").and_then(Value::as_str))
+        {
+            if !named(&before, uid) && !self.state.store.contains_uid(uid) {
+                queue.push(uid.to_owned());
+            }
+        }
+        for uid in queue {
+            self.state.gc_queue.insert(uid);
+        }
     }
 
     /// Removes an object for good: a fresh resourceVersion, a DELETED event, the owner queued
@@ -2516,6 +2662,156 @@ mod tests {
             .position(|e| *e == (Deleted, "replicasets".to_owned()))
             .unwrap();
         assert!(pod_deleted < rs_deleted);
+    }
+
+    /// Deletes `web` in the foreground, leaving `web-abc` (blocking per `block`) held
+    /// by a finalizer of its own so it stays while terminating.
+    fn foreground_with_held_dependent(block: bool) -> ApiServer {
+        let mut s = server_with_web();
+        let d = web(&s);
+        let mut rs = replicaset_owned_by(&d, "web-abc");
+        rs["metadata"]["ownerReferences"][0]["blockOwnerDeletion"] = json!(block);
+        rs["metadata"]["finalizers"] = json!(["example.com/hold"]);
+        ok(&mut s, ApiRequest::create(DC, replicasets(), "default", rs));
+        ok(
+            &mut s,
+            ApiRequest::delete_with_options(
+                ALICE,
+                deployments(),
+                "default",
+                "web",
+                json!({"propagationPolicy": "Foreground"}),
+            ),
+        );
+        s
+    }
+
+    fn rskey(name: &str) -> ObjectKey {
+        ObjectKey::new(replicasets(), "default", name)
+    }
+
+    #[test]
+    fn a_blocking_dependent_holds_a_foreground_deletion_until_it_is_gone() {
+        let mut s = foreground_with_held_dependent(true);
+        let rs = s.get(&rskey("web-abc")).unwrap().clone();
+        assert!(
+            is_deleting(&rs),
+            "the garbage collector deleted the dependent"
+        );
+        assert_eq!(
+            s.get(&dkey("web")).unwrap()["metadata"]["finalizers"],
+            json!([FOREGROUND])
+        );
+        let mut released = rs.clone();
+        released["metadata"]["finalizers"] = json!([]);
+        ok(
+            &mut s,
+            ApiRequest::update(DC, replicasets(), "default", "web-abc", released),
+        );
+        assert!(s.get(&rskey("web-abc")).is_none());
+        assert!(s.get(&dkey("web")).is_none());
+        // kube's garbage collector removes its finalizer with a merge patch.
+        let last = s.audit().last().unwrap().clone();
+        assert_eq!(
+            (
+                last.principal.as_str(),
+                last.verb,
+                last.gr.resource.as_str()
+            ),
+            (principals::GARBAGE_COLLECTOR, Verb::Patch, "deployments")
+        );
+    }
+
+    #[test]
+    fn a_dependent_that_drops_its_blocking_reference_releases_the_owner() {
+        let mut s = foreground_with_held_dependent(true);
+        let mut rs = s.get(&rskey("web-abc")).unwrap().clone();
+        rs["metadata"]["ownerReferences"] = json!([]);
+        ok(
+            &mut s,
+            ApiRequest::update(DC, replicasets(), "default", "web-abc", rs),
+        );
+        assert!(
+            s.get(&dkey("web")).is_none(),
+            "the owner still waits for a dependent it no longer has"
+        );
+        assert!(s.get(&rskey("web-abc")).is_some());
+    }
+
+    #[test]
+    fn a_dependent_that_stops_blocking_releases_the_owner() {
+        let mut s = foreground_with_held_dependent(true);
+        let mut rs = s.get(&rskey("web-abc")).unwrap().clone();
+        rs["metadata"]["ownerReferences"][0]["blockOwnerDeletion"] = json!(false);
+        ok(
+            &mut s,
+            ApiRequest::update(DC, replicasets(), "default", "web-abc", rs),
+        );
+        assert!(s.get(&dkey("web")).is_none());
+    }
+
+    #[test]
+    fn a_dependent_without_block_owner_deletion_does_not_hold_the_owner() {
+        let s = foreground_with_held_dependent(false);
+        assert!(s.get(&dkey("web")).is_none());
+        // Still deleted, and terminating on its own finalizer.
+        assert!(is_deleting(s.get(&rskey("web-abc")).unwrap()));
+    }
+
+    #[test]
+    fn a_dependent_with_an_owner_left_only_loses_the_reference_to_the_removed_one() {
+        let mut s = server_with_web();
+        let d = web(&s);
+        let ns = s
+            .get(&ObjectKey::new(
+                GroupResource::new("", "namespaces"),
+                "",
+                "default",
+            ))
+            .unwrap()
+            .clone();
+        let mut rs = replicaset_owned_by(&d, "web-abc");
+        let kept = json!({"apiVersion": "v1", "kind": "Namespace", "name": "default",
+            "uid": ns["metadata"]["uid"]});
+        rs["metadata"]["ownerReferences"]
+            .as_array_mut()
+            .unwrap()
+            .push(kept.clone());
+        ok(&mut s, ApiRequest::create(DC, replicasets(), "default", rs));
+        ok(
+            &mut s,
+            ApiRequest::delete(ALICE, deployments(), "default", "web"),
+        );
+        let rs = s.get(&rskey("web-abc")).unwrap();
+        assert!(!is_deleting(rs));
+        assert_eq!(rs["metadata"]["ownerReferences"], json!([kept]));
+    }
+
+    #[test]
+    fn an_update_that_names_a_missing_owner_gets_the_object_collected() {
+        let mut s = server_with_web();
+        let d = web(&s);
+        ok(
+            &mut s,
+            ApiRequest::create(
+                DC,
+                replicasets(),
+                "default",
+                replicaset_owned_by(&d, "web-abc"),
+            ),
+        );
+        let mut rs = s.get(&rskey("web-abc")).unwrap().clone();
+        rs["metadata"]["ownerReferences"][0]["uid"] = json!("no-such-owner");
+        ok(
+            &mut s,
+            ApiRequest::update(DC, replicasets(), "default", "web-abc", rs),
+        );
+        assert!(s.get(&rskey("web-abc")).is_none());
+        let last = s.audit().last().unwrap().clone();
+        assert_eq!(
+            (last.principal.as_str(), last.verb),
+            (principals::GARBAGE_COLLECTOR, Verb::Delete)
+        );
     }
 
     #[test]
