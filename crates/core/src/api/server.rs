@@ -53,6 +53,9 @@ struct State {
     /// uids the garbage collector must look at: removed owners (their dependents) and owners
     /// being deleted in the foreground.
     gc_queue: OrdSet<String>,
+    /// Owners that just started deleting in the foreground: all their dependents are tried
+    /// once, then only the blocking ones.
+    gc_started: OrdSet<String>,
 }
 
 /// A watch event not yet drained: the event (its `object` left `Null`) and the object, shared
@@ -82,6 +85,8 @@ impl Default for ApiServer {
 /// The finalizer that holds an owner deleted with `propagationPolicy: Foreground` until its
 /// dependents are gone.
 pub const FOREGROUND: &str = "foregroundDeletion";
+/// kube's `orphan` finalizer (`metav1.FinalizerOrphanDependents`).
+const ORPHAN: &str = "orphan";
 
 /// Namespaces that exist from the start.
 pub const INITIAL_NAMESPACES: &[&str] = &[
@@ -220,6 +225,7 @@ impl ApiServer {
                 pending: Vector::new(),
                 audit: Vector::new(),
                 gc_queue: OrdSet::new(),
+                gc_started: OrdSet::new(),
             },
             rbac_enforced: true,
             gc_mode: GcMode::Auto,
@@ -445,7 +451,26 @@ impl ApiServer {
             .dependents_of(&uid)
             .iter()
             .any(|d| d != key);
-        let policy = if (waiting && has_dependents) || waits_for_dependents(&obj) {
+        let mut sent = 0;
+        let policy = if waiting && has_dependents {
+            // An owner and a dependent that wait for each other would wait for ever: kube
+            // first makes this object's references non-blocking when one of its dependents
+            // is itself waiting.
+            let cycle = self
+                .state
+                .store
+                .dependents_of(&uid)
+                .iter()
+                .filter(|d| *d != key)
+                .filter_map(|d| self.state.store.get(d))
+                .any(|d| waits_for_dependents(d));
+            if cycle {
+                sent += self.unblock_references(now, key, &obj);
+            }
+            "Foreground"
+        } else if finalizers(&obj).iter().any(|f| f == ORPHAN) {
+            "Orphan"
+        } else if finalizers(&obj).iter().any(|f| f == FOREGROUND) {
             "Foreground"
         } else {
             "Background"
@@ -458,6 +483,36 @@ impl ApiServer {
             json!({"propagationPolicy": policy, "preconditions": {"uid": uid}}),
         );
         self.gc_request(now, req);
+        sent + 1
+    }
+
+    /// Sets `blockOwnerDeletion: false` on every blocking reference of `obj` (kube's
+    /// `unblockOwnerReferences` patch), so the owners waiting for it are looked at again.
+    fn unblock_references(&mut self, now: SimTime, key: &ObjectKey, obj: &Value) -> usize {
+        let mut refs = owner_refs(obj);
+        let mut changed = false;
+        for r in &mut refs {
+            if r.get("blockOwnerDeletion") == Some(&Value::Bool(true)) {
+                r["blockOwnerDeletion"] = Value::Bool(false);
+                changed = true;
+            }
+        }
+        if !changed {
+            return 0;
+        }
+        let patch = json!({"metadata": {"ownerReferences": refs,
+            "resourceVersion": meta_str(obj, "resourceVersion")}});
+        self.gc_request(
+            now,
+            ApiRequest::patch(
+                principals::GARBAGE_COLLECTOR,
+                key.gr.clone(),
+                &key.namespace,
+                &key.name,
+                PatchType::Merge,
+                patch,
+            ),
+        );
         1
     }
 
@@ -478,9 +533,16 @@ impl ApiServer {
         if !waits_for_dependents(owner) {
             return 0;
         }
+        // Every dependent is tried once, when the owner starts waiting (kube's
+        // `processTransitions`); later passes retry only the ones that block it.
+        let first = self.state.gc_started.remove(owner_uid).is_some();
         let mut sent = 0;
         for key in self.state.store.dependents_of(owner_uid) {
-            if &key != owner_key {
+            let retry = first
+                || self.state.store.get(&key).is_some_and(|d| {
+                    blocks_owner_deletion(&owner_refs(d), owner_uid) && !waits_for_dependents(d)
+                });
+            if &key != owner_key && retry {
                 sent += self.attempt_to_delete(now, &key);
             }
         }
@@ -503,6 +565,12 @@ impl ApiServer {
             .into_iter()
             .filter(|f| f != FOREGROUND)
             .collect();
+        // kube's patch sends `null` for an empty list, which removes the field.
+        let kept = if kept.is_empty() {
+            Value::Null
+        } else {
+            json!(kept)
+        };
         let patch = json!({"metadata": {"finalizers": kept,
             "resourceVersion": meta_str(&owner, "resourceVersion")}});
         self.gc_request(
@@ -1037,6 +1105,7 @@ impl ApiServer {
             let uid = uid_of(new);
             if !uid.is_empty() {
                 self.state.gc_queue.insert(uid.to_owned());
+                self.state.gc_started.insert(uid.to_owned());
             }
         }
         let (before, after) = (
@@ -1493,6 +1562,7 @@ impl ApiServer {
             return Ok(old.clone());
         }
         if is_deleting(&result) && finalizers(&result).is_empty() {
+            self.queue_graph_changes(old, &result);
             self.state.store.put(key.clone(), result);
             let removed = self.remove(now, &key).unwrap_or_default();
             return Ok(removed);
@@ -1605,10 +1675,10 @@ impl ApiServer {
                 }
             }
         }
-        let policy = options
+        let explicit = options
             .and_then(|o| o.get("propagationPolicy"))
-            .and_then(Value::as_str)
-            .unwrap_or("Background");
+            .and_then(Value::as_str);
+        let policy = explicit.unwrap_or("Background");
         if !matches!(policy, "Background" | "Foreground" | "Orphan") {
             let err = FieldError::not_supported(
                 "propagationPolicy",
@@ -1618,15 +1688,17 @@ impl ApiServer {
             return Err(invalid("DeleteOptions", "", "", "", &[err]));
         }
         if is_deleting(&old) {
-            return Ok(old);
+            return self.delete_again(now, gr, key, old, explicit);
         }
         if policy == "Foreground" {
+            // persist() queues the owner for the garbage collector.
             let mut obj = old.clone();
-            let uid = uid_of(&obj).to_owned();
             let m = meta_mut(&mut obj);
             let fins = m.entry("finalizers").or_insert_with(|| json!([]));
             if let Some(list) = fins.as_array_mut() {
-                list.push(Value::from(FOREGROUND));
+                if !list.iter().any(|f| f == FOREGROUND) {
+                    list.push(Value::from(FOREGROUND));
+                }
             }
             m.insert("deletionTimestamp".into(), Value::from(now.rfc3339()));
             m.insert("deletionGracePeriodSeconds".into(), Value::from(0));
@@ -1637,7 +1709,6 @@ impl ApiServer {
             {
                 m.insert("generation".into(), Value::from(g + 1));
             }
-            self.state.gc_queue.insert(uid);
             return Ok(self.persist(now, key, obj, WatchEventType::Modified));
         }
         if policy == "Orphan" {
@@ -1660,6 +1731,50 @@ impl ApiServer {
         let uid = uid_of(&old).to_owned();
         self.remove(now, &key);
         Ok(status_success(gr, name, &uid))
+    }
+
+    /// A DELETE of an object already being deleted. As kube's registry does on every DELETE,
+    /// an explicit propagationPolicy sets the garbage collector's finalizer again: Foreground
+    /// adds `foregroundDeletion`, Background and Orphan take it away (Orphan also orphans the
+    /// dependents at once, as the first DELETE does here). Without one, nothing changes. An
+    /// object left with no finalizer is removed.
+    fn delete_again(
+        &mut self,
+        now: SimTime,
+        gr: &GroupResource,
+        key: ObjectKey,
+        old: Value,
+        explicit: Option<&str>,
+    ) -> ApiResult {
+        let Some(policy) = explicit else {
+            return Ok(old);
+        };
+        if policy == "Orphan" {
+            self.orphan_dependents(now, &old);
+        }
+        let had = finalizers(&old).iter().any(|f| f == FOREGROUND);
+        let wants = policy == "Foreground";
+        if had == wants {
+            return Ok(old);
+        }
+        let mut obj = old;
+        let mut kept: Vec<Value> = finalizers(&obj)
+            .into_iter()
+            .filter(|f| f != FOREGROUND)
+            .map(Value::from)
+            .collect();
+        if wants {
+            kept.push(Value::from(FOREGROUND));
+        }
+        let empty = kept.is_empty();
+        meta_mut(&mut obj).insert("finalizers".into(), Value::Array(kept));
+        if empty {
+            let uid = uid_of(&obj).to_owned();
+            self.state.store.put(key.clone(), obj);
+            self.remove(now, &key);
+            return Ok(status_success(gr, &key.name, &uid));
+        }
+        Ok(self.persist(now, key, obj, WatchEventType::Modified))
     }
 
     /// `propagationPolicy: Orphan`: dependents lose their ownerReference to the owner.
@@ -2755,6 +2870,125 @@ mod tests {
         let s = foreground_with_held_dependent(false);
         assert!(s.get(&dkey("web")).is_none());
         // Still deleted, and terminating on its own finalizer.
+        assert!(is_deleting(s.get(&rskey("web-abc")).unwrap()));
+    }
+
+    #[test]
+    fn a_last_write_that_drops_the_finalizer_and_the_reference_releases_the_owner() {
+        let mut s = foreground_with_held_dependent(true);
+        let mut rs = s.get(&rskey("web-abc")).unwrap().clone();
+        rs["metadata"]["finalizers"] = json!([]);
+        rs["metadata"]["ownerReferences"] = json!([]);
+        ok(
+            &mut s,
+            ApiRequest::update(DC, replicasets(), "default", "web-abc", rs),
+        );
+        assert!(s.get(&rskey("web-abc")).is_none());
+        assert!(s.get(&dkey("web")).is_none());
+    }
+
+    #[test]
+    fn owners_that_block_each_other_are_both_deleted() {
+        let mut s = server_with_web();
+        let a = web(&s);
+        let b = ok(
+            &mut s,
+            ApiRequest::create(
+                DC,
+                replicasets(),
+                "default",
+                replicaset_owned_by(&a, "web-abc"),
+            ),
+        );
+        let mut a = a;
+        a["metadata"]["ownerReferences"] = json!([super::super::meta::owner_reference(&b, true)]);
+        put(&mut s, ALICE, a).unwrap();
+        ok(
+            &mut s,
+            ApiRequest::delete_with_options(
+                ALICE,
+                deployments(),
+                "default",
+                "web",
+                json!({"propagationPolicy": "Foreground"}),
+            ),
+        );
+        assert!(
+            s.get(&dkey("web")).is_none(),
+            "the deployment waits for ever"
+        );
+        assert!(
+            s.get(&rskey("web-abc")).is_none(),
+            "the replica set waits for ever"
+        );
+        // The garbage collector made the replica set's reference non-blocking first.
+        assert!(s
+            .audit()
+            .any(|a| a.principal == principals::GARBAGE_COLLECTOR
+                && a.verb == Verb::Patch
+                && a.gr.resource == "replicasets"));
+    }
+
+    #[test]
+    fn a_waiting_owner_retries_only_the_dependents_that_block_it() {
+        let mut s = foreground_with_held_dependent(true);
+        let d = s.get(&dkey("web")).unwrap().clone();
+        // A second dependent, created while the owner waits, then made non-blocking: kube
+        // looks at the owner again but retries only the dependents that still block it.
+        ok(
+            &mut s,
+            ApiRequest::create(
+                DC,
+                replicasets(),
+                "default",
+                replicaset_owned_by(&d, "web-def"),
+            ),
+        );
+        let mut other = s.get(&rskey("web-def")).unwrap().clone();
+        other["metadata"]["ownerReferences"][0]["blockOwnerDeletion"] = json!(false);
+        ok(
+            &mut s,
+            ApiRequest::update(DC, replicasets(), "default", "web-def", other),
+        );
+        assert!(!is_deleting(s.get(&rskey("web-def")).unwrap()));
+        assert!(s.get(&dkey("web")).is_some());
+        // Once the owner goes, it is collected like any orphan.
+        let mut held = s.get(&rskey("web-abc")).unwrap().clone();
+        held["metadata"]["finalizers"] = json!([]);
+        ok(
+            &mut s,
+            ApiRequest::update(DC, replicasets(), "default", "web-abc", held),
+        );
+        assert!(s.get(&dkey("web")).is_none());
+        assert!(s.get(&rskey("web-def")).is_none());
+    }
+
+    #[test]
+    fn a_second_delete_with_background_stops_waiting_for_dependents() {
+        let mut s = foreground_with_held_dependent(true);
+        // Foreground again changes nothing (no second finalizer).
+        let again = ok(
+            &mut s,
+            ApiRequest::delete_with_options(
+                ALICE,
+                deployments(),
+                "default",
+                "web",
+                json!({"propagationPolicy": "Foreground"}),
+            ),
+        );
+        assert_eq!(again["metadata"]["finalizers"], json!([FOREGROUND]));
+        ok(
+            &mut s,
+            ApiRequest::delete_with_options(
+                ALICE,
+                deployments(),
+                "default",
+                "web",
+                json!({"propagationPolicy": "Background"}),
+            ),
+        );
+        assert!(s.get(&dkey("web")).is_none());
         assert!(is_deleting(s.get(&rskey("web-abc")).unwrap()));
     }
 
