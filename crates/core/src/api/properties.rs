@@ -12,6 +12,15 @@ use super::{
 use crate::time::SimTime;
 
 const NAMES: &[&str] = &["a", "b"];
+/// What the Finalizer op sets: none, a user's, and the garbage collector's two.
+const FINALIZERS: &[&[&str]] = &[
+    &[],
+    &["example.com/hold"],
+    &["orphan"],
+    &["foregroundDeletion"],
+];
+/// The Delete op's propagationPolicy (or none).
+const POLICIES: &[Option<&str>] = &[None, Some("Background"), Some("Foreground"), Some("Orphan")];
 const PRINCIPALS: &[&str] = &[
     "alice",
     "app",
@@ -94,16 +103,18 @@ enum Op {
         who: usize,
         value: i64,
     },
+    /// Sets `metadata.finalizers` to one of [`FINALIZERS`].
     Finalizer {
         kind: Kind,
         name: usize,
-        add: bool,
+        set: usize,
     },
+    /// DELETE with one of [`POLICIES`] (or none).
     Delete {
         kind: Kind,
         name: usize,
         who: usize,
-        foreground: bool,
+        policy: usize,
     },
     Echo {
         kind: Kind,
@@ -136,8 +147,8 @@ fn op() -> impl Strategy<Value = Op> {
         3 => (kind(), n.clone(), w.clone(), -1i64..5, reps.clone(), rv()).prop_map(|(kind, name, who, value, spec_replicas, rv)| Op::UpdateStatus { kind, name, who, value, spec_replicas, rv }),
         2 => (kind(), n.clone(), w.clone(), reps, any::<bool>()).prop_map(|(kind, name, who, replicas, json)| Op::PatchSpec { kind, name, who, replicas, json }),
         2 => (kind(), n.clone(), w.clone(), 0i64..5).prop_map(|(kind, name, who, value)| Op::PatchStatus { kind, name, who, value }),
-        1 => (kind(), n.clone(), any::<bool>()).prop_map(|(kind, name, add)| Op::Finalizer { kind, name, add }),
-        1 => (kind(), n.clone(), w.clone(), any::<bool>()).prop_map(|(kind, name, who, foreground)| Op::Delete { kind, name, who, foreground }),
+        1 => (kind(), n.clone(), 0..FINALIZERS.len()).prop_map(|(kind, name, set)| Op::Finalizer { kind, name, set }),
+        1 => (kind(), n.clone(), w.clone(), 0..POLICIES.len()).prop_map(|(kind, name, who, policy)| Op::Delete { kind, name, who, policy }),
         1 => (kind(), n, w).prop_map(|(kind, name, who)| Op::Echo { kind, name, who }),
         1 => (kind(), 0..NAMES.len(), kind(), 0..NAMES.len(), any::<bool>()).prop_map(|(owner_kind, owner, child_kind, child, block)| Op::Adopt { owner_kind, owner, child_kind, child, block }),
     ]
@@ -348,34 +359,23 @@ fn request(s: &ApiServer, op: &Op) -> Option<(ApiRequest, Kind, usize)> {
             kind,
             name,
         ),
-        Op::Finalizer { kind, name, add } => {
+        Op::Finalizer { kind, name, set } => {
             let mut o = current(kind, name)?;
-            o["metadata"]["finalizers"] = if add {
-                json!(["example.com/hold"])
-            } else {
-                json!([])
-            };
+            o["metadata"]["finalizers"] = json!(FINALIZERS[set]);
             (put(kind, name, 2, o), kind, name)
         }
         Op::Delete {
             kind,
             name,
             who: w,
-            foreground,
+            policy,
         } => {
-            let policy = if foreground {
-                "Foreground"
-            } else {
-                "Background"
+            let options = match POLICIES[policy] {
+                Some(p) => json!({"propagationPolicy": p}),
+                None => json!({}),
             };
             (
-                ApiRequest::delete_with_options(
-                    who(w),
-                    gr(kind),
-                    "default",
-                    NAMES[name],
-                    json!({"propagationPolicy": policy}),
-                ),
+                ApiRequest::delete_with_options(who(w), gr(kind), "default", NAMES[name], options),
                 kind,
                 name,
             )
@@ -462,6 +462,14 @@ fn check_step(s: &mut ApiServer, op: &Op) -> Result<(), TestCaseError> {
                 k.path()
             );
         }
+    }
+    // Dependents are orphaned at once, so no object being deleted is left holding `orphan`.
+    for (k, o) in s.objects() {
+        let orphan_held = o.pointer("/metadata/deletionTimestamp").is_some()
+            && o.pointer("/metadata/finalizers")
+                .and_then(Value::as_array)
+                .is_some_and(|f| f.iter().any(|x| x == "orphan"));
+        prop_assert!(!orphan_held, "{} is held by the orphan finalizer", k.path());
     }
     // Nor do owners wait for each other: following blocking dependents from a waiting owner
     // reaches an object that is not itself waiting (held by another finalizer, or not deleted).
@@ -573,12 +581,15 @@ fn check_step(s: &mut ApiServer, op: &Op) -> Result<(), TestCaseError> {
     Ok(())
 }
 
-/// Whether the object is held by `foregroundDeletion`, waiting for its dependents.
+/// Whether the object is being deleted and held by `foregroundDeletion`: waiting for its
+/// dependents.
 fn waits(s: &ApiServer, k: &ObjectKey) -> bool {
-    s.get(k)
-        .and_then(|o| o.pointer("/metadata/finalizers"))
-        .and_then(Value::as_array)
-        .is_some_and(|f| f.iter().any(|x| x == super::server::FOREGROUND))
+    s.get(k).is_some_and(|o| {
+        o.pointer("/metadata/deletionTimestamp").is_some()
+            && o.pointer("/metadata/finalizers")
+                .and_then(Value::as_array)
+                .is_some_and(|f| f.iter().any(|x| x == super::server::FOREGROUND))
+    })
 }
 
 /// The other objects that name `k` with `blockOwnerDeletion: true`.

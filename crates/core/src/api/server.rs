@@ -371,8 +371,9 @@ impl ApiServer {
         let mut sent = 0;
         while let Some(uid) = self.state.gc_queue.get_min().cloned() {
             self.state.gc_queue.remove(&uid);
+            let first = self.state.gc_started.remove(&uid).is_some();
             match self.state.store.key_for_uid(&uid).cloned() {
-                Some(owner_key) => sent += self.foreground_step(now, &uid, &owner_key),
+                Some(owner_key) => sent += self.foreground_step(now, &uid, &owner_key, first),
                 None => {
                     for key in self.state.store.dependents_of(&uid) {
                         sent += self.attempt_to_delete(now, &key);
@@ -475,12 +476,20 @@ impl ApiServer {
         } else {
             "Background"
         };
+        // With the resourceVersion it read, as kube's collector deletes (after its own
+        // unblocking patch, the version that patch wrote: kube would get a conflict and retry).
+        let rv = self
+            .state
+            .store
+            .get(key)
+            .map_or_else(String::new, |o| meta_str(o, "resourceVersion").to_owned());
         let req = ApiRequest::delete_with_options(
             principals::GARBAGE_COLLECTOR,
             key.gr.clone(),
             &key.namespace,
             &key.name,
-            json!({"propagationPolicy": policy, "preconditions": {"uid": uid}}),
+            json!({"propagationPolicy": policy,
+                "preconditions": {"uid": uid, "resourceVersion": rv}}),
         );
         self.gc_request(now, req);
         sent + 1
@@ -526,7 +535,13 @@ impl ApiServer {
     /// dependents, and once none that blocks its deletion (`blockOwnerDeletion: true`) is left,
     /// remove its `foregroundDeletion` finalizer so it goes away last (kube's
     /// `processDeletingDependentsItem`).
-    fn foreground_step(&mut self, now: SimTime, owner_uid: &str, owner_key: &ObjectKey) -> usize {
+    fn foreground_step(
+        &mut self,
+        now: SimTime,
+        owner_uid: &str,
+        owner_key: &ObjectKey,
+        first: bool,
+    ) -> usize {
         let Some(owner) = self.state.store.get(owner_key) else {
             return 0;
         };
@@ -535,7 +550,6 @@ impl ApiServer {
         }
         // Every dependent is tried once, when the owner starts waiting (kube's
         // `processTransitions`); later passes retry only the ones that block it.
-        let first = self.state.gc_started.remove(owner_uid).is_some();
         let mut sent = 0;
         for key in self.state.store.dependents_of(owner_uid) {
             let retry = first
@@ -1687,93 +1701,72 @@ impl ApiServer {
             );
             return Err(invalid("DeleteOptions", "", "", "", &[err]));
         }
-        if is_deleting(&old) {
-            return self.delete_again(now, gr, key, old, explicit);
-        }
-        if policy == "Foreground" {
-            // persist() queues the owner for the garbage collector.
-            let mut obj = old.clone();
-            let m = meta_mut(&mut obj);
-            let fins = m.entry("finalizers").or_insert_with(|| json!([]));
-            if let Some(list) = fins.as_array_mut() {
-                if !list.iter().any(|f| f == FOREGROUND) {
-                    list.push(Value::from(FOREGROUND));
-                }
-            }
-            m.insert("deletionTimestamp".into(), Value::from(now.rfc3339()));
-            m.insert("deletionGracePeriodSeconds".into(), Value::from(0));
-            if let Some(g) = m
-                .get("generation")
-                .and_then(Value::as_i64)
-                .filter(|g| *g > 0)
-            {
-                m.insert("generation".into(), Value::from(g + 1));
-            }
-            return Ok(self.persist(now, key, obj, WatchEventType::Modified));
-        }
-        if policy == "Orphan" {
+        // kube's registry works the garbage collector's finalizers out again on every DELETE
+        // (`deletionFinalizersForGarbageCollection`): an explicit policy wins, then a GC
+        // finalizer already there, then the default (Background). Dependents are orphaned at
+        // once here (kube's collector does it through the `orphan` finalizer), so `orphan`
+        // never stays.
+        let fins = finalizers(&old);
+        let first_gc = fins.iter().find(|f| *f == ORPHAN || *f == FOREGROUND);
+        let orphan = explicit.map_or(first_gc.is_some_and(|f| f == ORPHAN), |p| p == "Orphan");
+        let foreground = explicit.map_or(
+            !fins.iter().any(|f| f == ORPHAN) && fins.iter().any(|f| f == FOREGROUND),
+            |p| p == "Foreground",
+        );
+        let old = if orphan {
             self.orphan_dependents(now, &old);
-        }
-        if !finalizers(&old).is_empty() {
-            let mut obj = old.clone();
-            let m = meta_mut(&mut obj);
-            m.insert("deletionTimestamp".into(), Value::from(now.rfc3339()));
-            m.insert("deletionGracePeriodSeconds".into(), Value::from(0));
-            if let Some(g) = m
-                .get("generation")
-                .and_then(Value::as_i64)
-                .filter(|g| *g > 0)
-            {
-                m.insert("generation".into(), Value::from(g + 1));
-            }
-            return Ok(self.persist(now, key, obj, WatchEventType::Modified));
-        }
-        let uid = uid_of(&old).to_owned();
-        self.remove(now, &key);
-        Ok(status_success(gr, name, &uid))
-    }
-
-    /// A DELETE of an object already being deleted. As kube's registry does on every DELETE,
-    /// an explicit propagationPolicy sets the garbage collector's finalizer again: Foreground
-    /// adds `foregroundDeletion`, Background and Orphan take it away (Orphan also orphans the
-    /// dependents at once, as the first DELETE does here). Without one, nothing changes. An
-    /// object left with no finalizer is removed.
-    fn delete_again(
-        &mut self,
-        now: SimTime,
-        gr: &GroupResource,
-        key: ObjectKey,
-        old: Value,
-        explicit: Option<&str>,
-    ) -> ApiResult {
-        let Some(policy) = explicit else {
-            return Ok(old);
+            // The object may name itself as owner: read it again.
+            self.state.store.get(&key).map_or(old, |o| Value::clone(o))
+        } else {
+            old
         };
-        if policy == "Orphan" {
-            self.orphan_dependents(now, &old);
+        let mut kept: Vec<String> = fins
+            .iter()
+            .filter(|f| *f != ORPHAN && *f != FOREGROUND)
+            .cloned()
+            .collect();
+        if foreground {
+            kept.push(FOREGROUND.to_owned());
         }
-        let had = finalizers(&old).iter().any(|f| f == FOREGROUND);
-        let wants = policy == "Foreground";
-        if had == wants {
+        let same = {
+            let (mut a, mut b) = (fins.clone(), kept.clone());
+            a.sort();
+            a.dedup();
+            b.sort();
+            b.dedup();
+            a == b
+        };
+        let deleting = is_deleting(&old);
+        if deleting && same {
             return Ok(old);
+        }
+        if kept.is_empty() {
+            let uid = uid_of(&old).to_owned();
+            if deleting {
+                let mut obj = old;
+                meta_mut(&mut obj).insert("finalizers".into(), json!([]));
+                self.state.store.put(key.clone(), obj);
+            }
+            self.remove(now, &key);
+            return Ok(status_success(gr, name, &uid));
         }
         let mut obj = old;
-        let mut kept: Vec<Value> = finalizers(&obj)
-            .into_iter()
-            .filter(|f| f != FOREGROUND)
-            .map(Value::from)
-            .collect();
-        if wants {
-            kept.push(Value::from(FOREGROUND));
+        let m = meta_mut(&mut obj);
+        if !same {
+            m.insert("finalizers".into(), json!(kept));
         }
-        let empty = kept.is_empty();
-        meta_mut(&mut obj).insert("finalizers".into(), Value::Array(kept));
-        if empty {
-            let uid = uid_of(&obj).to_owned();
-            self.state.store.put(key.clone(), obj);
-            self.remove(now, &key);
-            return Ok(status_success(gr, &key.name, &uid));
+        if !deleting {
+            m.insert("deletionTimestamp".into(), Value::from(now.rfc3339()));
+            m.insert("deletionGracePeriodSeconds".into(), Value::from(0));
+            if let Some(g) = m
+                .get("generation")
+                .and_then(Value::as_i64)
+                .filter(|g| *g > 0)
+            {
+                m.insert("generation".into(), Value::from(g + 1));
+            }
         }
+        // persist() queues an owner that starts waiting for its dependents.
         Ok(self.persist(now, key, obj, WatchEventType::Modified))
     }
 
@@ -2990,6 +2983,100 @@ mod tests {
         );
         assert!(s.get(&dkey("web")).is_none());
         assert!(is_deleting(s.get(&rskey("web-abc")).unwrap()));
+    }
+
+    /// `web` with these finalizers, and `web-abc` owned by it (blocking).
+    fn web_with_finalizers_and_dependent(fins: Value) -> ApiServer {
+        let mut s = server_with_web();
+        let mut d = web(&s);
+        d["metadata"]["finalizers"] = fins;
+        put(&mut s, ALICE, d.clone()).unwrap();
+        let d = web(&s);
+        ok(
+            &mut s,
+            ApiRequest::create(
+                DC,
+                replicasets(),
+                "default",
+                replicaset_owned_by(&d, "web-abc"),
+            ),
+        );
+        s
+    }
+
+    #[test]
+    fn a_user_set_orphan_finalizer_orphans_the_dependents_on_delete() {
+        let mut s = web_with_finalizers_and_dependent(json!(["orphan"]));
+        ok(
+            &mut s,
+            ApiRequest::delete(ALICE, deployments(), "default", "web"),
+        );
+        assert!(s.get(&dkey("web")).is_none(), "the orphan finalizer stayed");
+        let rs = s.get(&rskey("web-abc")).unwrap();
+        assert!(!is_deleting(rs));
+        assert_eq!(rs["metadata"]["ownerReferences"], json!([]));
+    }
+
+    #[test]
+    fn an_explicit_background_delete_drops_a_user_set_foreground_finalizer() {
+        let mut s = web_with_finalizers_and_dependent(json!(["foregroundDeletion"]));
+        ok(
+            &mut s,
+            ApiRequest::delete_with_options(
+                ALICE,
+                deployments(),
+                "default",
+                "web",
+                json!({"propagationPolicy": "Background"}),
+            ),
+        );
+        assert!(s.get(&dkey("web")).is_none());
+        assert!(
+            s.get(&rskey("web-abc")).is_none(),
+            "collected in the background"
+        );
+    }
+
+    #[test]
+    fn the_garbage_collector_orphans_through_a_dependents_orphan_finalizer() {
+        let mut s = server_with_web();
+        let d = web(&s);
+        let mut rs = replicaset_owned_by(&d, "web-abc");
+        rs["metadata"]["finalizers"] = json!(["orphan"]);
+        let rs = ok(&mut s, ApiRequest::create(DC, replicasets(), "default", rs));
+        ok(
+            &mut s,
+            ApiRequest::create(
+                principals::REPLICASET_CONTROLLER,
+                pods(),
+                "default",
+                pod_owned_by(&rs),
+            ),
+        );
+        ok(
+            &mut s,
+            ApiRequest::delete(ALICE, deployments(), "default", "web"),
+        );
+        assert!(
+            s.get(&rskey("web-abc")).is_none(),
+            "the replica set is stuck"
+        );
+        let gr = pods();
+        let left: Vec<&Value> = s.list_objects(&gr, None).map(|(_, p)| p).collect();
+        assert_eq!(left.len(), 1);
+        assert_eq!(left[0]["metadata"]["ownerReferences"], json!([]));
+    }
+
+    #[test]
+    fn orphan_and_foreground_finalizers_cannot_be_both_set() {
+        let mut s = server_with_web();
+        let mut d = web(&s);
+        d["metadata"]["finalizers"] = json!(["orphan", "foregroundDeletion"]);
+        let e = put(&mut s, ALICE, d).unwrap_err();
+        assert_eq!(
+            e.message,
+            "Deployment.apps \"web\" is invalid: metadata.finalizers: Invalid value: []string{\"orphan\", \"foregroundDeletion\"}: finalizer orphan and foregroundDeletion cannot be both set"
+        );
     }
 
     #[test]

@@ -995,8 +995,18 @@ pub fn validate_metadata(info: &ResourceInfo, obj: &Value, errs: &mut Vec<FieldE
         .and_then(|m| m.get("finalizers"))
         .and_then(Value::as_array)
     {
-        for f in fins.iter().filter_map(Value::as_str) {
+        let names: Vec<&str> = fins.iter().filter_map(Value::as_str).collect();
+        for f in &names {
             push_all(errs, "metadata.finalizers", f, qualified_name(f));
+        }
+        // apimachinery's ValidateFinalizers: the garbage collector's two finalizers conflict.
+        if names.contains(&"orphan") && names.contains(&"foregroundDeletion") {
+            let list: Vec<String> = names.iter().map(|f| go_quote(f)).collect();
+            errs.push(FieldError::invalid_raw(
+                "metadata.finalizers",
+                format!("[]string{{{}}}", list.join(", ")),
+                "finalizer orphan and foregroundDeletion cannot be both set",
+            ));
         }
     }
     if let Some(refs) = meta
