@@ -431,19 +431,7 @@ impl ApiServer {
                         .any(|g| r.get("uid").and_then(Value::as_str) == Some(g))
                 })
                 .collect();
-            let patch = json!({"metadata": {"ownerReferences": kept,
-                "resourceVersion": meta_str(&obj, "resourceVersion")}});
-            self.gc_request(
-                now,
-                ApiRequest::patch(
-                    principals::GARBAGE_COLLECTOR,
-                    key.gr.clone(),
-                    &key.namespace,
-                    &key.name,
-                    PatchType::Merge,
-                    patch,
-                ),
-            );
+            self.gc_patch(now, key, &obj, "ownerReferences", json!(kept));
             return 1;
         }
         let has_dependents = self
@@ -491,7 +479,8 @@ impl ApiServer {
             json!({"propagationPolicy": policy,
                 "preconditions": {"uid": uid, "resourceVersion": rv}}),
         );
-        self.gc_request(now, req);
+        // A refusal (the object changed meanwhile) is audited like any request.
+        let _ = self.handle(now, req);
         sent + 1
     }
 
@@ -509,25 +498,24 @@ impl ApiServer {
         if !changed {
             return 0;
         }
-        let patch = json!({"metadata": {"ownerReferences": refs,
-            "resourceVersion": meta_str(obj, "resourceVersion")}});
-        self.gc_request(
-            now,
-            ApiRequest::patch(
-                principals::GARBAGE_COLLECTOR,
-                key.gr.clone(),
-                &key.namespace,
-                &key.name,
-                PatchType::Merge,
-                patch,
-            ),
-        );
+        self.gc_patch(now, key, obj, "ownerReferences", json!(refs));
         1
     }
 
-    /// One request of the garbage collector's; a refusal (the object changed meanwhile) is
-    /// audited like any request.
-    fn gc_request(&mut self, now: SimTime, req: ApiRequest) {
+    /// The garbage collector's merge patch of one metadata field, with the resourceVersion it
+    /// read (kube's `deleteOwnerRefJSONMergePatch`, `removeFinalizer`). A refusal (the object
+    /// changed meanwhile) is audited like any request.
+    fn gc_patch(&mut self, now: SimTime, key: &ObjectKey, read: &Value, field: &str, value: Value) {
+        let patch = json!({"metadata": {field: value,
+            "resourceVersion": meta_str(read, "resourceVersion")}});
+        let req = ApiRequest::patch(
+            principals::GARBAGE_COLLECTOR,
+            key.gr.clone(),
+            &key.namespace,
+            &key.name,
+            PatchType::Merge,
+            patch,
+        );
         let _ = self.handle(now, req);
     }
 
@@ -585,19 +573,7 @@ impl ApiServer {
         } else {
             json!(kept)
         };
-        let patch = json!({"metadata": {"finalizers": kept,
-            "resourceVersion": meta_str(&owner, "resourceVersion")}});
-        self.gc_request(
-            now,
-            ApiRequest::patch(
-                principals::GARBAGE_COLLECTOR,
-                owner_key.gr.clone(),
-                &owner_key.namespace,
-                &owner_key.name,
-                PatchType::Merge,
-                patch,
-            ),
-        );
+        self.gc_patch(now, owner_key, &owner, "finalizers", kept);
         sent + 1
     }
 
@@ -2581,6 +2557,48 @@ mod tests {
             "spec": {"containers": [{"name": "web", "image": "nginx"}]}})
     }
 
+    /// Reads replica set `name`, edits it and writes it back as the Deployment controller.
+    fn edit_replicaset(s: &mut ApiServer, name: &str, edit: impl FnOnce(&mut Value)) {
+        let mut rs = s.get(&rskey(name)).unwrap().clone();
+        edit(&mut rs);
+        ok(
+            s,
+            ApiRequest::update(DC, replicasets(), "default", name, rs),
+        );
+    }
+
+    /// Alice's DELETE of Deployment `web` with this propagationPolicy.
+    fn delete_web(s: &mut ApiServer, policy: &str) -> Value {
+        ok(
+            s,
+            ApiRequest::delete_with_options(
+                ALICE,
+                deployments(),
+                "default",
+                "web",
+                json!({ "propagationPolicy": policy }),
+            ),
+        )
+    }
+
+    /// Creates a replica set as the Deployment controller.
+    fn create_rs(s: &mut ApiServer, rs: Value) -> Value {
+        ok(s, ApiRequest::create(DC, replicasets(), "default", rs))
+    }
+
+    /// A pod of `rs`, created by the ReplicaSet controller.
+    fn create_pod_of(s: &mut ApiServer, rs: &Value) -> Value {
+        ok(
+            s,
+            ApiRequest::create(
+                principals::REPLICASET_CONTROLLER,
+                pods(),
+                "default",
+                pod_owned_by(rs),
+            ),
+        )
+    }
+
     fn replicasets() -> GroupResource {
         GroupResource::new("apps", "replicasets")
     }
@@ -2593,24 +2611,8 @@ mod tests {
     fn deleting_an_owner_garbage_collects_its_dependents_in_cascade() {
         let mut s = server_with_web();
         let d = web(&s);
-        let rs = ok(
-            &mut s,
-            ApiRequest::create(
-                DC,
-                replicasets(),
-                "default",
-                replicaset_owned_by(&d, "web-abc"),
-            ),
-        );
-        let pod = ok(
-            &mut s,
-            ApiRequest::create(
-                principals::REPLICASET_CONTROLLER,
-                pods(),
-                "default",
-                pod_owned_by(&rs),
-            ),
-        );
+        let rs = create_rs(&mut s, replicaset_owned_by(&d, "web-abc"));
+        let pod = create_pod_of(&mut s, &rs);
         assert!(pod["metadata"]["name"]
             .as_str()
             .unwrap()
@@ -2643,15 +2645,7 @@ mod tests {
         let mut s = server_with_web();
         s.set_gc_mode(GcMode::Manual);
         let d = web(&s);
-        ok(
-            &mut s,
-            ApiRequest::create(
-                DC,
-                replicasets(),
-                "default",
-                replicaset_owned_by(&d, "web-abc"),
-            ),
-        );
+        create_rs(&mut s, replicaset_owned_by(&d, "web-abc"));
         ok(
             &mut s,
             ApiRequest::delete(ALICE, deployments(), "default", "web"),
@@ -2677,7 +2671,7 @@ mod tests {
             ))
             .unwrap()["metadata"]["uid"]
         );
-        ok(&mut s, ApiRequest::create(DC, replicasets(), "default", rs));
+        create_rs(&mut s, rs);
         ok(
             &mut s,
             ApiRequest::delete(ALICE, deployments(), "default", "web"),
@@ -2689,25 +2683,8 @@ mod tests {
     fn orphan_propagation_strips_owner_references() {
         let mut s = server_with_web();
         let d = web(&s);
-        ok(
-            &mut s,
-            ApiRequest::create(
-                DC,
-                replicasets(),
-                "default",
-                replicaset_owned_by(&d, "web-abc"),
-            ),
-        );
-        ok(
-            &mut s,
-            ApiRequest::delete_with_options(
-                ALICE,
-                deployments(),
-                "default",
-                "web",
-                json!({"propagationPolicy": "Orphan"}),
-            ),
-        );
+        create_rs(&mut s, replicaset_owned_by(&d, "web-abc"));
+        delete_web(&mut s, "Orphan");
         let rs = s
             .get(&ObjectKey::new(replicasets(), "default", "web-abc"))
             .unwrap();
@@ -2718,36 +2695,11 @@ mod tests {
     fn foreground_deletion_removes_dependents_first_and_the_owner_last() {
         let mut s = server_with_web();
         let d = web(&s);
-        let rs = ok(
-            &mut s,
-            ApiRequest::create(
-                DC,
-                replicasets(),
-                "default",
-                replicaset_owned_by(&d, "web-abc"),
-            ),
-        );
-        ok(
-            &mut s,
-            ApiRequest::create(
-                principals::REPLICASET_CONTROLLER,
-                pods(),
-                "default",
-                pod_owned_by(&rs),
-            ),
-        );
+        let rs = create_rs(&mut s, replicaset_owned_by(&d, "web-abc"));
+        create_pod_of(&mut s, &rs);
         s.drain_watch_events();
         s.set_gc_mode(GcMode::Manual);
-        let held = ok(
-            &mut s,
-            ApiRequest::delete_with_options(
-                ALICE,
-                deployments(),
-                "default",
-                "web",
-                json!({"propagationPolicy": "Foreground"}),
-            ),
-        );
+        let held = delete_web(&mut s, "Foreground");
         assert_eq!(held["metadata"]["finalizers"], json!([FOREGROUND]));
         assert!(s.get(&dkey("web")).is_some());
         assert!(s.collect_garbage(T0) >= 3);
@@ -2780,17 +2732,8 @@ mod tests {
         let mut rs = replicaset_owned_by(&d, "web-abc");
         rs["metadata"]["ownerReferences"][0]["blockOwnerDeletion"] = json!(block);
         rs["metadata"]["finalizers"] = json!(["example.com/hold"]);
-        ok(&mut s, ApiRequest::create(DC, replicasets(), "default", rs));
-        ok(
-            &mut s,
-            ApiRequest::delete_with_options(
-                ALICE,
-                deployments(),
-                "default",
-                "web",
-                json!({"propagationPolicy": "Foreground"}),
-            ),
-        );
+        create_rs(&mut s, rs);
+        delete_web(&mut s, "Foreground");
         s
     }
 
@@ -2833,12 +2776,9 @@ mod tests {
     #[test]
     fn a_dependent_that_drops_its_blocking_reference_releases_the_owner() {
         let mut s = foreground_with_held_dependent(true);
-        let mut rs = s.get(&rskey("web-abc")).unwrap().clone();
-        rs["metadata"]["ownerReferences"] = json!([]);
-        ok(
-            &mut s,
-            ApiRequest::update(DC, replicasets(), "default", "web-abc", rs),
-        );
+        edit_replicaset(&mut s, "web-abc", |r| {
+            r["metadata"]["ownerReferences"] = json!([]);
+        });
         assert!(
             s.get(&dkey("web")).is_none(),
             "the owner still waits for a dependent it no longer has"
@@ -2849,12 +2789,9 @@ mod tests {
     #[test]
     fn a_dependent_that_stops_blocking_releases_the_owner() {
         let mut s = foreground_with_held_dependent(true);
-        let mut rs = s.get(&rskey("web-abc")).unwrap().clone();
-        rs["metadata"]["ownerReferences"][0]["blockOwnerDeletion"] = json!(false);
-        ok(
-            &mut s,
-            ApiRequest::update(DC, replicasets(), "default", "web-abc", rs),
-        );
+        edit_replicaset(&mut s, "web-abc", |r| {
+            r["metadata"]["ownerReferences"][0]["blockOwnerDeletion"] = json!(false);
+        });
         assert!(s.get(&dkey("web")).is_none());
     }
 
@@ -2869,13 +2806,10 @@ mod tests {
     #[test]
     fn a_last_write_that_drops_the_finalizer_and_the_reference_releases_the_owner() {
         let mut s = foreground_with_held_dependent(true);
-        let mut rs = s.get(&rskey("web-abc")).unwrap().clone();
-        rs["metadata"]["finalizers"] = json!([]);
-        rs["metadata"]["ownerReferences"] = json!([]);
-        ok(
-            &mut s,
-            ApiRequest::update(DC, replicasets(), "default", "web-abc", rs),
-        );
+        edit_replicaset(&mut s, "web-abc", |r| {
+            r["metadata"]["finalizers"] = json!([]);
+            r["metadata"]["ownerReferences"] = json!([]);
+        });
         assert!(s.get(&rskey("web-abc")).is_none());
         assert!(s.get(&dkey("web")).is_none());
     }
@@ -2884,28 +2818,11 @@ mod tests {
     fn owners_that_block_each_other_are_both_deleted() {
         let mut s = server_with_web();
         let a = web(&s);
-        let b = ok(
-            &mut s,
-            ApiRequest::create(
-                DC,
-                replicasets(),
-                "default",
-                replicaset_owned_by(&a, "web-abc"),
-            ),
-        );
+        let b = create_rs(&mut s, replicaset_owned_by(&a, "web-abc"));
         let mut a = a;
         a["metadata"]["ownerReferences"] = json!([super::super::meta::owner_reference(&b, true)]);
         put(&mut s, ALICE, a).unwrap();
-        ok(
-            &mut s,
-            ApiRequest::delete_with_options(
-                ALICE,
-                deployments(),
-                "default",
-                "web",
-                json!({"propagationPolicy": "Foreground"}),
-            ),
-        );
+        delete_web(&mut s, "Foreground");
         assert!(
             s.get(&dkey("web")).is_none(),
             "the deployment waits for ever"
@@ -2928,30 +2845,16 @@ mod tests {
         let d = s.get(&dkey("web")).unwrap().clone();
         // A second dependent, created while the owner waits, then made non-blocking: kube
         // looks at the owner again but retries only the dependents that still block it.
-        ok(
-            &mut s,
-            ApiRequest::create(
-                DC,
-                replicasets(),
-                "default",
-                replicaset_owned_by(&d, "web-def"),
-            ),
-        );
-        let mut other = s.get(&rskey("web-def")).unwrap().clone();
-        other["metadata"]["ownerReferences"][0]["blockOwnerDeletion"] = json!(false);
-        ok(
-            &mut s,
-            ApiRequest::update(DC, replicasets(), "default", "web-def", other),
-        );
+        create_rs(&mut s, replicaset_owned_by(&d, "web-def"));
+        edit_replicaset(&mut s, "web-def", |r| {
+            r["metadata"]["ownerReferences"][0]["blockOwnerDeletion"] = json!(false);
+        });
         assert!(!is_deleting(s.get(&rskey("web-def")).unwrap()));
         assert!(s.get(&dkey("web")).is_some());
         // Once the owner goes, it is collected like any orphan.
-        let mut held = s.get(&rskey("web-abc")).unwrap().clone();
-        held["metadata"]["finalizers"] = json!([]);
-        ok(
-            &mut s,
-            ApiRequest::update(DC, replicasets(), "default", "web-abc", held),
-        );
+        edit_replicaset(&mut s, "web-abc", |r| {
+            r["metadata"]["finalizers"] = json!([]);
+        });
         assert!(s.get(&dkey("web")).is_none());
         assert!(s.get(&rskey("web-def")).is_none());
     }
@@ -2960,27 +2863,9 @@ mod tests {
     fn a_second_delete_with_background_stops_waiting_for_dependents() {
         let mut s = foreground_with_held_dependent(true);
         // Foreground again changes nothing (no second finalizer).
-        let again = ok(
-            &mut s,
-            ApiRequest::delete_with_options(
-                ALICE,
-                deployments(),
-                "default",
-                "web",
-                json!({"propagationPolicy": "Foreground"}),
-            ),
-        );
+        let again = delete_web(&mut s, "Foreground");
         assert_eq!(again["metadata"]["finalizers"], json!([FOREGROUND]));
-        ok(
-            &mut s,
-            ApiRequest::delete_with_options(
-                ALICE,
-                deployments(),
-                "default",
-                "web",
-                json!({"propagationPolicy": "Background"}),
-            ),
-        );
+        delete_web(&mut s, "Background");
         assert!(s.get(&dkey("web")).is_none());
         assert!(is_deleting(s.get(&rskey("web-abc")).unwrap()));
     }
@@ -2992,15 +2877,7 @@ mod tests {
         d["metadata"]["finalizers"] = fins;
         put(&mut s, ALICE, d.clone()).unwrap();
         let d = web(&s);
-        ok(
-            &mut s,
-            ApiRequest::create(
-                DC,
-                replicasets(),
-                "default",
-                replicaset_owned_by(&d, "web-abc"),
-            ),
-        );
+        create_rs(&mut s, replicaset_owned_by(&d, "web-abc"));
         s
     }
 
@@ -3020,16 +2897,7 @@ mod tests {
     #[test]
     fn an_explicit_background_delete_drops_a_user_set_foreground_finalizer() {
         let mut s = web_with_finalizers_and_dependent(json!(["foregroundDeletion"]));
-        ok(
-            &mut s,
-            ApiRequest::delete_with_options(
-                ALICE,
-                deployments(),
-                "default",
-                "web",
-                json!({"propagationPolicy": "Background"}),
-            ),
-        );
+        delete_web(&mut s, "Background");
         assert!(s.get(&dkey("web")).is_none());
         assert!(
             s.get(&rskey("web-abc")).is_none(),
@@ -3043,16 +2911,8 @@ mod tests {
         let d = web(&s);
         let mut rs = replicaset_owned_by(&d, "web-abc");
         rs["metadata"]["finalizers"] = json!(["orphan"]);
-        let rs = ok(&mut s, ApiRequest::create(DC, replicasets(), "default", rs));
-        ok(
-            &mut s,
-            ApiRequest::create(
-                principals::REPLICASET_CONTROLLER,
-                pods(),
-                "default",
-                pod_owned_by(&rs),
-            ),
-        );
+        let rs = create_rs(&mut s, rs);
+        create_pod_of(&mut s, &rs);
         ok(
             &mut s,
             ApiRequest::delete(ALICE, deployments(), "default", "web"),
@@ -3098,7 +2958,7 @@ mod tests {
             .as_array_mut()
             .unwrap()
             .push(kept.clone());
-        ok(&mut s, ApiRequest::create(DC, replicasets(), "default", rs));
+        create_rs(&mut s, rs);
         ok(
             &mut s,
             ApiRequest::delete(ALICE, deployments(), "default", "web"),
@@ -3112,21 +2972,10 @@ mod tests {
     fn an_update_that_names_a_missing_owner_gets_the_object_collected() {
         let mut s = server_with_web();
         let d = web(&s);
-        ok(
-            &mut s,
-            ApiRequest::create(
-                DC,
-                replicasets(),
-                "default",
-                replicaset_owned_by(&d, "web-abc"),
-            ),
-        );
-        let mut rs = s.get(&rskey("web-abc")).unwrap().clone();
-        rs["metadata"]["ownerReferences"][0]["uid"] = json!("no-such-owner");
-        ok(
-            &mut s,
-            ApiRequest::update(DC, replicasets(), "default", "web-abc", rs),
-        );
+        create_rs(&mut s, replicaset_owned_by(&d, "web-abc"));
+        edit_replicaset(&mut s, "web-abc", |r| {
+            r["metadata"]["ownerReferences"][0]["uid"] = json!("no-such-owner");
+        });
         assert!(s.get(&rskey("web-abc")).is_none());
         let last = s.audit().last().unwrap().clone();
         assert_eq!(
@@ -3513,15 +3362,7 @@ mod tests {
     fn replicaset_and_pod_generations_follow_spec_only() {
         let mut s = server_with_web();
         let d = web(&s);
-        let rs = ok(
-            &mut s,
-            ApiRequest::create(
-                DC,
-                replicasets(),
-                "default",
-                replicaset_owned_by(&d, "web-1"),
-            ),
-        );
+        let rs = create_rs(&mut s, replicaset_owned_by(&d, "web-1"));
         let mut rs2 = rs.clone();
         rs2["metadata"]["annotations"] = json!({"deployment.kubernetes.io/revision": "2"});
         let rs2 = ok(
@@ -3586,25 +3427,9 @@ mod tests {
         let run = || {
             let mut s = server_with_web();
             let d = web(&s);
-            let rs = ok(
-                &mut s,
-                ApiRequest::create(
-                    DC,
-                    replicasets(),
-                    "default",
-                    replicaset_owned_by(&d, "web-1"),
-                ),
-            );
+            let rs = create_rs(&mut s, replicaset_owned_by(&d, "web-1"));
             for _ in 0..3 {
-                ok(
-                    &mut s,
-                    ApiRequest::create(
-                        principals::REPLICASET_CONTROLLER,
-                        pods(),
-                        "default",
-                        pod_owned_by(&rs),
-                    ),
-                );
+                create_pod_of(&mut s, &rs);
             }
             ok(
                 &mut s,
