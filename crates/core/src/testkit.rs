@@ -389,7 +389,8 @@ impl StoreDiff {
     }
 }
 
-fn decode_request(b: &mut Bytes) -> ApiRequest {
+/// One request from the bytes. `api` is read only to adopt an existing object.
+fn decode_request(b: &mut Bytes, api: &ApiServer) -> ApiRequest {
     let principal = b.pick(PRINCIPALS);
     let (group, resource, api_version, kind) = b.pick(RESOURCES);
     let gr = GroupResource::new(group, resource);
@@ -426,12 +427,56 @@ fn decode_request(b: &mut Bytes) -> ApiRequest {
             }
             ApiRequest::patch(principal, gr, namespace, name, PatchType::Json, json!(ops))
         }
-        _ => ApiRequest::delete(principal, gr, namespace, name),
+        // A DELETE with a propagationPolicy (or none, or an unsupported one), or an update
+        // that gives the object an owner: the garbage collector's inputs.
+        _ => match b.byte() % 8 {
+            6 | 7 => {
+                let fresh = template(api_version, kind, name);
+                adopt(
+                    b,
+                    api,
+                    principal,
+                    ObjectKey::new(gr, namespace, name),
+                    fresh,
+                )
+            }
+            n => {
+                let options = match n {
+                    0 | 1 => json!({}),
+                    2 => json!({"propagationPolicy": "Background"}),
+                    3 => json!({"propagationPolicy": "Foreground"}),
+                    4 => json!({"propagationPolicy": "Orphan"}),
+                    _ => json!({"propagationPolicy": "Sideways"}),
+                };
+                ApiRequest::delete_with_options(principal, gr, namespace, name, options)
+            }
+        },
     };
     if status && matches!(req.verb, Verb::Get | Verb::Update | Verb::Patch) {
         req.subresource = Some(Subresource::Status);
     }
     req
+}
+
+/// An update of the stored object (or a fresh template, when there is none) whose
+/// ownerReferences name another stored object, with `blockOwnerDeletion` from the bytes.
+fn adopt(
+    b: &mut Bytes,
+    api: &ApiServer,
+    principal: &str,
+    key: ObjectKey,
+    fresh: Value,
+) -> ApiRequest {
+    let mut body = api.get(&key).cloned().unwrap_or(fresh);
+    let owners: Vec<&Value> = api.objects().map(|(_, o)| o).collect();
+    if !owners.is_empty() {
+        let owner = owners[usize::from(b.byte()) % owners.len()];
+        let block = b.byte().is_multiple_of(2);
+        let mut r = crate::api::meta::owner_reference(owner, block);
+        r["controller"] = json!(false);
+        set_path(&mut body, &["metadata", "ownerReferences"], json!([r]));
+    }
+    ApiRequest::update(principal, key.gr, &key.namespace, &key.name, body)
 }
 
 fn field<'a>(obj: Option<&'a Value>, key: &str) -> Option<&'a Value> {
@@ -470,7 +515,7 @@ pub fn check_api_requests(data: &[u8]) {
             break;
         }
         now = now.plus_ms(1000);
-        let req = decode_request(&mut b);
+        let req = decode_request(&mut b, &api);
         check_one_request(&mut api, now, req);
     }
 }
@@ -555,6 +600,7 @@ fn check_one_request(api: &mut ApiServer, now: SimTime, req: ApiRequest) {
             }
         }
     }
+    assert_no_owner_waits_for_nothing(api, &described);
     let mut last = rv_before;
     for (ev, _) in api.drain_shared_watch_events() {
         assert!(
@@ -565,6 +611,48 @@ fn check_one_request(api: &mut ApiServer, now: SimTime, req: ApiRequest) {
         last = ev.resource_version;
     }
     assert!(last <= rv_after, "a watch event is ahead of the server");
+}
+
+/// The garbage collector never leaves an object waiting for its dependents
+/// (`foregroundDeletion`) when none blocks it, nor holding the `orphan` finalizer (dependents
+/// are orphaned at once).
+fn assert_no_owner_waits_for_nothing(api: &ApiServer, described: &dyn Fn() -> String) {
+    let has = |o: &Value, f: &str| {
+        o.pointer("/metadata/finalizers")
+            .and_then(Value::as_array)
+            .is_some_and(|l| l.iter().any(|x| x == f))
+    };
+    for (k, o) in api.objects() {
+        if o.pointer("/metadata/deletionTimestamp").is_none() {
+            continue;
+        }
+        assert!(
+            !has(o, "orphan"),
+            "{k:?} is held by orphan: {}",
+            described()
+        );
+        if !has(o, crate::api::FOREGROUND) {
+            continue;
+        }
+        let uid = o
+            .pointer("/metadata/uid")
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        let blocked = api.dependents_of(uid).iter().filter(|d| *d != k).any(|d| {
+            api.get(d)
+                .and_then(|d| d.pointer("/metadata/ownerReferences"))
+                .and_then(Value::as_array)
+                .is_some_and(|refs| {
+                    refs.iter()
+                        .any(|r| r["uid"] == uid && r["blockOwnerDeletion"] == true)
+                })
+        });
+        assert!(
+            blocked,
+            "{k:?} waits with no blocking dependent: {}",
+            described()
+        );
+    }
 }
 
 // ---- scenario files --------------------------------------------------------------------------
