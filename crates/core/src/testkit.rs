@@ -617,42 +617,54 @@ fn check_one_request(api: &mut ApiServer, now: SimTime, req: ApiRequest) {
 /// (`foregroundDeletion`) when none blocks it, nor holding the `orphan` finalizer (dependents
 /// are orphaned at once).
 fn assert_no_owner_waits_for_nothing(api: &ApiServer, described: &dyn Fn() -> String) {
-    let has = |o: &Value, f: &str| {
-        o.pointer("/metadata/finalizers")
-            .and_then(Value::as_array)
-            .is_some_and(|l| l.iter().any(|x| x == f))
-    };
     for (k, o) in api.objects() {
-        if o.pointer("/metadata/deletionTimestamp").is_none() {
-            continue;
-        }
         assert!(
-            !has(o, "orphan"),
+            !deleting_with(o, crate::api::ORPHAN),
             "{k:?} is held by orphan: {}",
             described()
         );
-        if !has(o, crate::api::FOREGROUND) {
-            continue;
+        if deleting_with(o, crate::api::FOREGROUND) {
+            assert!(
+                !blocking_dependents(api, k).is_empty(),
+                "{k:?} waits with no blocking dependent: {}",
+                described()
+            );
         }
-        let uid = o
-            .pointer("/metadata/uid")
-            .and_then(Value::as_str)
-            .unwrap_or("");
-        let blocked = api.dependents_of(uid).iter().filter(|d| *d != k).any(|d| {
+    }
+}
+
+/// Whether `obj` is being deleted and holds `finalizer`.
+pub fn deleting_with(obj: &Value, finalizer: &str) -> bool {
+    obj.pointer("/metadata/deletionTimestamp").is_some()
+        && obj
+            .pointer("/metadata/finalizers")
+            .and_then(Value::as_array)
+            .is_some_and(|l| l.iter().any(|x| x == finalizer))
+}
+
+/// The other objects that name `k` as owner with `blockOwnerDeletion: true`, read from their
+/// ownerReferences (a check independent of the garbage collector's own helpers).
+pub fn blocking_dependents(api: &ApiServer, k: &ObjectKey) -> Vec<ObjectKey> {
+    let Some(uid) = api
+        .get(k)
+        .and_then(|o| o.pointer("/metadata/uid"))
+        .and_then(Value::as_str)
+    else {
+        return Vec::new();
+    };
+    api.dependents_of(uid)
+        .into_iter()
+        .filter(|d| d != k)
+        .filter(|d| {
             api.get(d)
-                .and_then(|d| d.pointer("/metadata/ownerReferences"))
+                .and_then(|o| o.pointer("/metadata/ownerReferences"))
                 .and_then(Value::as_array)
                 .is_some_and(|refs| {
                     refs.iter()
                         .any(|r| r["uid"] == uid && r["blockOwnerDeletion"] == true)
                 })
-        });
-        assert!(
-            blocked,
-            "{k:?} waits with no blocking dependent: {}",
-            described()
-        );
-    }
+        })
+        .collect()
 }
 
 // ---- scenario files --------------------------------------------------------------------------

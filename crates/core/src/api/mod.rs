@@ -38,5 +38,5 @@ pub use decode::parse_manifests;
 pub use kinds::{KindRules, ResourceInfo};
 pub use rbac::principals;
 pub use selector::Selector;
-pub use server::{ApiServer, GcMode, FOREGROUND, INITIAL_NAMESPACES};
+pub use server::{ApiServer, GcMode, FOREGROUND, INITIAL_NAMESPACES, ORPHAN};
 pub use types::*;

@@ -9,6 +9,7 @@ use super::principals;
 use super::{
     ApiRequest, ApiServer, GroupResource, ObjectKey, PatchType, Subresource, Verb, WatchEventType,
 };
+use crate::testkit;
 use crate::time::SimTime;
 
 const NAMES: &[&str] = &["a", "b"];
@@ -457,7 +458,7 @@ fn check_step(s: &mut ApiServer, op: &Op) -> Result<(), TestCaseError> {
     for (k, _) in s.objects() {
         if waits(s, k) {
             prop_assert!(
-                !blocking_dependents(s, k).is_empty(),
+                !testkit::blocking_dependents(s, k).is_empty(),
                 "{} is held by foregroundDeletion with no blocking dependent left",
                 k.path()
             );
@@ -465,11 +466,11 @@ fn check_step(s: &mut ApiServer, op: &Op) -> Result<(), TestCaseError> {
     }
     // Dependents are orphaned at once, so no object being deleted is left holding `orphan`.
     for (k, o) in s.objects() {
-        let orphan_held = o.pointer("/metadata/deletionTimestamp").is_some()
-            && o.pointer("/metadata/finalizers")
-                .and_then(Value::as_array)
-                .is_some_and(|f| f.iter().any(|x| x == "orphan"));
-        prop_assert!(!orphan_held, "{} is held by the orphan finalizer", k.path());
+        prop_assert!(
+            !testkit::deleting_with(o, super::server::ORPHAN),
+            "{} is held by the orphan finalizer",
+            k.path()
+        );
     }
     // Nor do owners wait for each other: following blocking dependents from a waiting owner
     // reaches an object that is not itself waiting (held by another finalizer, or not deleted).
@@ -584,32 +585,8 @@ fn check_step(s: &mut ApiServer, op: &Op) -> Result<(), TestCaseError> {
 /// Whether the object is being deleted and held by `foregroundDeletion`: waiting for its
 /// dependents.
 fn waits(s: &ApiServer, k: &ObjectKey) -> bool {
-    s.get(k).is_some_and(|o| {
-        o.pointer("/metadata/deletionTimestamp").is_some()
-            && o.pointer("/metadata/finalizers")
-                .and_then(Value::as_array)
-                .is_some_and(|f| f.iter().any(|x| x == super::server::FOREGROUND))
-    })
-}
-
-/// The other objects that name `k` with `blockOwnerDeletion: true`.
-fn blocking_dependents(s: &ApiServer, k: &ObjectKey) -> Vec<ObjectKey> {
-    let Some(uid) = s.get(k).map(super::meta::uid) else {
-        return Vec::new();
-    };
-    s.dependents_of(uid)
-        .into_iter()
-        .filter(|d| d != k)
-        .filter(|d| {
-            s.get(d)
-                .and_then(|o| o.pointer("/metadata/ownerReferences"))
-                .and_then(Value::as_array)
-                .is_some_and(|refs| {
-                    refs.iter()
-                        .any(|r| r["uid"] == uid && r["blockOwnerDeletion"] == true)
-                })
-        })
-        .collect()
+    s.get(k)
+        .is_some_and(|o| testkit::deleting_with(o, super::server::FOREGROUND))
 }
 
 /// When `start` waits and every chain of blocking dependents from it meets only objects that
@@ -621,7 +598,7 @@ fn waiting_cycle(s: &ApiServer, start: &ObjectKey) -> Option<Vec<ObjectKey>> {
     let mut seen = vec![start.clone()];
     let mut todo = vec![start.clone()];
     while let Some(k) = todo.pop() {
-        for d in blocking_dependents(s, &k) {
+        for d in testkit::blocking_dependents(s, &k) {
             if !waits(s, &d) {
                 return None;
             }

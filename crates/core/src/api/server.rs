@@ -3,6 +3,7 @@
 //! deletion machinery (finalizers, background garbage collection, CRD and namespace cleanup).
 
 use super::meta::JsonPointer;
+use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use imbl::{OrdSet, Vector};
@@ -86,7 +87,7 @@ impl Default for ApiServer {
 /// dependents are gone.
 pub const FOREGROUND: &str = "foregroundDeletion";
 /// kube's `orphan` finalizer (`metav1.FinalizerOrphanDependents`).
-const ORPHAN: &str = "orphan";
+pub const ORPHAN: &str = "orphan";
 
 /// Namespaces that exist from the start.
 pub const INITIAL_NAMESPACES: &[&str] = &[
@@ -147,18 +148,21 @@ fn waits_for_dependents(obj: &Value) -> bool {
 }
 
 /// `metadata.ownerReferences`, or none.
-fn owner_refs(obj: &Value) -> Vec<Value> {
+fn owner_refs(obj: &Value) -> &[Value] {
     obj.at("/metadata/ownerReferences")
         .and_then(Value::as_array)
-        .cloned()
-        .unwrap_or_default()
+        .map_or(&[], Vec::as_slice)
+}
+
+/// The uid an ownerReference names.
+fn ref_uid(r: &Value) -> Option<&str> {
+    r.get("uid").and_then(Value::as_str)
 }
 
 /// Whether `refs` name `owner_uid` with `blockOwnerDeletion: true`.
 fn blocks_owner_deletion(refs: &[Value], owner_uid: &str) -> bool {
     refs.iter().any(|r| {
-        r.get("uid").and_then(Value::as_str) == Some(owner_uid)
-            && r.get("blockOwnerDeletion") == Some(&Value::Bool(true))
+        ref_uid(r) == Some(owner_uid) && r.get("blockOwnerDeletion") == Some(&Value::Bool(true))
     })
 }
 
@@ -402,14 +406,9 @@ impl ApiServer {
         }
         let (mut solid, mut gone) = (false, Vec::new());
         let mut waiting = false;
-        for r in &refs {
-            let uid = r.get("uid").and_then(Value::as_str).unwrap_or("");
-            match self
-                .state
-                .store
-                .key_for_uid(uid)
-                .and_then(|k| self.state.store.get(k))
-            {
+        for r in refs {
+            let uid = ref_uid(r).unwrap_or("");
+            match self.state.store.get_by_uid(uid) {
                 None => gone.push(uid.to_owned()),
                 Some(owner) if waits_for_dependents(owner) => {
                     waiting = true;
@@ -425,32 +424,25 @@ impl ApiServer {
             }
             let kept: Vec<&Value> = refs
                 .iter()
-                .filter(|r| {
-                    !gone
-                        .iter()
-                        .any(|g| r.get("uid").and_then(Value::as_str) == Some(g))
-                })
+                .filter(|r| !gone.iter().any(|g| ref_uid(r) == Some(g)))
                 .collect();
             self.gc_patch(now, key, &obj, "ownerReferences", json!(kept));
             return 1;
         }
-        let has_dependents = self
+        let dependents: Vec<ObjectKey> = self
             .state
             .store
             .dependents_of(&uid)
-            .iter()
-            .any(|d| d != key);
+            .into_iter()
+            .filter(|d| d != key)
+            .collect();
         let mut sent = 0;
-        let policy = if waiting && has_dependents {
+        let policy = if waiting && !dependents.is_empty() {
             // An owner and a dependent that wait for each other would wait for ever: kube
             // first makes this object's references non-blocking when one of its dependents
             // is itself waiting.
-            let cycle = self
-                .state
-                .store
-                .dependents_of(&uid)
+            let cycle = dependents
                 .iter()
-                .filter(|d| *d != key)
                 .filter_map(|d| self.state.store.get(d))
                 .any(|d| waits_for_dependents(d));
             if cycle {
@@ -487,7 +479,7 @@ impl ApiServer {
     /// Sets `blockOwnerDeletion: false` on every blocking reference of `obj` (kube's
     /// `unblockOwnerReferences` patch), so the owners waiting for it are looked at again.
     fn unblock_references(&mut self, now: SimTime, key: &ObjectKey, obj: &Value) -> usize {
-        let mut refs = owner_refs(obj);
+        let mut refs = owner_refs(obj).to_vec();
         let mut changed = false;
         for r in &mut refs {
             if r.get("blockOwnerDeletion") == Some(&Value::Bool(true)) {
@@ -542,7 +534,7 @@ impl ApiServer {
         for key in self.state.store.dependents_of(owner_uid) {
             let retry = first
                 || self.state.store.get(&key).is_some_and(|d| {
-                    blocks_owner_deletion(&owner_refs(d), owner_uid) && !waits_for_dependents(d)
+                    blocks_owner_deletion(owner_refs(d), owner_uid) && !waits_for_dependents(d)
                 });
             if &key != owner_key && retry {
                 sent += self.attempt_to_delete(now, &key);
@@ -555,7 +547,7 @@ impl ApiServer {
             .iter()
             .filter(|k| *k != owner_key)
             .filter_map(|k| self.state.store.get(k))
-            .any(|d| blocks_owner_deletion(&owner_refs(d), owner_uid));
+            .any(|d| blocks_owner_deletion(owner_refs(d), owner_uid));
         if blocked {
             // Queued again when a blocking dependent is removed or stops blocking.
             return sent;
@@ -1106,37 +1098,23 @@ impl ApiServer {
             return;
         }
         let (before, after) = (owner_refs(old), owner_refs(new));
-        let named = |refs: &[Value], uid: &str| {
-            refs.iter()
-                .any(|r| r.get("uid").and_then(Value::as_str) == Some(uid))
-        };
-        let mut queue = Vec::new();
-        for uid in before
-            .iter()
-            .filter_map(|r| r.get("uid").and_then(Value::as_str))
-        {
+        for uid in before.iter().filter_map(ref_uid) {
             let unblocked =
-                blocks_owner_deletion(&before, uid) && !blocks_owner_deletion(&after, uid);
+                blocks_owner_deletion(before, uid) && !blocks_owner_deletion(after, uid);
             let owner_waits = self
                 .state
                 .store
-                .key_for_uid(uid)
-                .and_then(|k| self.state.store.get(k))
+                .get_by_uid(uid)
                 .is_some_and(|o| waits_for_dependents(o));
             if unblocked && owner_waits {
-                queue.push(uid.to_owned());
+                self.state.gc_queue.insert(uid.to_owned());
             }
         }
-        for uid in after
-            .iter()
-            .filter_map(|r| r.get("uid").and_then(Value::as_str))
-        {
-            if !named(&before, uid) && !self.state.store.contains_uid(uid) {
-                queue.push(uid.to_owned());
+        for uid in after.iter().filter_map(ref_uid) {
+            let named_before = before.iter().any(|r| ref_uid(r) == Some(uid));
+            if !named_before && !self.state.store.contains_uid(uid) {
+                self.state.gc_queue.insert(uid.to_owned());
             }
-        }
-        for uid in queue {
-            self.state.gc_queue.insert(uid);
         }
     }
 
@@ -1163,8 +1141,7 @@ impl ApiServer {
             let waiting = self
                 .state
                 .store
-                .key_for_uid(&owner)
-                .and_then(|k| self.state.store.get(k))
+                .get_by_uid(&owner)
                 .is_some_and(|o| finalizers(o).iter().any(|f| f == FOREGROUND));
             if waiting {
                 self.state.gc_queue.insert(owner);
@@ -1704,14 +1681,7 @@ impl ApiServer {
         if foreground {
             kept.push(FOREGROUND.to_owned());
         }
-        let same = {
-            let (mut a, mut b) = (fins.clone(), kept.clone());
-            a.sort();
-            a.dedup();
-            b.sort();
-            b.dedup();
-            a == b
-        };
+        let same = fins.iter().collect::<BTreeSet<_>>() == kept.iter().collect::<BTreeSet<_>>();
         let deleting = is_deleting(&old);
         if deleting && same {
             return Ok(old);

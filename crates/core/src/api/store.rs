@@ -58,6 +58,11 @@ impl Store {
         self.by_uid.get(uid).map(AsRef::as_ref)
     }
 
+    /// The stored object with this uid.
+    pub fn get_by_uid(&self, uid: &str) -> Option<&Arc<Value>> {
+        self.key_for_uid(uid).and_then(|k| self.get(k))
+    }
+
     pub fn contains_uid(&self, uid: &str) -> bool {
         self.by_uid.contains_key(uid)
     }

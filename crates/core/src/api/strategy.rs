@@ -1000,7 +1000,7 @@ pub fn validate_metadata(info: &ResourceInfo, obj: &Value, errs: &mut Vec<FieldE
             push_all(errs, "metadata.finalizers", f, qualified_name(f));
         }
         // apimachinery's ValidateFinalizers: the garbage collector's two finalizers conflict.
-        if names.contains(&"orphan") && names.contains(&"foregroundDeletion") {
+        if names.contains(&super::ORPHAN) && names.contains(&super::FOREGROUND) {
             let list: Vec<String> = names.iter().map(|f| go_quote(f)).collect();
             errs.push(FieldError::invalid_raw(
                 "metadata.finalizers",
