@@ -74,6 +74,15 @@ function follow(root, path) {
 }
 
 const SHORTCUTS = [' ', 'n', 'N', 'r', '?'];
+// Where a key is the person's typing or a control's own key, never a shortcut: the same rule as
+// crates/web/src/shortcuts.rs (TYPING and is_typing_target).
+const TYPING = "input, textarea, select, button, [contenteditable]:not([contenteditable='false']), "
+  + "[role='textbox'], [role='searchbox'], [role='combobox'], dialog[open]";
+
+function typingTarget(el) {
+  if (!(el instanceof Element) || el.closest('dialog:not([open])')) return false;
+  return el.isContentEditable || el.closest(TYPING) !== null;
+}
 const EVENTS = ['click', 'input', 'change', 'keydown'];
 // What a person can act on in the copy; a click elsewhere (text, a heading, a label, whose control
 // gets its own event) is not an action.
@@ -99,10 +108,11 @@ function acknowledge(target) {
 
 function record(e) {
   const inCopy = copy.contains(e.target);
-  // The app's shortcuts (app.rs `shortcut`), where the app would act on them: nothing focused,
-  // or a focused element of the copy that does not take keys (a link).
+  // The app's shortcuts (crates/web/src/shortcuts.rs), where the app would act on them: nothing
+  // focused, or a focused element of the copy that does not take keys (a link). Never while the
+  // person types: the key is left to its field, not prevented.
   const free = inCopy
-    ? !e.target.closest('input, textarea, select, button, dialog')
+    ? !typingTarget(e.target)
     : e.target === document.body || e.target === document.documentElement;
   if (e.type === 'keydown' && free && SHORTCUTS.includes(e.key) && !(e.ctrlKey || e.metaKey || e.altKey)) {
     e.preventDefault();

@@ -2,7 +2,7 @@
 // again (with a notice) when the CodeMirror bundle cannot load.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { serve, launch, screenshot } from './harness.mjs';
+import { serve, launch, screenshot, clearEditor, typeLines, editorText } from './harness.mjs';
 
 const BUNDLE = '**/editor-bundle/codemirror.js';
 
@@ -39,11 +39,10 @@ const editor = (page) => page.getByRole('textbox', { name: 'Object spec' });
 const tree = (page) => page.locator('.object-list');
 const applyButton = (page) => page.locator('#apply');
 
-/** Replaces the whole document the way a person pasting would: select all, insert text. */
+/** Replaces the whole document as a person would: select all, delete, type it key by key. */
 async function replaceText(page, text) {
-  await editor(page).click();
-  await page.keyboard.press('Control+a');
-  await page.keyboard.insertText(text);
+  await clearEditor(page);
+  await typeLines(page, text);
 }
 
 const CONFIG_MAP = '{\n  "apiVersion": "v1",\n  "kind": "ConfigMap",\n  "metadata": { "name": "typed", "namespace": "default" }\n}';
@@ -142,10 +141,14 @@ test('undo restores the previous text and redo brings the edit back', async () =
   const { page, context, problems } = await openWithCodeMirror();
   await replaceText(page, CONFIG_MAP);
   await page.waitForFunction(() => document.querySelector('.cm-content')?.innerText.includes('"ConfigMap"'));
-  await page.keyboard.press('Control+z');
-  await page.waitForFunction(() => document.querySelector('.cm-content')?.innerText.includes('"Deployment"'));
-  await page.keyboard.press('Control+Shift+z');
-  await page.waitForFunction(() => document.querySelector('.cm-content')?.innerText.includes('"ConfigMap"'));
+  // Typing is undone in the groups CodeMirror made of it (a pause starts a new one), then the
+  // delete: a person presses Ctrl+Z until the old text is back, and Ctrl+Shift+Z the other way.
+  const shows = (kind) => page.evaluate((k) => document.querySelector('.cm-content')?.innerText.includes(`"kind": "${k}"`), kind);
+  for (let i = 0; i < 50 && !(await shows('Deployment')); i++) await page.keyboard.press('Control+z');
+  assert.equal(await shows('Deployment'), true, 'undo brought the Deployment back');
+  // KeyZ with Shift held sends key "Z", as a real keyboard does.
+  for (let i = 0; i < 50 && (await editorText(page)) !== CONFIG_MAP; i++) await page.keyboard.press('Control+Shift+KeyZ');
+  assert.equal(await editorText(page), CONFIG_MAP, 'redo brought the typed text back');
   assert.deepEqual(problems, []);
   await context.close();
 });
@@ -216,13 +219,18 @@ test('when the bundle cannot load, the textarea keeps working and says why', asy
   const area = editor(page);
   assert.equal(await area.evaluate((el) => el.tagName), 'TEXTAREA');
 
-  await area.fill(MALFORMED);
+  await area.click();
+  await page.keyboard.press('Control+a');
+  await page.keyboard.type(MALFORMED);
+  assert.equal(await area.inputValue(), MALFORMED);
   await page.locator('#spec-editor-diagnostics li', { hasText: 'line 3, column 11: expected value' }).waitFor();
   assert.equal(await area.getAttribute('aria-invalid'), 'true');
   await area.press('Control+Enter');
   assert.equal(await area.inputValue(), MALFORMED, 'Ctrl+Enter inserted nothing');
 
-  await area.fill(CONFIG_MAP);
+  await page.keyboard.press('Control+a');
+  await page.keyboard.type(CONFIG_MAP);
+  assert.equal(await area.inputValue(), CONFIG_MAP);
   await area.press('Meta+Enter');
   await page.locator('#apply-result.ok').waitFor();
   await tree(page).getByText('ConfigMap typed').waitFor();

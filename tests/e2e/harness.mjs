@@ -112,3 +112,68 @@ export async function screenshot(page, name) {
   await page.screenshot({ path, fullPage: true });
   return path;
 }
+
+// ---- The spec editor as a person uses it: CodeMirror, typed into with the keyboard ----------
+
+/** Waits until CodeMirror has replaced the first paint's textarea and shows `contains`. */
+export async function codeEditor(page, contains = '"kind": "Deployment"') {
+  await page.locator('.cm-editor .cm-content').waitFor({ timeout: 60_000 });
+  await page.waitForFunction((c) => document.querySelector('.cm-content')?.textContent.includes(c), contains, { timeout: 60_000 });
+}
+
+/**
+ * The editor's whole text, as a person reads it by scrolling. CodeMirror draws only the lines
+ * near the viewport, so it is read from the editor itself: what `EditorView.findFromDOM` does
+ * (@codemirror/view 6.43, pinned in package-lock.json: the content element's `cmTile`).
+ */
+export function editorText(page) {
+  return page.evaluate(() => {
+    const view = document.querySelector('.cm-content')?.cmTile?.root?.view;
+    if (!view) throw new Error('no CodeMirror view on .cm-content (did @codemirror/view change?)');
+    return view.state.doc.toString();
+  });
+}
+
+/**
+ * Types `text` into the focused CodeMirror editor key by key. After each Enter the editor indents
+ * the new line itself; Shift+Home selects that indentation so the line's own leading spaces
+ * replace it, and the document ends up exactly as typed, in JSON and in YAML.
+ */
+export async function typeLines(page, text, { delay = 0 } = {}) {
+  const lines = text.split('\n');
+  for (const [i, line] of lines.entries()) {
+    if (i > 0) {
+      await page.keyboard.press('Enter');
+      await page.keyboard.press('Shift+Home');
+    }
+    if (line) await page.keyboard.type(line, { delay });
+  }
+}
+
+/** Empties the editor as a person would: click into it, select all, delete. */
+export async function clearEditor(page) {
+  await page.locator('.cm-content').click();
+  await page.keyboard.press('Control+a');
+  await page.keyboard.press('Backspace');
+  await page.waitForFunction(() => document.querySelector('.cm-content')?.textContent === '');
+}
+
+/** Replaces the editor's whole text by typing it. */
+export async function retypeEditor(page, text) {
+  await clearEditor(page);
+  await typeLines(page, text);
+}
+
+/**
+ * Retypes the first line that contains `contains`: click on it, End, Shift+Home (which selects the
+ * line's text after its indentation), then type `line` (without indentation) over it.
+ */
+export async function retypeLine(page, contains, line) {
+  const target = page.locator('.cm-content > .cm-line', { hasText: contains }).first();
+  await target.click();
+  await page.keyboard.press('End');
+  await page.keyboard.press('Shift+Home');
+  await page.keyboard.type(line.trimStart());
+  await page.waitForFunction((l) => [...document.querySelectorAll('.cm-content > .cm-line')]
+    .some((el) => el.textContent.trimStart() === l), line.trimStart());
+}

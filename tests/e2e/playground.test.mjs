@@ -2,32 +2,36 @@
 // keep and share the workspace, and stay safe with hostile strings.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { serve, launch, openPage, screenshot } from './harness.mjs';
+import {
+  serve, launch, openPage, screenshot, codeEditor, editorText, retypeEditor, retypeLine,
+} from './harness.mjs';
 
 let server;
 let browser;
 before(async () => { server = await serve(); browser = await launch(); });
 after(async () => { await browser?.close(); await server?.close(); });
 
-const editor = (page) => page.locator('#spec-editor');
+const editor = (page) => page.getByRole('textbox', { name: 'Object spec' });
 const result = (page) => page.locator('#apply-result');
 const T = { timeout: 60_000 };
 
 async function ready(page) {
   await page.getByRole('heading', { name: 'Converge', level: 1 }).waitFor();
-  await page.waitForFunction(() => document.querySelector('#spec-editor')?.value.includes('"kind": "Deployment"'));
+  await codeEditor(page);
 }
 
+/** Selects the spec's replicas line in the editor and types the new count over it. */
 async function editReplicas(page, from, to) {
-  const text = await editor(page).inputValue();
-  assert.ok(text.includes(`"replicas": ${from}`), text);
-  await editor(page).fill(text.replace(`"replicas": ${from}`, `"replicas": ${to}`));
+  const text = await editorText(page);
+  assert.ok(text.includes(`"replicas": ${from},`), text);
+  await retypeLine(page, `"replicas": ${from},`, `"replicas": ${to},`);
+  assert.equal(await editorText(page), text.replace(`"replicas": ${from},`, `"replicas": ${to},`));
 }
 
 const text = (page, sel) => page.locator(sel).innerText();
 
 test('scaling web from 3 to 5: generation 2, observedGeneration catches up, 5 ready, Available', async () => {
-  const { page, context, problems } = await openPage(browser, server.url, { plainEditor: true });
+  const { page, context, problems } = await openPage(browser, server.url, {});
   await ready(page);
   assert.equal(await text(page, '#generation'), '1');
   assert.equal(await text(page, '#generation-badge'), 'caught up');
@@ -55,16 +59,16 @@ test('scaling web from 3 to 5: generation 2, observedGeneration catches up, 5 re
 });
 
 test('app may not write /status (403, text kept); the deployment controller may', async () => {
-  const { page, context, problems } = await openPage(browser, server.url, { plainEditor: true });
+  const { page, context, problems } = await openPage(browser, server.url, {});
   await ready(page);
-  const before = await editor(page).inputValue();
+  const before = await editorText(page);
   await page.getByLabel('Act as').selectOption('app');
   await page.getByLabel('Write').selectOption('status');
   await page.getByRole('button', { name: 'Apply' }).click();
   await result(page).waitFor();
   assert.match(await result(page).innerText(),
     /^Error from server \(Forbidden\): deployments\.apps "web" is forbidden: User "app" cannot update resource "deployments\/status" in API group "apps" in the namespace "default"/);
-  assert.equal(await editor(page).inputValue(), before);
+  assert.equal(await editorText(page), before);
   await page.getByLabel('Act as').selectOption('system:serviceaccount:kube-system:deployment-controller');
   await page.getByRole('button', { name: 'Apply' }).click();
   await page.waitForFunction(() => document.querySelector('#apply-result')?.textContent.startsWith('200'));
@@ -73,7 +77,7 @@ test('app may not write /status (403, text kept); the deployment controller may'
 });
 
 test('an edit of an older resourceVersion is refused with 409 and the text is kept', async () => {
-  const { page, context, problems } = await openPage(browser, server.url, { plainEditor: true });
+  const { page, context, problems } = await openPage(browser, server.url, {});
   await ready(page);
   await editReplicas(page, 3, 4);
   await page.getByRole('button', { name: 'Apply' }).click();
@@ -81,20 +85,20 @@ test('an edit of an older resourceVersion is refused with 409 and the text is ke
   await page.getByRole('button', { name: 'Run until converged' }).click();
   await page.locator('#outdated').waitFor();
   await editReplicas(page, 4, 6);
-  const mine = await editor(page).inputValue();
+  const mine = await editorText(page);
   await page.keyboard.press('Control+Enter');
   await page.waitForFunction(() => document.querySelector('#apply-result')?.textContent.includes('Conflict'));
   assert.match(await result(page).innerText(),
     /^Error from server \(Conflict\): Operation cannot be fulfilled on deployments\.apps "web": the object has been modified; please apply your changes to the latest version and try again$/);
-  assert.equal(await editor(page).inputValue(), mine);
+  assert.equal(await editorText(page), mine);
   assert.deepEqual(problems, []);
   await context.close();
 });
 
 test('malformed JSON is marked at its line and column as you type', async () => {
-  const { page, context, problems } = await openPage(browser, server.url, { plainEditor: true });
+  const { page, context, problems } = await openPage(browser, server.url, {});
   await ready(page);
-  await editor(page).fill('{\n  "kind": "Deployment",\n  "spec": {\n    "replicas": 5,\n  }\n}');
+  await retypeEditor(page, '{\n  "kind": "Deployment",\n  "spec": {\n    "replicas": 5,\n  }\n}');
   await page.waitForFunction(() => document.querySelector('#spec-editor-diagnostics')?.textContent.includes('line 5'));
   assert.match(await text(page, '#spec-editor-diagnostics'), /^line 5, column \d+: /);
   assert.equal(await editor(page).getAttribute('aria-invalid'), 'true');
@@ -104,19 +108,20 @@ test('malformed JSON is marked at its line and column as you type', async () => 
 });
 
 test('a reload restores the workspace; a damaged save is recovered with a notice', async () => {
-  const { page, context, problems } = await openPage(browser, server.url, { plainEditor: true });
+  const { page, context, problems } = await openPage(browser, server.url, {});
   await ready(page);
   await page.getByRole('button', { name: 'Step', exact: true }).click();
   await page.getByRole('button', { name: 'Next event' }).click();
   await page.waitForFunction(() => document.querySelector('#steps')?.textContent === '4 steps');
-  const mine = (await editor(page).inputValue()).replace('"replicas": 3', '"replicas": 7');
-  await editor(page).fill(mine);
+  await editReplicas(page, 3, 7);
+  const mine = await editorText(page);
   await page.getByLabel('Theme').selectOption('dark');
   const clock = await text(page, '#clock');
   await page.reload();
   await page.waitForFunction(() => document.querySelector('#steps')?.textContent === '4 steps');
   assert.equal(await text(page, '#clock'), clock);
-  assert.equal(await editor(page).inputValue(), mine);
+  await codeEditor(page, '"replicas": 7');
+  assert.equal(await editorText(page), mine);
   assert.equal(await page.evaluate(() => document.documentElement.dataset.theme), 'dark');
   // The page saves itself on pagehide, so the damaged save is written by the next document.
   await page.addInitScript(() => {
@@ -133,7 +138,7 @@ test('a reload restores the workspace; a damaged save is recovered with a notice
 });
 
 test('a share link reproduces the same timeline in a fresh browser context', async () => {
-  const { page, context, problems } = await openPage(browser, server.url, { plainEditor: true });
+  const { page, context, problems } = await openPage(browser, server.url, {});
   await ready(page);
   await editReplicas(page, 3, 5);
   await page.getByRole('button', { name: 'Apply' }).click();
@@ -146,7 +151,7 @@ test('a share link reproduces the same timeline in a fresh browser context', asy
   assert.equal(await page.evaluate(() => history.length), historyLength, 'Share does not add history entries');
   const lanes = await text(page, '.lanes');
   const clock = await text(page, '#clock');
-  const fresh = await openPage(browser, url, { plainEditor: true });
+  const fresh = await openPage(browser, url, {});
   await fresh.page.waitForFunction(() => document.querySelector('#steps')?.textContent === '8 steps');
   assert.equal(await text(fresh.page, '#clock'), clock);
   assert.equal(await text(fresh.page, '.lanes'), lanes);
@@ -158,21 +163,21 @@ test('a share link reproduces the same timeline in a fresh browser context', asy
 });
 
 test('hostile strings in names, labels and messages are shown as text, never run', async () => {
-  const { page, context, problems } = await openPage(browser, server.url, { plainEditor: true });
+  const { page, context, problems } = await openPage(browser, server.url, {});
   let dialogs = 0;
   page.on('dialog', async (d) => { dialogs++; await d.dismiss(); });
   await ready(page);
   const evil = '<img src=x onerror=alert(1)>';
-  const obj = JSON.parse(await editor(page).inputValue());
-  obj.metadata.labels = { app: evil };
-  await editor(page).fill(JSON.stringify(obj, null, 2));
+  const configMap = (name, labels) => JSON.stringify({
+    apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: 'default', labels },
+  }, null, 2);
+  await retypeEditor(page, configMap('hostile', { app: evil }));
   await page.getByRole('button', { name: 'Apply' }).click();
   await result(page).waitFor();
   // Refused (invalid label value, kube's message quotes it) or stored: either way it is text.
-  const shown = (await result(page).innerText()) + (await editor(page).inputValue());
+  const shown = (await result(page).innerText()) + (await editorText(page));
   assert.ok(shown.includes(evil), shown);
-  obj.metadata = { name: evil, namespace: 'default' };
-  await editor(page).fill(JSON.stringify(obj, null, 2));
+  await retypeEditor(page, configMap(evil, { app: 'web' }));
   await page.getByRole('button', { name: 'Apply' }).click();
   await page.waitForFunction(() => document.querySelector('#apply-result')?.textContent.includes('metadata.name'));
   assert.ok((await result(page).innerText()).includes(evil));
@@ -183,7 +188,7 @@ test('hostile strings in names, labels and messages are shown as text, never run
 });
 
 test('keyboard: ? opens the help dialog, Escape closes it, n steps, r runs', async () => {
-  const { page, context, problems } = await openPage(browser, server.url, { plainEditor: true });
+  const { page, context, problems } = await openPage(browser, server.url, {});
   await ready(page);
   await page.evaluate(() => document.activeElement?.blur());
   await page.keyboard.press('?');
@@ -208,7 +213,7 @@ test('screenshots: light, dark and phone width after a scale-up', async () => {
     ['playground-dark', { colorScheme: 'dark' }],
     ['playground-phone', { colorScheme: 'light', viewport: { width: 390, height: 844 } }],
   ]) {
-    const { page, context, problems } = await openPage(browser, server.url, { ...opts, plainEditor: true });
+    const { page, context, problems } = await openPage(browser, server.url, opts);
     await ready(page);
     await editReplicas(page, 3, 5);
     await page.getByRole('button', { name: 'Apply' }).click();

@@ -119,6 +119,9 @@ export function createEditor(parent, options, onChange, onApply) {
         syntaxHighlighting(highlight),
         // No indentWithTab: Tab and Shift+Tab keep moving focus (indent with Ctrl+] / Ctrl+[).
         keymap.of([...defaultKeymap, ...historyKeymap, ...foldKeymap]),
+        // Escape, when nothing in the editor takes it (defaultKeymap's simplifySelection goes
+        // first), leaves the editor: the page's single-key shortcuts work again.
+        keymap.of([{ key: 'Escape', run: (v) => { v.contentDOM.blur(); return true; } }]),
         language.of((languages[options.language] ?? json)()),
         editable.of(editability(options.readonly)),
         attributes.of(attributesFor(options.diagnostics)),

@@ -18,6 +18,7 @@ use crate::editor::{CodeEditor, Diagnostic, Language};
 use crate::embed::{self, EmbedConfig};
 use crate::lesson::{LessonMsg, Lessons};
 use crate::persist;
+use crate::shortcuts::Shortcut;
 use crate::state::{FaultMsg, Model, Msg, Target, Theme, Workspace, PRINCIPALS, SPEEDS, TICK_MS};
 
 /// The conditions table's columns (also each cell's label when the table is stacked).
@@ -38,6 +39,8 @@ pub enum AppMsg {
     Model(Msg),
     Share,
     ShowHelp,
+    /// The help dialog closed (its button or Escape): focus goes back where it was.
+    HelpClosed,
     SyncHash,
     /// A postMessage from the host page (embed mode): its data as JSON, origin and sender.
     Host {
@@ -59,6 +62,8 @@ pub struct App {
     model: Model,
     player: Option<Interval>,
     help: NodeRef,
+    /// What had focus when the help dialog opened, to give it back when it closes.
+    help_return: Option<web_sys::HtmlElement>,
     share_url: Option<String>,
     hash_timer: Option<Timeout>,
     keys: Option<Closure<dyn Fn(web_sys::KeyboardEvent)>>,
@@ -257,11 +262,16 @@ impl Component for App {
             }
         };
         model.notice = embed_error.or(scenario_error).or(notice);
+        model.first_edit_hint = embed.is_none()
+            && model.lessons.id().is_none()
+            && storage()
+                .is_some_and(|s| s.get_item(persist::HINT_DONE_KEY).ok().flatten().is_none());
         apply_theme(model.theme);
         App {
             model,
             player: None,
             help: NodeRef::default(),
+            help_return: None,
             share_url: None,
             hash_timer: None,
             keys: None,
@@ -279,7 +289,37 @@ impl Component for App {
             AppMsg::Model(m) => m,
             AppMsg::ShowHelp => {
                 if let Some(d) = self.help.cast::<HtmlDialogElement>() {
-                    let _ = d.show_modal();
+                    if !d.open() {
+                        self.help_return = window()
+                            .and_then(|w| w.document())
+                            .and_then(|doc| doc.active_element())
+                            .and_then(|el| el.dyn_into::<web_sys::HtmlElement>().ok());
+                        let _ = d.show_modal();
+                    }
+                }
+                return false;
+            }
+            AppMsg::HelpClosed => {
+                // The dialog's button keeps focus while the dialog is hidden, and Chromium gives it
+                // back only to an element (not to the page) and only later: until then every key
+                // would land on that hidden button and a shortcut pressed right after Escape would
+                // be lost. Focus returns to what had it, or leaves the page's controls.
+                let back = self.help_return.take().filter(|el| {
+                    el.is_connected() && el.tag_name() != "BODY" && el.tag_name() != "HTML"
+                });
+                match back {
+                    Some(el) => {
+                        let _ = el.focus();
+                    }
+                    None => {
+                        let focused = window()
+                            .and_then(|w| w.document())
+                            .and_then(|doc| doc.active_element())
+                            .and_then(|el| el.dyn_into::<web_sys::HtmlElement>().ok());
+                        if let Some(el) = focused {
+                            let _ = el.blur();
+                        }
+                    }
                 }
                 return false;
             }
@@ -376,7 +416,13 @@ impl Component for App {
         }
         let theme_before = self.model.theme;
         let is_tick = matches!(msg, Msg::Tick);
+        let hinted = self.model.first_edit_hint;
         let changed = self.model.update(msg);
+        if hinted && !self.model.first_edit_hint {
+            if let Some(s) = storage() {
+                let _ = s.set_item(persist::HINT_DONE_KEY, "done");
+            }
+        }
         if self.model.theme != theme_before {
             apply_theme(self.model.theme);
         }
@@ -525,34 +571,15 @@ impl Component for App {
     }
 }
 
-/// The message for a keyboard shortcut, unless the user is typing in a field.
+/// The message for a keyboard shortcut (`crate::shortcuts`), unless the person is typing.
 fn shortcut(e: &web_sys::KeyboardEvent) -> Option<AppMsg> {
-    if e.ctrl_key() || e.meta_key() || e.alt_key() {
-        return None;
-    }
-    let typing = e
-        .target()
-        .and_then(|t| t.dyn_into::<web_sys::Element>().ok())
-        .is_some_and(|el| {
-            matches!(
-                el.tag_name().as_str(),
-                "INPUT" | "TEXTAREA" | "SELECT" | "BUTTON"
-            ) || el.closest("dialog").ok().flatten().is_some()
-        });
-    if typing && e.key() != "?" {
-        return None;
-    }
-    if typing {
-        return None;
-    }
-    match e.key().as_str() {
-        " " => Some(Msg::TogglePlay.into()),
-        "n" => Some(Msg::Step.into()),
-        "N" => Some(Msg::NextEvent.into()),
-        "r" => Some(Msg::RunUntilConverged.into()),
-        "?" => Some(AppMsg::ShowHelp),
-        _ => None,
-    }
+    Some(match crate::shortcuts::shortcut(e)? {
+        Shortcut::TogglePlay => Msg::TogglePlay.into(),
+        Shortcut::Step => Msg::Step.into(),
+        Shortcut::NextEvent => Msg::NextEvent.into(),
+        Shortcut::RunUntilConverged => Msg::RunUntilConverged.into(),
+        Shortcut::Help => AppMsg::ShowHelp,
+    })
 }
 
 impl App {
@@ -807,6 +834,15 @@ impl App {
         html! {
             <section class="pane editor" aria-labelledby="editor-h">
                 <h2 id="editor-h">{ "Spec" }</h2>
+                if m.first_edit_hint {
+                    <aside id="first-edit-hint" class="hint" aria-labelledby="first-edit-hint-h">
+                        <p><strong id="first-edit-hint-h">{ "Try it: " }</strong>
+                            { "in the editor below, change " }<code>{ if m.syntax == Syntax::Yaml { "replicas: 3" } else { "\"replicas\": 3" } }</code>{ " to 5 and press " }
+                            <strong>{ "Apply" }</strong>{ " (Ctrl+Enter). Then " }<strong>{ "Step" }</strong>{ " (n) or " }
+                            <strong>{ "Play" }</strong>{ " (Space) and watch status catch up with spec." }</p>
+                        <button id="first-edit-hint-dismiss" onclick={link.callback(|_| Msg::DismissHint)}>{ "Dismiss hint" }</button>
+                    </aside>
+                }
                 <p class="muted">{ m.selected.as_ref().map(key_text).unwrap_or_else(|| "no object selected".into()) }</p>
                 <div class="editor-tools">
                     <label>{ "Act as " }
@@ -1070,7 +1106,7 @@ impl App {
         }
     }
 
-    fn view_help(&self, _ctx: &Context<Self>) -> Html {
+    fn view_help(&self, ctx: &Context<Self>) -> Html {
         let help = self.help.clone();
         let close = Callback::from(move |_| {
             if let Some(d) = help.cast::<HtmlDialogElement>() {
@@ -1078,7 +1114,7 @@ impl App {
             }
         });
         html! {
-            <dialog ref={self.help.clone()} id="help" aria-labelledby="help-h">
+            <dialog ref={self.help.clone()} id="help" aria-labelledby="help-h" onclose={ctx.link().callback(|_| AppMsg::HelpClosed)}>
                 <h2 id="help-h">{ "Keyboard shortcuts" }</h2>
                 <dl class="shortcuts">
                     <dt><kbd>{ "Space" }</kbd></dt><dd>{ "Play / pause" }</dd>
@@ -1089,6 +1125,7 @@ impl App {
                     <dt><kbd>{ "↑" }</kbd>{ " " }<kbd>{ "↓" }</kbd>{ " " }<kbd>{ "Home" }</kbd>{ " " }<kbd>{ "End" }</kbd></dt><dd>{ "Move between objects in the object list" }</dd>
                     <dt><kbd>{ "→" }</kbd>{ " " }<kbd>{ "←" }</kbd></dt><dd>{ "Open / close the group in the object list" }</dd>
                     <dt><kbd>{ "Ctrl/Cmd" }</kbd>{ "+" }<kbd>{ "Enter" }</kbd></dt><dd>{ "Apply the editor (while editing)" }</dd>
+                    <dt><kbd>{ "Escape" }</kbd></dt><dd>{ "Leave the editor, so the keys above are shortcuts again" }</dd>
                 </dl>
                 <p class="muted">{ "Shortcuts are ignored while typing in a field. Escape closes this dialog." }</p>
                 <button onclick={close} autofocus=true>{ "Close" }</button>

@@ -247,6 +247,12 @@ impl Component for CodeEditor {
                 Msg::Edited(area.value())
             });
             let onkeydown = ctx.link().batch_callback(|e: KeyboardEvent| {
+                // Escape leaves the text, as in CodeMirror: the page's shortcuts work again.
+                if e.key() == "Escape" {
+                    let area: HtmlTextAreaElement = e.target_unchecked_into();
+                    let _ = area.blur();
+                    return None;
+                }
                 is_apply_chord(&e).then(|| {
                     e.prevent_default();
                     Msg::Apply
@@ -268,10 +274,11 @@ impl Component for CodeEditor {
             _ => html! {},
         };
         let help = if ready {
-            "Ctrl+Enter (⌘+Enter on a Mac) applies. Tab moves to the next control; \
-             Ctrl+] and Ctrl+[ indent, Ctrl+Z undoes, Ctrl+Shift+Z redoes."
+            "Ctrl+Enter (⌘+Enter on a Mac) applies. Tab moves to the next control and Escape \
+             leaves the editor; Ctrl+] and Ctrl+[ indent, Ctrl+Z undoes, Ctrl+Shift+Z redoes."
         } else {
-            "Ctrl+Enter (⌘+Enter on a Mac) applies. Tab moves to the next control."
+            "Ctrl+Enter (⌘+Enter on a Mac) applies. Tab moves to the next control and Escape \
+             leaves the editor."
         };
         html! {
             <div class="code-editor" data-editor={if ready { "codemirror" } else { "textarea" }}>

@@ -11,6 +11,7 @@ pub mod gallery;
 pub mod lesson;
 pub mod panic_panel;
 pub mod persist;
+pub mod shortcuts;
 pub mod state;
 mod tree_keys;
 

@@ -9,6 +9,11 @@ pub use converge_core::view::share::{
 /// The localStorage key.
 pub const STORAGE_KEY: &str = "converge.workspace";
 
+/// Set once the newcomer's hint has gone (first edit applied, or dismissed): it is not shown
+/// again in this browser. Whenever it is written the workspace is saved too, so web/boot.js
+/// never pre-draws a first screen with the hint for a browser that has seen it.
+pub const HINT_DONE_KEY: &str = "converge.hint.first-edit";
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -118,6 +118,8 @@ pub enum Msg {
     Fault(FaultMsg),
     SetTheme(Theme),
     DismissNotice,
+    /// The newcomer's "try an edit" hint, closed by its button.
+    DismissHint,
     /// The gallery and lesson panel (`crate::lesson`).
     Lesson(crate::lesson::LessonMsg),
 }
@@ -147,6 +149,9 @@ pub struct Model {
     pub selected_entry: Option<(u64, u64, String)>,
     pub theme: Theme,
     pub notice: Option<String>,
+    /// The newcomer's hint (what to try first) is shown. The app sets it on a browser's first
+    /// starter session; the first edit applied, or its button, ends it for good.
+    pub first_edit_hint: bool,
     /// The open scenario (None: the starter cluster) and the reader's lesson progress.
     pub lessons: crate::lesson::Lessons,
 }
@@ -230,6 +235,7 @@ impl Model {
             selected_entry: None,
             theme: w.theme,
             notice: None,
+            first_edit_hint: false,
             lessons,
         };
         if m.cursor.is_some_and(|c| m.history.at(c).is_none()) {
@@ -346,6 +352,7 @@ impl Model {
             }),
             Msg::SetTheme(t) => self.theme = t,
             Msg::DismissNotice => self.notice = None,
+            Msg::DismissHint => self.first_edit_hint = false,
             Msg::Lesson(m) => crate::lesson::update(self, m),
         }
         true
@@ -513,6 +520,7 @@ impl Model {
                 message: rec.message,
             });
             if rec.code < 400 {
+                self.first_edit_hint = false;
                 let outcome = self.outcome.take();
                 self.load(Some(key));
                 self.outcome = outcome;
