@@ -20,9 +20,13 @@ use clap::{Parser, Subcommand};
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+/// `converge --version`: the tool's own version and the Kubernetes release it models
+/// (`converge_core::KUBERNETES_VERSION`; a test keeps the two equal).
+const VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), " (models Kubernetes v1.32)");
+
 /// Kubernetes health verdicts and rollout status, as kstatus and kubectl compute them.
 #[derive(Debug, Parser)]
-#[command(name = "converge", version, about)]
+#[command(name = "converge", version = VERSION, about)]
 struct Cli {
     #[command(subcommand)]
     command: Command,

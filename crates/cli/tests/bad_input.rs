@@ -222,3 +222,17 @@ fn help_goes_to_stdout_and_succeeds() {
     assert!(run.stdout.contains("rollout-status"));
     assert_eq!(run.stderr, "");
 }
+
+#[test]
+fn the_version_names_the_kubernetes_release_modelled() {
+    let run = converge(&["--version"]);
+    assert_eq!(
+        run.stdout,
+        format!(
+            "converge {} (models Kubernetes v{})\n",
+            env!("CARGO_PKG_VERSION"),
+            converge_core::KUBERNETES_VERSION
+        )
+    );
+    assert_eq!(run.code, 0);
+}

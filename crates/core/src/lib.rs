@@ -15,3 +15,7 @@ pub mod scenario;
 pub mod testkit;
 pub mod time;
 pub mod view;
+
+/// The Kubernetes release Converge models: its API server, controllers, kubelet and kubectl
+/// output. Where behaviour changed between releases, this one is followed (docs/fidelity.md).
+pub const KUBERNETES_VERSION: &str = "1.32";

@@ -1128,6 +1128,11 @@ impl App {
                     <dt><kbd>{ "Escape" }</kbd></dt><dd>{ "Leave the editor, so the keys above are shortcuts again" }</dd>
                 </dl>
                 <p class="muted">{ "Shortcuts are ignored while typing in a field. Escape closes this dialog." }</p>
+                <h3 id="about-h">{ "About" }</h3>
+                <p id="about">{ format!(
+                    "Converge models Kubernetes v{}: its API server, controllers, scheduler and kubelets run in this tab, deterministically, from the seed.",
+                    converge_core::KUBERNETES_VERSION
+                ) }</p>
                 <button onclick={close} autofocus=true>{ "Close" }</button>
             </dialog>
         }

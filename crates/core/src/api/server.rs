@@ -1322,6 +1322,15 @@ impl ApiServer {
             KindRules::Namespace => {
                 obj["status"] = json!({"phase": "Active"});
             }
+            // PrepareForCreate resets status to the kind's empty Go struct, which prints every
+            // field without omitempty [k8s.io/api apps/v1 types.go]: ReplicaSetStatus.replicas
+            // has none, every DeploymentStatus field has it.
+            KindRules::ReplicaSet => {
+                obj["status"] = json!({"replicas": 0});
+            }
+            KindRules::Deployment => {
+                obj["status"] = json!({});
+            }
             KindRules::Service => {
                 let ty = obj
                     .at("/spec/type")
@@ -1873,7 +1882,8 @@ mod tests {
         assert_eq!(d["metadata"]["namespace"], "default");
         assert_eq!(d["metadata"]["uid"].as_str().unwrap().len(), 36);
         assert_eq!(d["spec"]["progressDeadlineSeconds"], 600);
-        assert!(d.get("status").is_none());
+        // PrepareForCreate resets status to the empty DeploymentStatus, which prints as {}.
+        assert_eq!(d["status"], json!({}));
         assert_eq!(s.get(&dkey("web")), Some(&d));
         let events = s.drain_watch_events();
         assert_eq!(events.len(), 1);

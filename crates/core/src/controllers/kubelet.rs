@@ -34,6 +34,10 @@ pub const BACKOFF_INITIAL_MS: u64 = 10_000;
 pub const BACKOFF_MAX_MS: u64 = 300_000;
 /// How long ErrImagePull shows before the next sync reports ImagePullBackOff.
 const ERR_IMAGE_PULL_VISIBLE_MS: u64 = 1_000;
+/// A back-off entry older than this at a container's exit is forgotten, so a container that ran
+/// for more than ten minutes restarts at once again (client-go `flowcontrol.Backoff` hasExpired:
+/// `eventTime - lastUpdate > 2 * maxDuration`, the kubelet's `MaxContainerBackOff` of 5 min).
+const BACKOFF_EXPIRY_MS: u64 = 2 * BACKOFF_MAX_MS;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 enum Stage {
@@ -68,7 +72,17 @@ enum Stage {
 struct PodRuntime {
     stage: Stage,
     restarts: u64,
+    /// The image-pull back-off (kubelet's `imageBackOff`).
     backoff_ms: u64,
+    /// The container-restart back-off entry (kubelet's `backOff`, keyed per container): 0 while
+    /// there is none, so the first exit restarts at once.
+    crash_backoff_ms: u64,
+    /// When that entry last moved (`Backoff.Next`'s `lastUpdate`).
+    crash_backoff_at: SimTime,
+    /// When the running container instance started.
+    instance_started: SimTime,
+    /// The last exited instance: (startedAt, finishedAt), for `lastState.terminated`.
+    last_termination: Option<(SimTime, SimTime)>,
     pod_ip: String,
     /// The status last written (kubelet's cached status); None before the first write.
     reported: Option<Value>,
@@ -164,6 +178,10 @@ impl Kubelet {
             },
             restarts: 0,
             backoff_ms: 0,
+            crash_backoff_ms: 0,
+            crash_backoff_at: ctx.now,
+            instance_started: ctx.now,
+            last_termination: None,
             pod_ip,
             reported: None,
             status_sync_at: None,
@@ -193,6 +211,28 @@ impl Kubelet {
             ctx.env.pull_failing_nodes.contains(&self.node)
                 || matches!(ctx.env.images.get(i), Some(ImageBehaviour::PullFails))
         })
+    }
+
+    /// What the container runtime answers a failed pull of `image` with (containerd's CRI
+    /// errors, with the reference normalised as containerd prints it): the image is not found,
+    /// or, with the node's pulls failing, its registry cannot be reached.
+    fn pull_error(&self, image: &str, ctx: &Ctx<'_>) -> String {
+        let reference = normalized_image(image);
+        if ctx.env.pull_failing_nodes.contains(&self.node)
+            && !matches!(ctx.env.images.get(image), Some(ImageBehaviour::PullFails))
+        {
+            let (host, path, tag) = registry_parts(&reference);
+            format!(
+                "rpc error: code = Unknown desc = failed to pull and unpack image \"{reference}\": \
+                 failed to resolve reference \"{reference}\": failed to do request: Head \
+                 \"https://{host}/v2/{path}/manifests/{tag}\": dial tcp: lookup {host}: i/o timeout"
+            )
+        } else {
+            format!(
+                "rpc error: code = NotFound desc = failed to pull and unpack image \"{reference}\": \
+                 failed to resolve reference \"{reference}\": {reference}: not found"
+            )
+        }
     }
 
     fn crash_after(&self, pod: &Value, ctx: &Ctx<'_>) -> Option<u64> {
@@ -246,36 +286,57 @@ impl Kubelet {
                         until: until.plus_ms(pull),
                     }
                 }
-                Stage::Starting { until } | Stage::CrashBackOff { until } if until <= now => {
-                    if matches!(rt.stage, Stage::CrashBackOff { .. }) {
-                        rt.restarts += 1;
-                    }
-                    Stage::Running {
-                        ready_at: until.plus_ms(Self::ready_delay_ms(pod, ctx)),
-                        crash_at: self.crash_after(pod, ctx).map(|ms| until.plus_ms(ms)),
-                    }
+                Stage::Starting { until } if until <= now => self.run(rt, until, pod, ctx),
+                Stage::CrashBackOff { until } if until <= now => {
+                    // The back-off has passed: `doBackOff` calls `Backoff.Next` (doubling, up to
+                    // 5 min) and the container starts again.
+                    rt.crash_backoff_ms = (rt.crash_backoff_ms * 2).min(BACKOFF_MAX_MS);
+                    rt.crash_backoff_at = until;
+                    rt.restarts += 1;
+                    self.run(rt, until, pod, ctx)
                 }
                 Stage::Running { ready_at, crash_at }
                     if crash_at.is_some_and(|c| c <= now && c <= ready_at) =>
                 {
-                    let at = crash_at.unwrap_or(now);
-                    rt.backoff_ms = next_backoff(rt.backoff_ms);
-                    Stage::CrashBackOff {
-                        until: at.plus_ms(rt.backoff_ms),
-                    }
+                    self.exited(rt, crash_at.unwrap_or(now), pod, ctx)
                 }
                 Stage::Running { ready_at, crash_at } if ready_at <= now => {
                     Stage::Ready { crash_at }
                 }
-                Stage::Ready { crash_at: Some(c) } if c <= now => {
-                    rt.backoff_ms = next_backoff(rt.backoff_ms);
-                    Stage::CrashBackOff {
-                        until: c.plus_ms(rt.backoff_ms),
-                    }
-                }
+                Stage::Ready { crash_at: Some(c) } if c <= now => self.exited(rt, c, pod, ctx),
                 _ => return,
             };
             rt.stage = next;
+        }
+    }
+
+    /// A container instance starts running at `at`.
+    fn run(&self, rt: &mut PodRuntime, at: SimTime, pod: &Value, ctx: &Ctx<'_>) -> Stage {
+        rt.instance_started = at;
+        Stage::Running {
+            ready_at: at.plus_ms(Self::ready_delay_ms(pod, ctx)),
+            crash_at: self.crash_after(pod, ctx).map(|ms| at.plus_ms(ms)),
+        }
+    }
+
+    /// The container exited at `at` (restartPolicy Always). kube's `doBackOff`
+    /// [pkg/kubelet/kuberuntime/kuberuntime_manager.go]: `Backoff.IsInBackOffSince(key,
+    /// finishedAt)` is false with no entry yet (or one expired), so `Backoff.Next` creates a 10 s
+    /// entry and the container starts again at once; from the second exit on the entry holds it
+    /// in CrashLoopBackOff for the entry's current length, counted from the exit.
+    fn exited(&self, rt: &mut PodRuntime, at: SimTime, pod: &Value, ctx: &Ctx<'_>) -> Stage {
+        rt.last_termination = Some((rt.instance_started, at));
+        let expired = rt.crash_backoff_ms == 0
+            || at.as_ms().saturating_sub(rt.crash_backoff_at.as_ms()) > BACKOFF_EXPIRY_MS;
+        if expired {
+            rt.crash_backoff_ms = BACKOFF_INITIAL_MS;
+            rt.crash_backoff_at = at;
+            rt.restarts += 1;
+            self.run(rt, at, pod, ctx)
+        } else {
+            Stage::CrashBackOff {
+                until: at.plus_ms(rt.crash_backoff_ms),
+            }
         }
     }
 
@@ -330,6 +391,7 @@ impl Kubelet {
         let ready = matches!(rt.stage, Stage::Ready { .. });
         let phase = if started { "Running" } else { "Pending" };
         let image = self.failing_image(pod, ctx).unwrap_or_default();
+        let pull_error = self.pull_error(&image, ctx);
         let state = |name: &str| -> Value {
             match &rt.stage {
                 Stage::Pulling { .. } | Stage::Starting { .. } => {
@@ -337,56 +399,59 @@ impl Kubelet {
                 }
                 Stage::PullFailed { .. } => json!({"waiting": {
                     "reason": "ErrImagePull",
-                    "message": format!("failed to pull and unpack image \"{image}\": not found"),
+                    "message": pull_error,
                 }}),
+                // Since 1.32 the message carries the last pull's error [kubernetes #127918,
+                // pkg/kubelet/images/image_manager.go EnsureImageExists: `Back-off pulling image
+                // %q: %s` with `ErrImagePull: <error>`].
                 Stage::PullBackOff { .. } => json!({"waiting": {
                     "reason": "ImagePullBackOff",
-                    "message": format!("Back-off pulling image \"{image}\""),
+                    "message": format!("Back-off pulling image \"{image}\": ErrImagePull: {pull_error}"),
                 }}),
                 Stage::CrashBackOff { .. } => json!({"waiting": {
                     "reason": "CrashLoopBackOff",
                     "message": format!(
                         "back-off {} restarting failed container={name} pod={}_{}({})",
-                        go_duration(rt.backoff_ms),
+                        go_duration(rt.crash_backoff_ms),
                         util::name(pod),
                         util::namespace(pod),
                         util::uid(pod)
                     ),
                 }}),
                 Stage::Running { .. } | Stage::Ready { .. } => {
-                    json!({"running": {"startedAt": now.rfc3339()}})
+                    json!({"running": {"startedAt": rt.instance_started.rfc3339()}})
                 }
             }
         };
-        let previous = status
+        let previous_statuses = status
             .get("containerStatuses")
             .and_then(Value::as_array)
-            .cloned()
-            .unwrap_or_default();
+            .map_or(0, Vec::len);
+        // The last exit, kept by the runtime [kuberuntime convertToAPIContainerStatuses]; a
+        // ContainerState is a struct in k8s.io/api, so an empty one still prints as `{}`.
+        let last_state = match rt.last_termination {
+            Some((started, finished)) => json!({"terminated": {
+                "exitCode": 1,
+                "reason": "Error",
+                "startedAt": started.rfc3339(),
+                "finishedAt": finished.rfc3339(),
+            }}),
+            None => json!({}),
+        };
+        // k8s.io/api core/v1 ContainerStatus field order.
         let statuses: Vec<Value> = names
             .iter()
             .map(|(name, image)| {
-                let prev = previous.iter().find(|c| str_at(c, "/name") == name);
-                let mut s = state(name);
-                // Keep the original startedAt while the container keeps running.
-                if let (Some(p), Some(_)) = (prev, s.get("running")) {
-                    if let Some(t) = p.at("/state/running/startedAt") {
-                        s["running"]["startedAt"] = t.clone();
-                    }
-                }
-                let mut c = json!({
+                json!({
                     "name": name,
-                    "image": image,
-                    "imageID": "",
+                    "state": state(name),
+                    "lastState": last_state,
                     "ready": ready,
                     "restartCount": rt.restarts,
+                    "image": image,
+                    "imageID": "",
                     "started": matches!(rt.stage, Stage::Running { .. } | Stage::Ready { .. }),
-                    "state": s,
-                });
-                if matches!(rt.stage, Stage::CrashBackOff { .. }) || rt.restarts > 0 {
-                    c["lastState"] = json!({"terminated": {"exitCode": 1, "reason": "Error"}});
-                }
-                c
+                })
             })
             .collect();
         let unready: Vec<&str> = if ready {
@@ -395,13 +460,14 @@ impl Kubelet {
             names.iter().map(|(n, _)| n.as_str()).collect()
         };
         let not_ready_msg = format!("containers with unready status: [{}]", unready.join(" "));
-        let sandbox =
-            if matches!(rt.stage, Stage::Pulling { .. }) && rt.restarts == 0 && previous.is_empty()
-            {
-                "False"
-            } else {
-                "True"
-            };
+        let sandbox = if matches!(rt.stage, Stage::Pulling { .. })
+            && rt.restarts == 0
+            && previous_statuses == 0
+        {
+            "False"
+        } else {
+            "True"
+        };
         util::set_pod_condition(
             &mut status,
             Cond {
@@ -457,6 +523,57 @@ impl Kubelet {
         order_conditions(&mut status);
         status
     }
+}
+
+/// An image reference as containerd prints it, normalised like distribution/reference's
+/// `ParseNormalizedNamed` + `TagNameOnly`: a name without a registry is on docker.io, a
+/// one-part docker.io name is under `library/`, and no tag or digest means `:latest`.
+pub fn normalized_image(image: &str) -> String {
+    let (name, digest) = match image.split_once('@') {
+        Some((n, d)) => (n, Some(d)),
+        None => (image, None),
+    };
+    let (domain, rest) = match name.split_once('/') {
+        Some((first, rest))
+            if first.contains('.') || first.contains(':') || first == "localhost" =>
+        {
+            (first.to_owned(), rest.to_owned())
+        }
+        _ => ("docker.io".to_owned(), name.to_owned()),
+    };
+    let rest = if domain == "docker.io" && !rest.contains('/') {
+        format!("library/{rest}")
+    } else {
+        rest
+    };
+    let last = rest.rsplit('/').next().unwrap_or_default();
+    let tagged = last.contains(':');
+    match digest {
+        Some(d) => format!("{domain}/{rest}@{d}"),
+        None if tagged => format!("{domain}/{rest}"),
+        None => format!("{domain}/{rest}:latest"),
+    }
+}
+
+/// The registry host, repository path and tag (or digest) of a normalised reference; Docker
+/// Hub's registry host is registry-1.docker.io.
+fn registry_parts(reference: &str) -> (String, String, String) {
+    let (domain, rest) = reference
+        .split_once('/')
+        .unwrap_or(("docker.io", reference));
+    let host = if domain == "docker.io" {
+        "registry-1.docker.io".to_owned()
+    } else {
+        domain.to_owned()
+    };
+    let (path, tag) = match rest.split_once('@') {
+        Some((p, d)) => (p.to_owned(), d.to_owned()),
+        None => match rest.rsplit_once(':') {
+            Some((p, t)) if !t.contains('/') => (p.to_owned(), t.to_owned()),
+            _ => (rest.to_owned(), "latest".to_owned()),
+        },
+    };
+    (host, path, tag)
 }
 
 /// kubelet orders conditions PodReadyToStartContainers, Initialized, Ready, ContainersReady,
@@ -624,6 +741,38 @@ mod tests {
             })
             .collect();
         assert_eq!(seq, vec![10, 20, 40, 80, 160, 300, 300]);
+    }
+
+    /// distribution/reference's normalisation, as containerd prints references in its errors.
+    #[test]
+    fn image_references_are_normalised_as_containerd_prints_them() {
+        for (image, reference) in [
+            ("nginx", "docker.io/library/nginx:latest"),
+            ("nginx:nope", "docker.io/library/nginx:nope"),
+            ("example/crasher:1", "docker.io/example/crasher:1"),
+            ("quay.io/org/app:v2", "quay.io/org/app:v2"),
+            ("localhost/app", "localhost/app:latest"),
+            ("registry:5000/app", "registry:5000/app:latest"),
+            ("nginx@sha256:abc", "docker.io/library/nginx@sha256:abc"),
+        ] {
+            assert_eq!(normalized_image(image), reference, "{image}");
+        }
+        assert_eq!(
+            registry_parts("docker.io/library/nginx:1.27"),
+            (
+                "registry-1.docker.io".to_owned(),
+                "library/nginx".to_owned(),
+                "1.27".to_owned()
+            )
+        );
+        assert_eq!(
+            registry_parts("registry:5000/app:latest"),
+            (
+                "registry:5000".to_owned(),
+                "app".to_owned(),
+                "latest".to_owned()
+            )
+        );
     }
 
     #[test]

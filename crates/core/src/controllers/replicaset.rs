@@ -266,30 +266,28 @@ impl Reconciler for ReplicaSetController {
         } else if has_failure {
             util::remove_condition(&mut status, "ReplicaFailure");
         }
+        // ReplicaSetStatus as Go prints it [k8s.io/api apps/v1 types.go]: its fields in order,
+        // `replicas` always (no omitempty), the others only when not zero or empty.
+        let conditions = status
+            .get("conditions")
+            .filter(|c| c.as_array().is_some_and(|l| !l.is_empty()))
+            .cloned();
+        let mut fresh = serde_json::Map::new();
+        fresh.insert("replicas".into(), json!(active));
         for (field, v) in [
-            ("replicas", active),
             ("fullyLabeledReplicas", active),
             ("readyReplicas", counts.ready as i64),
             ("availableReplicas", available),
         ] {
-            if v == 0 {
-                if let Some(m) = status.as_object_mut() {
-                    m.remove(field);
-                }
-            } else {
-                status[field] = json!(v);
+            if v != 0 {
+                fresh.insert(field.into(), json!(v));
             }
         }
-        if status
-            .get("conditions")
-            .and_then(Value::as_array)
-            .is_some_and(Vec::is_empty)
-        {
-            if let Some(m) = status.as_object_mut() {
-                m.remove("conditions");
-            }
+        fresh.insert("observedGeneration".into(), json!(util::generation(&rs)));
+        if let Some(c) = conditions {
+            fresh.insert("conditions".into(), c);
         }
-        status["observedGeneration"] = json!(util::generation(&rs));
+        let status = Value::Object(fresh);
         if Some(&status) != rs.get("status") {
             let mut body = rs.as_ref().clone();
             body["status"] = status.clone();
@@ -303,7 +301,9 @@ impl Reconciler for ReplicaSetController {
                         &key.namespace,
                         &key.name,
                     ))?;
-                    status["observedGeneration"] = json!(util::generation(&fresh));
+                    // The same newStatus, observedGeneration included: the generation this
+                    // sync acted on, not the fresh copy's [replica_set_utils.go
+                    // updateReplicaSetStatus].
                     fresh["status"] = status;
                     ctx.send(util::update_status(&principal, replicasets(), fresh))?
                 }

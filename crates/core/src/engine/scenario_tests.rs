@@ -405,8 +405,17 @@ fn a_bad_image_ends_in_progress_deadline_exceeded() {
         ("False", "ProgressDeadlineExceeded")
     );
     assert_eq!(out.world.health(&dep_key("web")), Some(Health::Failed));
+    // 1.32's message carries the last pull's error [kubernetes #127918, image_manager.go], and
+    // that error is containerd's, with the reference normalised.
+    let not_found = "rpc error: code = NotFound desc = failed to pull and unpack image \
+        \"docker.io/library/nginx:does-not-exist\": failed to resolve reference \
+        \"docker.io/library/nginx:does-not-exist\": docker.io/library/nginx:does-not-exist: not found";
     assert!(out.world.objects().any(|(_, p)| {
         str_at(p, "/status/containerStatuses/0/state/waiting/reason") == "ImagePullBackOff"
+            && str_at(p, "/status/containerStatuses/0/state/waiting/message")
+                == format!(
+                    "Back-off pulling image \"nginx:does-not-exist\": ErrImagePull: {not_found}"
+                )
     }));
 }
 
@@ -672,6 +681,82 @@ fn a_crashing_container_goes_into_crash_loop_back_off() {
     assert_eq!(
         condition(&d, "Available"),
         ("False", "MinimumReplicasUnavailable")
+    );
+}
+
+/// kube's `doBackOff` with client-go's `Backoff`, worked by hand for a container that runs 2 s
+/// and exits (it first runs at 1.207 s): the first exit restarts at once (no back-off entry yet;
+/// `Next` makes one of 10 s), the second waits 10 s at restartCount 1, then 20 s at 2 and 40 s
+/// at 3, each counted from the exit. `lastState.terminated` keeps the exited instance's times.
+#[test]
+fn the_first_crash_restarts_at_once_and_back_off_starts_at_the_second() {
+    let s = crash_loop();
+    let mut w = super::world::World::new(s.config.clone());
+    for (ms, input) in &s.inputs {
+        w.schedule(crate::time::SimTime::from_ms(*ms), input.clone());
+    }
+    let container = |w: &super::world::World| -> Value {
+        w.objects()
+            .find(|(k, _)| k.gr.resource == "pods")
+            .and_then(|(_, p)| p.pointer("/status/containerStatuses/0").cloned())
+            .unwrap_or_default()
+    };
+    w.advance(3_000);
+    assert_eq!(
+        container(&w)["lastState"],
+        json!({}),
+        "no exit yet: an empty ContainerState"
+    );
+    w.advance(1_000); // t = 4 s: exited at 3.207 s, running again at once
+    let c = container(&w);
+    assert_eq!(c["restartCount"], json!(1));
+    assert_eq!(
+        c["state"]["running"]["startedAt"],
+        json!("2025-01-01T00:00:03Z")
+    );
+    assert_eq!(
+        c["lastState"],
+        json!({"terminated": {"exitCode": 1, "reason": "Error",
+            "startedAt": "2025-01-01T00:00:01Z", "finishedAt": "2025-01-01T00:00:03Z"}})
+    );
+    let waiting = |c: &Value| {
+        (
+            str_at(c, "/state/waiting/reason").to_owned(),
+            str_at(c, "/state/waiting/message")
+                .split(" restarting")
+                .next()
+                .unwrap_or_default()
+                .to_owned(),
+            c["restartCount"].clone(),
+        )
+    };
+    for (at_ms, back_off, restarts) in [
+        (6_000, "back-off 10s", 1),  // second exit at 5.207 s
+        (18_000, "back-off 20s", 2), // restarted at 15.207 s, exited at 17.207 s
+        (40_000, "back-off 40s", 3), // restarted at 37.207 s, exited at 39.207 s
+    ] {
+        w.advance(at_ms - w.now().as_ms());
+        assert_eq!(
+            waiting(&container(&w)),
+            (
+                "CrashLoopBackOff".to_owned(),
+                back_off.to_owned(),
+                json!(restarts)
+            ),
+            "at {at_ms} ms"
+        );
+    }
+    w.advance(16_000); // t = 56 s: not restarted before 39.207 + 40 s
+    assert_eq!(
+        str_at(&container(&w), "/state/waiting/reason"),
+        "CrashLoopBackOff"
+    );
+    w.advance(24_000); // t = 80 s: restarted at 79.207 s
+    let c = container(&w);
+    assert_eq!(c["restartCount"], json!(4));
+    assert_eq!(
+        c["state"]["running"]["startedAt"],
+        json!("2025-01-01T00:01:19Z")
     );
 }
 
