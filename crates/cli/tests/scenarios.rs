@@ -117,7 +117,7 @@ fn a_deliberately_failing_scenario_fails_check_with_exit_1() {
     assert_eq!(run.code, 1);
     assert_eq!(run.stderr, "");
     let expected = format!(
-        "PASS {path}: deployments/default/web kstatus is Current within 10s (at t=1.417s)\n\
+        "PASS {path}: deployments/default/web kstatus is Current within 10s (at t=1.863s)\n\
          FAIL {path}: deployments/default/web status.readyReplicas equals 4 within 20s after 5s: expected 4, got 3 (at t=25.000s)\n\
          FAIL {path}: action scale (patch deployments/default/web as alice) answers 403: expected 403, got 200 (at t=5.000s)\n\
          FAILED: 1 passed, 2 failed in 1 scenario\n"

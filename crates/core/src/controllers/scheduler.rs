@@ -1,5 +1,10 @@
 //! The scheduler: binds Pods to Nodes whose allocatable CPU, memory and pod count fit the Pod's
-//! requests (least-allocated node first, ties by name). A Pod that fits nowhere gets
+//! requests, scored as kube 1.32's default profile scores them where the simulation has the
+//! inputs: NodeResourcesFit (LeastAllocated over CPU and memory, weight 1 each, with 100m/200Mi
+//! for containers that request nothing) plus NodeResourcesBalancedAllocation, each weight 1;
+//! among the best nodes one is picked at random from the world's seeded RNG (`selectHost`'s
+//! reservoir sampling). The other default score plugins give every simulated node the same score
+//! (no taints, affinities, topology labels or image sizes; docs/fidelity.md). A Pod that fits nowhere gets
 //! `PodScheduled=False`, reason `Unschedulable`, with kube's `0/N nodes are available: ...`
 //! message, and is retried when a Node changes or a Pod goes away.
 //!
@@ -12,6 +17,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use imbl::{OrdMap, OrdSet};
+use rand::Rng;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -28,6 +34,72 @@ pub struct Usage {
     pub cpu_millis: u64,
     pub memory_bytes: u64,
     pub pods: u64,
+    /// The same requests with the scheduler's defaults for containers that request nothing
+    /// (`NonZeroRequested`), which LeastAllocated scores.
+    pub nonzero_cpu_millis: u64,
+    pub nonzero_memory_bytes: u64,
+}
+
+impl Usage {
+    fn add(&mut self, u: Usage) {
+        self.cpu_millis += u.cpu_millis;
+        self.memory_bytes += u.memory_bytes;
+        self.pods += u.pods;
+        self.nonzero_cpu_millis += u.nonzero_cpu_millis;
+        self.nonzero_memory_bytes += u.nonzero_memory_bytes;
+    }
+
+    fn remove(&mut self, u: Usage) {
+        self.cpu_millis = self.cpu_millis.saturating_sub(u.cpu_millis);
+        self.memory_bytes = self.memory_bytes.saturating_sub(u.memory_bytes);
+        self.pods = self.pods.saturating_sub(u.pods);
+        self.nonzero_cpu_millis = self.nonzero_cpu_millis.saturating_sub(u.nonzero_cpu_millis);
+        self.nonzero_memory_bytes = self
+            .nonzero_memory_bytes
+            .saturating_sub(u.nonzero_memory_bytes);
+    }
+}
+
+/// kube's `framework.MaxNodeScore`.
+const MAX_NODE_SCORE: u64 = 100;
+
+/// NodeResourcesFit's LeastAllocated score [pkg/scheduler/framework/plugins/noderesources
+/// least_allocated.go leastResourceScorer, leastRequestedScore]: per resource
+/// `(capacity - requested) * 100 / capacity` (0 when over capacity), averaged with weight 1
+/// each over the resources the node has; `requested` counts the defaults for request-less
+/// containers.
+fn least_allocated(requested: [u64; 2], allocatable: [u64; 2]) -> u64 {
+    let (mut score, mut weights) = (0, 0);
+    for (r, a) in requested.into_iter().zip(allocatable) {
+        if a == 0 {
+            continue;
+        }
+        score += if r > a {
+            0
+        } else {
+            (a - r) * MAX_NODE_SCORE / a
+        };
+        weights += 1;
+    }
+    score.checked_div(weights).unwrap_or(0)
+}
+
+/// NodeResourcesBalancedAllocation's score [balanced_allocation.go balancedResourceScorer]:
+/// `(1 - std) * 100` over the requested fractions (each capped at 1) of CPU and memory, with
+/// `std = |f_cpu - f_mem| / 2` for two resources, truncated as Go's `int64(...)`. It uses the
+/// real requests (`useRequested: true`), and in 1.32 it still scores pods that request nothing.
+fn balanced_allocation(requested: [u64; 2], allocatable: [u64; 2]) -> u64 {
+    let fractions: Vec<f64> = requested
+        .into_iter()
+        .zip(allocatable)
+        .filter(|(_, a)| *a != 0)
+        .map(|(r, a)| (r as f64 / a as f64).min(1.0))
+        .collect();
+    let std = match fractions.as_slice() {
+        [a, b] => ((a - b) / 2.0).abs(),
+        _ => 0.0,
+    };
+    ((1.0 - std) * MAX_NODE_SCORE as f64) as u64
 }
 
 #[derive(Clone, Debug, Default)]
@@ -44,10 +116,13 @@ pub struct Scheduler {
 
 fn usage_of(pod: &Value) -> Usage {
     let (cpu_millis, memory_bytes) = util::pod_requests(pod);
+    let (nonzero_cpu_millis, nonzero_memory_bytes) = util::pod_nonzero_requests(pod);
     Usage {
         cpu_millis,
         memory_bytes,
         pods: 1,
+        nonzero_cpu_millis,
+        nonzero_memory_bytes,
     }
 }
 
@@ -74,40 +149,29 @@ impl Scheduler {
     fn add_usage(&mut self, node: &str, u: Usage, sign: i8) {
         let e = self.used.entry(node.to_owned()).or_default();
         if sign > 0 {
-            e.cpu_millis += u.cpu_millis;
-            e.memory_bytes += u.memory_bytes;
-            e.pods += u.pods;
+            e.add(u);
         } else {
-            e.cpu_millis = e.cpu_millis.saturating_sub(u.cpu_millis);
-            e.memory_bytes = e.memory_bytes.saturating_sub(u.memory_bytes);
-            e.pods = e.pods.saturating_sub(u.pods);
+            e.remove(u);
         }
     }
 
     fn usage(&self, node: &str) -> Usage {
         let mut u = self.used.get(node).copied().unwrap_or_default();
         if let Some(a) = self.assumed_used.get(node) {
-            u.cpu_millis += a.cpu_millis;
-            u.memory_bytes += a.memory_bytes;
-            u.pods += a.pods;
+            u.add(*a);
         }
         u
     }
 
     fn assume(&mut self, key: ObjectKey, node: String, u: Usage) {
-        let e = self.assumed_used.entry(node.clone()).or_default();
-        e.cpu_millis += u.cpu_millis;
-        e.memory_bytes += u.memory_bytes;
-        e.pods += u.pods;
+        self.assumed_used.entry(node.clone()).or_default().add(u);
         self.assumed.insert(key, (node, u));
     }
 
     fn forget_assumed(&mut self, key: &ObjectKey) {
         if let Some((node, u)) = self.assumed.remove(key) {
             if let Some(e) = self.assumed_used.get_mut(&node) {
-                e.cpu_millis = e.cpu_millis.saturating_sub(u.cpu_millis);
-                e.memory_bytes = e.memory_bytes.saturating_sub(u.memory_bytes);
-                e.pods = e.pods.saturating_sub(u.pods);
+                e.remove(u);
             }
         }
     }
@@ -119,7 +183,9 @@ pub fn unschedulable_message(total_nodes: usize, reasons: &BTreeMap<String, usiz
     if total_nodes == 0 {
         return "no nodes available to schedule pods".into();
     }
-    let parts: Vec<String> = reasons.iter().map(|(r, n)| format!("{n} {r}")).collect();
+    // `FitError.Error`: the "<count> <reason>" strings, sorted as strings.
+    let mut parts: Vec<String> = reasons.iter().map(|(r, n)| format!("{n} {r}")).collect();
+    parts.sort();
     format!(
         "0/{total_nodes} nodes are available: {}. preemption: 0/{total_nodes} nodes are available: {total_nodes} No preemption victims found for incoming pod.",
         parts.join(", ")
@@ -194,7 +260,9 @@ impl Reconciler for Scheduler {
         }
         let want = usage_of(&pod);
         let node_gr = nodes();
+        // selectHost: the highest total score; among equals, reservoir sampling.
         let mut best: Option<(u64, String)> = None;
+        let mut best_count = 0u32;
         let mut reasons: BTreeMap<String, usize> = BTreeMap::new();
         let mut total = 0;
         for node in ctx.cache.list(&node_gr) {
@@ -222,14 +290,35 @@ impl Reconciler for Scheduler {
                 fits = false;
             }
             if fits {
-                // LeastAllocated: prefer the node with the most free CPU share, then by name.
-                let score = if cpu == u64::MAX || cpu == 0 {
-                    used.pods
-                } else {
-                    (used.cpu_millis + want.cpu_millis) * 1000 / cpu
-                };
-                if best.as_ref().is_none_or(|(s, _)| score < *s) {
-                    best = Some((score, name));
+                let capacity = |q: u64| if q == u64::MAX { 0 } else { q };
+                let allocatable = [capacity(cpu), capacity(mem)];
+                let fit = least_allocated(
+                    [
+                        used.nonzero_cpu_millis + want.nonzero_cpu_millis,
+                        used.nonzero_memory_bytes + want.nonzero_memory_bytes,
+                    ],
+                    allocatable,
+                );
+                let balanced = balanced_allocation(
+                    [
+                        used.cpu_millis + want.cpu_millis,
+                        used.memory_bytes + want.memory_bytes,
+                    ],
+                    allocatable,
+                );
+                let score = fit + balanced;
+                match &best {
+                    Some((s, _)) if score < *s => {}
+                    Some((s, _)) if score == *s => {
+                        best_count += 1;
+                        if ctx.rng.random_range(0..best_count) == 0 {
+                            best = Some((score, name));
+                        }
+                    }
+                    _ => {
+                        best = Some((score, name));
+                        best_count = 1;
+                    }
                 }
             }
         }
@@ -274,6 +363,53 @@ impl Reconciler for Scheduler {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    const MI: u64 = 1024 * 1024;
+
+    /// Worked from least_allocated.go: a 2-CPU, 4 GiB node with two request-less pods (counted as
+    /// 100m/200Mi each) scoring a third: cpu (2000-300)*100/2000 = 85, memory
+    /// (4096-600)*100/4096 = 85 (85.35 truncated), mean 85.
+    #[test]
+    fn least_allocated_counts_the_defaults_for_request_less_pods() {
+        let (cpu, mem) = util::pod_nonzero_requests(&serde_json::json!({
+            "spec": {"containers": [{"name": "app", "image": "nginx"}]}
+        }));
+        assert_eq!((cpu, mem), (100, 200 * MI));
+        assert_eq!(least_allocated([3 * cpu, 3 * mem], [2000, 4096 * MI]), 85);
+        assert_eq!(
+            least_allocated([2100, 0], [2000, 4096 * MI]),
+            50,
+            "over capacity scores 0"
+        );
+        assert_eq!(
+            least_allocated([100, 0], [0, 0]),
+            0,
+            "no allocatable: no score"
+        );
+    }
+
+    /// Worked from balanced_allocation.go: fractions 500/2000 = 0.25 and 1/8 = 0.125, std 0.0625,
+    /// (1 - 0.0625) * 100 = 93.75, truncated to 93; no requests at all balance perfectly.
+    #[test]
+    fn balanced_allocation_scores_the_spread_between_cpu_and_memory() {
+        assert_eq!(balanced_allocation([500, 1024 * MI], [2000, 8192 * MI]), 93);
+        assert_eq!(balanced_allocation([0, 0], [2000, 8192 * MI]), 100);
+        assert_eq!(
+            balanced_allocation([4000, 0], [2000, 8192 * MI]),
+            50,
+            "fractions cap at 1"
+        );
+    }
+
+    /// `FitError.Error` sorts the "<count> <reason>" strings, so the count leads.
+    #[test]
+    fn unschedulable_reasons_are_sorted_as_printed() {
+        let mut r = BTreeMap::new();
+        r.insert("Insufficient cpu".to_owned(), 2);
+        r.insert("Insufficient memory".to_owned(), 1);
+        assert!(unschedulable_message(3, &r)
+            .starts_with("0/3 nodes are available: 1 Insufficient memory, 2 Insufficient cpu. "));
+    }
 
     #[test]
     fn the_unschedulable_message_counts_nodes_per_reason() {

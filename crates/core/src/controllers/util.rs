@@ -161,6 +161,35 @@ pub fn pod_requests(pod: &Value) -> (u64, u64) {
     (cpu, mem)
 }
 
+/// The scheduler's default for a container that requests no CPU: 100m
+/// (`DefaultMilliCPURequest`, pkg/scheduler/util/pod_resources.go).
+pub const DEFAULT_MILLI_CPU_REQUEST: u64 = 100;
+/// ... and no memory: 200 MiB (`DefaultMemoryRequest`).
+pub const DEFAULT_MEMORY_REQUEST: u64 = 200 * 1024 * 1024;
+
+/// A Pod's (CPU millis, memory bytes) requests as the scheduler scores them: a container that
+/// does not request a resource counts as the defaults above, so request-less pods still spread
+/// [kube 1.32 `resourcehelper.PodRequests` with `NonMissingContainerRequests`, used for the
+/// node's `NonZeroRequested` and the pod's score in noderesources].
+pub fn pod_nonzero_requests(pod: &Value) -> (u64, u64) {
+    let mut cpu = 0;
+    let mut mem = 0;
+    for c in pod
+        .at("/spec/containers")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        cpu += c
+            .at("/resources/requests/cpu")
+            .map_or(DEFAULT_MILLI_CPU_REQUEST, cpu_millis);
+        mem += c
+            .at("/resources/requests/memory")
+            .map_or(DEFAULT_MEMORY_REQUEST, memory_bytes);
+    }
+    (cpu, mem)
+}
+
 // ---- request builders -------------------------------------------------------------------
 
 fn request(principal: &str, verb: Verb, gr: GroupResource, ns: &str, name: &str) -> ApiRequest {

@@ -419,6 +419,41 @@ fn a_bad_image_ends_in_progress_deadline_exceeded() {
     }));
 }
 
+/// Most beginners' pods request nothing. kube scores them as 100m CPU / 200Mi each
+/// (`NonMissingContainerRequests`), so LeastAllocated spreads them by free share: on a 2-CPU,
+/// 4 GiB node beside an 8-CPU, 16 GiB one, the big node takes pods until its score falls to the
+/// small node's 95 (about four pods to one). Scoring raw requests, every node scored the same
+/// and all 20 went to node-1.
+#[test]
+fn request_less_pods_spread_by_the_schedulers_default_requests() {
+    let mut d = deployment("default", "web", 20, "nginx:1.25");
+    if let Some(c) = d
+        .pointer_mut("/spec/template/spec/containers/0")
+        .and_then(Value::as_object_mut)
+    {
+        c.remove("resources");
+    }
+    let s = Scenario::new("request-less pods")
+        .config(|c| {
+            c.nodes = vec![
+                NodeSpec::new("node-1", "2", "4Gi"),
+                NodeSpec::new("node-2", "8", "16Gi"),
+            ];
+        })
+        .at(0, create_as("alice", deployments(), "default", d))
+        .until(120_000);
+    let out = s.run();
+    let on = |node: &str| {
+        out.world
+            .objects()
+            .filter(|(k, p)| k.gr.resource == "pods" && str_at(p, "/spec/nodeName") == node)
+            .count()
+    };
+    let (small, big) = (on("node-1"), on("node-2"));
+    assert_eq!(small + big, 20);
+    assert!((3..=5).contains(&small), "node-1 has {small}, node-2 {big}");
+}
+
 #[test]
 fn pods_that_fit_nowhere_are_marked_unschedulable_with_kubes_message() {
     let out = check(
