@@ -58,32 +58,222 @@ pub fn random_suffix(rng: &mut impl Rng) -> String {
         .collect()
 }
 
-/// Deletion preference (`getPodsToDelete` ranking, simplified): unassigned before assigned,
-/// Pending before Running, not ready before ready, more restarts first, newer first.
-fn deletion_rank(pod: &Value) -> (u8, u8, u8, i64, std::cmp::Reverse<String>, String) {
-    let assigned = u8::from(!str_at(pod, "/spec/nodeName").is_empty());
-    let phase = match str_at(pod, "/status/phase") {
-        "Pending" => 0,
+/// The annotation that ranks a pod for scale-down (`PodDeletionCost`, on by default).
+pub const POD_DELETION_COST: &str = "controller.kubernetes.io/pod-deletion-cost";
+
+/// One pod as `ActivePodsWithRanks` sees it.
+struct Ranked<'a> {
+    pod: &'a Value,
+    /// Active pods of this ReplicaSet and its siblings on the same node, itself included.
+    rank: usize,
+    ready: bool,
+    /// Ready's lastTransitionTime when Ready (`podReadyTime`), in Unix ms.
+    ready_since_ms: Option<i64>,
+    created_ms: Option<i64>,
+}
+
+fn phase_ordinal(pod: &Value) -> u8 {
+    // `podPhaseToOrdinal`; any other phase reads as 0.
+    match str_at(pod, "/status/phase") {
         "Unknown" => 1,
-        _ => 2,
-    };
-    let restarts: i64 = pod
-        .at("/status/containerStatuses")
+        "Running" => 2,
+        _ => 0,
+    }
+}
+
+fn deletion_cost(pod: &Value) -> i64 {
+    // `GetDeletionCostFromPodAnnotations`: an int32; missing or invalid counts as 0.
+    pod.at(&format!(
+        "/metadata/annotations/{}",
+        POD_DELETION_COST.replace('/', "~1")
+    ))
+    .and_then(Value::as_str)
+    .and_then(|v| v.parse::<i32>().ok())
+    .map_or(0, i64::from)
+}
+
+fn max_container_restarts(pod: &Value) -> i64 {
+    pod.at("/status/containerStatuses")
         .and_then(Value::as_array)
-        .map(|cs| {
-            cs.iter()
-                .filter_map(|c| c.get("restartCount").and_then(Value::as_i64))
-                .sum()
+        .into_iter()
+        .flatten()
+        .filter_map(|c| c.get("restartCount").and_then(Value::as_i64))
+        .max()
+        .unwrap_or(0)
+}
+
+fn time_ms(pod: &Value, ptr: &str) -> Option<i64> {
+    pod.at(ptr)
+        .and_then(Value::as_str)
+        .and_then(crate::time::parse_rfc3339_unix_ms)
+}
+
+/// `int64(math.Log2(float64(now - t)))` over nanoseconds, or -1 when `t` is not before now, as
+/// `logarithmicRankDiff` buckets times. Computed as the exact integer log (Go's float log can
+/// round up to the next bucket within a few nanoseconds of a power of two, from about 13 days
+/// on; the exact form is the same on every platform, which the float one is not promised to be).
+fn log2_bucket(now_ms: i64, t_ms: i64) -> i64 {
+    let ns = (now_ms - t_ms).saturating_mul(1_000_000);
+    if ns > 0 {
+        i64::from(63 - ns.leading_zeros())
+    } else {
+        -1
+    }
+}
+
+/// `afterOrZero`: a missing time first, else the later one first.
+fn after_or_zero(a: Option<i64>, b: Option<i64>) -> bool {
+    match (a, b) {
+        (None, _) | (_, None) => a.is_none(),
+        (Some(a), Some(b)) => a > b,
+    }
+}
+
+/// `ActivePodsWithRanks.Less` [kubernetes pkg/controller/controller_utils.go, 1.32 with
+/// PodDeletionCost on and LogarithmicScaleDown locked on]: whether `a` goes before `b`.
+fn delete_before(a: &Ranked<'_>, b: &Ranked<'_>, now_ms: i64) -> bool {
+    let (node_a, node_b) = (
+        str_at(a.pod, "/spec/nodeName"),
+        str_at(b.pod, "/spec/nodeName"),
+    );
+    // 1. Unassigned before assigned.
+    if node_a != node_b && (node_a.is_empty() || node_b.is_empty()) {
+        return node_a.is_empty();
+    }
+    // 2. Pending < Unknown < Running.
+    let (pa, pb) = (phase_ordinal(a.pod), phase_ordinal(b.pod));
+    if pa != pb {
+        return pa < pb;
+    }
+    // 3. Not ready before ready.
+    if a.ready != b.ready {
+        return !a.ready;
+    }
+    // 4. Lower pod-deletion-cost first.
+    let (ca, cb) = (deletion_cost(a.pod), deletion_cost(b.pod));
+    if ca != cb {
+        return ca < cb;
+    }
+    // 5. Doubled up (more related pods on its node) first.
+    if a.rank != b.rank {
+        return a.rank > b.rank;
+    }
+    let by_time = |ta: Option<i64>, tb: Option<i64>| -> Option<bool> {
+        if ta == tb {
+            return None;
+        }
+        let (Some(x), Some(y)) = (ta, tb) else {
+            return Some(after_or_zero(ta, tb));
+        };
+        let diff = log2_bucket(now_ms, x) - log2_bucket(now_ms, y);
+        Some(if diff == 0 {
+            util::uid(a.pod) < util::uid(b.pod)
+        } else {
+            diff < 0
         })
-        .unwrap_or(0);
-    (
-        assigned,
-        phase,
-        u8::from(pod_is_ready(pod)),
-        -restarts,
-        std::cmp::Reverse(str_at(pod, "/metadata/creationTimestamp").to_owned()),
-        util::name(pod).to_owned(),
-    )
+    };
+    // 6. Both ready: ready for less time first (logarithmic buckets, then UID).
+    if a.ready && b.ready {
+        if let Some(first) = by_time(a.ready_since_ms, b.ready_since_ms) {
+            return first;
+        }
+    }
+    // 7. More restarts (of any one container) first.
+    let (ra, rb) = (max_container_restarts(a.pod), max_container_restarts(b.pod));
+    if ra != rb {
+        return ra > rb;
+    }
+    // 8. Newer first (logarithmic buckets, then UID).
+    by_time(a.created_ms, b.created_ms).unwrap_or(false)
+}
+
+/// `getPodsToDelete` with `getPodsRankedByRelatedPodsOnSameNode` [pkg/controller/replicaset
+/// replica_set.go]: `candidates` ordered for deletion, ranked by how many active `related`
+/// pods (of every ReplicaSet with the same controller) share their node. kube's `sort.Sort` is
+/// not stable; equal pods keep name order here.
+fn pods_to_delete(
+    mut candidates: Vec<Arc<Value>>,
+    related: &[Arc<Value>],
+    now: SimTime,
+) -> Vec<Arc<Value>> {
+    let mut on_node: BTreeMap<&str, usize> = BTreeMap::new();
+    for p in related.iter().filter(|p| pod_is_active(p)) {
+        *on_node.entry(str_at(p, "/spec/nodeName")).or_default() += 1;
+    }
+    candidates.sort_by(|a, b| util::name(a).cmp(util::name(b)));
+    let mut ranked: Vec<(Ranked<'_>, usize)> = candidates
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            let ready = pod_is_ready(p);
+            let ready_since_ms = ready
+                .then(|| {
+                    p.get("status")
+                        .and_then(|s| util::find_condition(s, "Ready"))
+                })
+                .flatten()
+                .and_then(|c| c.get("lastTransitionTime"))
+                .and_then(Value::as_str)
+                .and_then(crate::time::parse_rfc3339_unix_ms);
+            let ranked = Ranked {
+                pod: p.as_ref(),
+                rank: on_node
+                    .get(str_at(p, "/spec/nodeName"))
+                    .copied()
+                    .unwrap_or(0),
+                ready,
+                ready_since_ms,
+                created_ms: time_ms(p, "/metadata/creationTimestamp"),
+            };
+            (ranked, i)
+        })
+        .collect();
+    let now_ms = now.unix_ms();
+    ranked.sort_by(|(a, _), (b, _)| {
+        if delete_before(a, b, now_ms) {
+            std::cmp::Ordering::Less
+        } else if delete_before(b, a, now_ms) {
+            std::cmp::Ordering::Greater
+        } else {
+            std::cmp::Ordering::Equal
+        }
+    });
+    ranked
+        .into_iter()
+        .map(|(_, i)| candidates[i].clone())
+        .collect()
+}
+
+/// `getIndirectlyRelatedPods`: the pods selected by every ReplicaSet that has the same
+/// controller as `rs` (itself alone when it has none), each once.
+fn related_pods(rs: &Value, cache: &Informer) -> Vec<Arc<Value>> {
+    let controller = util::controller_of(rs).map(|(_, _, uid)| uid.to_owned());
+    let ns = util::namespace(rs);
+    let (rs_gr, pod_gr) = (replicasets(), pods());
+    let siblings: Vec<&Arc<Value>> = cache
+        .list(&rs_gr)
+        .filter(|r| util::namespace(r) == ns)
+        .filter(|r| match &controller {
+            Some(c) => util::controller_of(r).is_some_and(|(_, _, u)| u == c),
+            None => util::uid(r) == util::uid(rs),
+        })
+        .collect();
+    let mut seen = std::collections::BTreeSet::new();
+    let mut related = Vec::new();
+    for sibling in siblings {
+        let Some(selector) = sibling.at("/spec/selector") else {
+            continue;
+        };
+        for p in cache.list(&pod_gr) {
+            if util::namespace(p) == ns
+                && util::selector_matches(selector, &util::labels(p))
+                && seen.insert(util::uid(p).to_owned())
+            {
+                related.push(p.clone());
+            }
+        }
+    }
+    related
 }
 
 /// `IsPodAvailable`: Ready and either no minReadySeconds or ready for longer than it.
@@ -211,13 +401,14 @@ impl Reconciler for ReplicaSetController {
                 }
             } else if diff > 0 {
                 let n = diff.min(BURST_REPLICAS);
-                let mut candidates: Vec<Arc<Value>> = ctx
+                let candidates: Vec<Arc<Value>> = ctx
                     .cache
                     .owned_by(&uid)
                     .filter(|p| pod_is_active(p))
                     .cloned()
                     .collect();
-                candidates.sort_by_cached_key(|p| deletion_rank(p));
+                let related = related_pods(&rs, ctx.cache);
+                let candidates = pods_to_delete(candidates, &related, ctx.now);
                 self.expectations.insert(
                     key.clone(),
                     Expectation {
@@ -372,6 +563,126 @@ pub fn pod_from_template(rs: &Value, suffix: &str) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A Running pod on `node`, created `created` seconds and Ready since `ready` seconds after
+    /// the epoch (None: not ready), with these container restart counts.
+    fn pod(
+        name: &str,
+        uid: &str,
+        node: &str,
+        created: u64,
+        ready: Option<u64>,
+        restarts: &[i64],
+    ) -> Arc<Value> {
+        let t = |s: u64| SimTime::from_ms(s * 1000).rfc3339();
+        let mut p = json!({
+            "metadata": {"name": name, "namespace": "default", "uid": uid, "creationTimestamp": t(created)},
+            "spec": {"nodeName": node},
+            "status": {
+                "phase": "Running",
+                "conditions": [{"type": "Ready", "status": if ready.is_some() { "True" } else { "False" },
+                    "lastTransitionTime": t(ready.unwrap_or(created))}],
+                "containerStatuses": restarts.iter().map(|r| json!({"restartCount": r})).collect::<Vec<_>>(),
+            },
+        });
+        if node.is_empty() {
+            p["spec"] = json!({});
+        }
+        Arc::new(p)
+    }
+
+    fn first_deleted(pods: Vec<Arc<Value>>, now_s: u64) -> String {
+        let related = pods.clone();
+        let order = pods_to_delete(pods, &related, SimTime::from_ms(now_s * 1000));
+        util::name(&order[0]).to_owned()
+    }
+
+    /// The cases below are worked from `ActivePodsWithRanks.Less`, rule by rule.
+    #[test]
+    fn scale_down_prefers_a_lower_pod_deletion_cost() {
+        let mut b = pod("b", "u2", "node-2", 10, Some(20), &[0]);
+        let a = pod("a", "u1", "node-1", 50, Some(60), &[0]);
+        Arc::make_mut(&mut b)["metadata"]["annotations"] = json!({POD_DELETION_COST: "-100"});
+        // Without the cost the newer (a) would go; the cost ranks before age.
+        assert_eq!(first_deleted(vec![a.clone(), b], 1000), "b");
+        let mut a = a;
+        Arc::make_mut(&mut a)["metadata"]["annotations"] = json!({POD_DELETION_COST: "100"});
+        assert_eq!(
+            first_deleted(vec![a, pod("b", "u2", "node-2", 10, Some(20), &[0])], 1000),
+            "b"
+        );
+    }
+
+    #[test]
+    fn scale_down_prefers_pods_doubled_up_on_a_node() {
+        // p3 is the newest, but p1 and p2 share node-a: rank 2 beats rank 1.
+        let pods = vec![
+            pod("p1", "u1", "node-a", 10, Some(20), &[0]),
+            pod("p2", "u2", "node-a", 10, Some(20), &[0]),
+            pod("p3", "u3", "node-b", 50, Some(60), &[0]),
+        ];
+        assert_eq!(first_deleted(pods, 1000), "p1");
+    }
+
+    #[test]
+    fn scale_down_prefers_the_pod_ready_for_less_time() {
+        // At 1000 s: a has been ready 2 s (bucket floor(log2 2e9) = 30), b 100 s (36), though a
+        // was created first; the shorter ready time goes first.
+        let pods = vec![
+            pod("a", "u1", "node-1", 10, Some(998), &[0]),
+            pod("b", "u2", "node-2", 500, Some(900), &[0]),
+        ];
+        assert_eq!(first_deleted(pods, 1000), "a");
+        assert_eq!(log2_bucket(1_000_000, 998_000), 30);
+        assert_eq!(log2_bucket(1_000_000, 900_000), 36);
+    }
+
+    #[test]
+    fn scale_down_compares_the_most_restarts_of_one_container_not_their_sum() {
+        // a: max 3 (sum 3); b: max 2 (sum 4). kube deletes a.
+        let pods = vec![
+            pod("a", "u1", "node-1", 10, None, &[3, 0]),
+            pod("b", "u2", "node-2", 10, None, &[2, 2]),
+        ];
+        assert_eq!(first_deleted(pods, 1000), "a");
+    }
+
+    #[test]
+    fn scale_down_buckets_creation_times_and_breaks_ties_by_uid() {
+        // At 1000 s, a was created 5 s ago, b 7 s ago: floor(log2 5e9) = floor(log2 7e9) = 32, the
+        // same bucket, so the smaller UID (b's) goes first, not the newer pod.
+        let pods = vec![
+            pod("a", "uid-b", "node-1", 995, None, &[0]),
+            pod("b", "uid-a", "node-2", 993, None, &[0]),
+        ];
+        assert_eq!(first_deleted(pods, 1000), "b");
+        // Different buckets: 5 s (32) against 100 s (36): the newer goes first.
+        let pods = vec![
+            pod("a", "uid-b", "node-1", 995, None, &[0]),
+            pod("b", "uid-a", "node-2", 900, None, &[0]),
+        ];
+        assert_eq!(first_deleted(pods, 1000), "a");
+    }
+
+    #[test]
+    fn scale_down_takes_unassigned_then_pending_then_not_ready_first() {
+        let mut pending = pod("pending", "u2", "node-1", 10, None, &[0]);
+        Arc::make_mut(&mut pending)["status"]["phase"] = json!("Pending");
+        let pods = vec![
+            pod("ready", "u1", "node-1", 10, Some(20), &[0]),
+            pending.clone(),
+            pod("unassigned", "u3", "", 10, None, &[0]),
+        ];
+        assert_eq!(first_deleted(pods, 1000), "unassigned");
+        let pods = vec![pod("ready", "u1", "node-1", 10, Some(20), &[0]), pending];
+        assert_eq!(first_deleted(pods, 1000), "pending");
+        let pods = vec![
+            pod("ready", "u1", "node-1", 900, Some(990), &[0]),
+            pod("unready", "u2", "node-2", 10, None, &[0]),
+        ];
+        assert_eq!(first_deleted(pods, 1000), "unready");
+    }
+
     use rand::SeedableRng;
 
     #[test]
@@ -389,13 +700,5 @@ mod tests {
         assert!(pod_available(&pod, 0, SimTime(10_000)));
         assert!(!pod_available(&pod, 5, SimTime(15_000)));
         assert!(pod_available(&pod, 5, SimTime(15_001)));
-    }
-
-    #[test]
-    fn unassigned_and_pending_pods_are_deleted_first() {
-        let running = json!({"metadata": {"name": "a"}, "spec": {"nodeName": "n1"}, "status": {"phase": "Running"}});
-        let pending =
-            json!({"metadata": {"name": "b"}, "spec": {}, "status": {"phase": "Pending"}});
-        assert!(deletion_rank(&pending) < deletion_rank(&running));
     }
 }
