@@ -1537,7 +1537,13 @@ impl ApiServer {
         if result == *old {
             return Ok(old.clone());
         }
-        if is_deleting(&result) && finalizers(&result).is_empty() {
+        // `ShouldDeleteDuringUpdate`: the last finalizer gone, and no grace period pending (a
+        // terminating Pod stays until its kubelet deletes it).
+        let no_grace_left = result
+            .at("/metadata/deletionGracePeriodSeconds")
+            .and_then(Value::as_i64)
+            .is_none_or(|g| g == 0);
+        if is_deleting(&result) && finalizers(&result).is_empty() && no_grace_left {
             self.queue_graph_changes(old, &result);
             self.state.store.put(key.clone(), result);
             let removed = self.remove(now, &key).unwrap_or_default();
@@ -1692,6 +1698,9 @@ impl ApiServer {
         }
         let same = fins.iter().collect::<BTreeSet<_>>() == kept.iter().collect::<BTreeSet<_>>();
         let deleting = is_deleting(&old);
+        if info.rules == KindRules::Pod {
+            return self.delete_pod(now, key, old, (kept, same), options);
+        }
         if deleting && same {
             return Ok(old);
         }
@@ -1723,6 +1732,113 @@ impl ApiServer {
         }
         // persist() queues an owner that starts waiting for its dependents.
         Ok(self.persist(now, key, obj, WatchEventType::Modified))
+    }
+
+    /// Graceful deletion of a Pod [apiserver pkg/registry/rest/delete.go BeforeDelete,
+    /// generic/registry/store.go Delete and updateForGracefulDeletionAndFinalizers, kubernetes
+    /// pkg/registry/core/pod/strategy.go CheckGracefulDelete]. The first DELETE sets
+    /// `deletionTimestamp = now + grace` and `deletionGracePeriodSeconds` (the request's
+    /// `gracePeriodSeconds`, else `spec.terminationGracePeriodSeconds`; 0 for a pod on no node
+    /// or already Succeeded/Failed; a negative one is 1) and writes the pod (MODIFIED). It is
+    /// removed at once only with a grace of 0 and no finalizers left; otherwise its kubelet stops
+    /// it and deletes it with grace 0. A later DELETE may only shorten the grace. The answer is
+    /// the Pod (the pod registry's `ReturnDeletedObject`).
+    fn delete_pod(
+        &mut self,
+        now: SimTime,
+        key: ObjectKey,
+        old: Value,
+        (kept, same): (Vec<String>, bool),
+        options: Option<&Value>,
+    ) -> ApiResult {
+        let requested = options
+            .and_then(|o| o.get("gracePeriodSeconds"))
+            .and_then(Value::as_i64)
+            // BeforeDelete: a negative grace period is taken as 1 s.
+            .map(|g| if g < 0 { 1 } else { g });
+        let mut obj = old;
+        if is_deleting(&obj) {
+            let current = obj
+                .at("/metadata/deletionGracePeriodSeconds")
+                .and_then(Value::as_i64)
+                .unwrap_or(0);
+            if current > 0 {
+                // Pending graceful deletion: only a shorter grace moves it; finalizers cannot
+                // change through DeleteOptions any more.
+                let Some(period) = requested.filter(|p| *p < current) else {
+                    return Ok(obj);
+                };
+                let ts = obj
+                    .at("/metadata/deletionTimestamp")
+                    .and_then(Value::as_str)
+                    .and_then(SimTime::parse_rfc3339)
+                    .map_or(now, |t| t);
+                let moved = SimTime::from_ms(
+                    (ts.as_ms() + period as u64 * 1000).saturating_sub(current as u64 * 1000),
+                );
+                let m = meta_mut(&mut obj);
+                m.insert("deletionTimestamp".into(), Value::from(moved.rfc3339()));
+                m.insert("deletionGracePeriodSeconds".into(), Value::from(period));
+                // Written first (MODIFIED), then removed when no grace and no finalizer is left.
+                let written = self.persist(now, key.clone(), obj, WatchEventType::Modified);
+                if period == 0 && kept.is_empty() {
+                    return Ok(self.remove(now, &key).unwrap_or(written));
+                }
+                return Ok(written);
+            }
+            // Deleting with no grace left (finalizers): as for any other kind.
+            if kept.is_empty() {
+                meta_mut(&mut obj).insert("finalizers".into(), json!([]));
+                self.state.store.put(key.clone(), obj);
+                return Ok(self.remove(now, &key).unwrap_or_default());
+            }
+            if same {
+                return Ok(obj);
+            }
+            meta_mut(&mut obj).insert("finalizers".into(), json!(kept));
+            return Ok(self.persist(now, key, obj, WatchEventType::Modified));
+        }
+        // CheckGracefulDelete.
+        let on_node = obj
+            .at("/spec/nodeName")
+            .and_then(Value::as_str)
+            .is_some_and(|n| !n.is_empty());
+        let finished = matches!(
+            obj.at("/status/phase").and_then(Value::as_str),
+            Some("Succeeded" | "Failed")
+        );
+        let mut period = requested.unwrap_or_else(|| {
+            obj.at("/spec/terminationGracePeriodSeconds")
+                .and_then(Value::as_i64)
+                .unwrap_or(0)
+        });
+        if !on_node || finished {
+            period = 0;
+        }
+        if period < 0 {
+            period = 1;
+        }
+        if !same {
+            meta_mut(&mut obj).insert("finalizers".into(), json!(kept));
+        }
+        let m = meta_mut(&mut obj);
+        m.insert(
+            "deletionTimestamp".into(),
+            Value::from(now.plus_ms(period as u64 * 1000).rfc3339()),
+        );
+        m.insert("deletionGracePeriodSeconds".into(), Value::from(period));
+        if let Some(g) = m
+            .get("generation")
+            .and_then(Value::as_i64)
+            .filter(|g| *g > 0)
+        {
+            m.insert("generation".into(), Value::from(g + 1));
+        }
+        let written = self.persist(now, key.clone(), obj, WatchEventType::Modified);
+        if period == 0 && kept.is_empty() {
+            return Ok(self.remove(now, &key).unwrap_or(written));
+        }
+        Ok(written)
     }
 
     /// `propagationPolicy: Orphan`: dependents lose their ownerReference to the owner.
@@ -2962,6 +3078,113 @@ mod tests {
             (last.principal.as_str(), last.verb),
             (principals::GARBAGE_COLLECTOR, Verb::Delete)
         );
+    }
+
+    /// A pod named `name`, on `node` when it is not empty.
+    fn pod_on(s: &mut ApiServer, name: &str, node: &str) -> ObjectKey {
+        let mut pod = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name},
+            "spec": {"containers": [{"name": "c", "image": "nginx"}]}});
+        if !node.is_empty() {
+            pod["spec"]["nodeName"] = json!(node);
+        }
+        ok(s, ApiRequest::create(ALICE, pods(), "default", pod));
+        s.drain_watch_events();
+        ObjectKey::new(pods(), "default", name)
+    }
+
+    fn events(s: &mut ApiServer) -> Vec<WatchEventType> {
+        s.drain_watch_events()
+            .into_iter()
+            .map(|e| e.event_type)
+            .collect()
+    }
+
+    /// Worked from BeforeDelete, CheckGracefulDelete and updateForGracefulDeletionAndFinalizers:
+    /// a scheduled pod is marked for deletion 30 s ahead (terminationGracePeriodSeconds' default)
+    /// and stays, written once (MODIFIED); the answer is the Pod.
+    #[test]
+    fn deleting_a_scheduled_pod_marks_it_for_deletion_after_its_grace_period() {
+        let mut s = ApiServer::new();
+        let key = pod_on(&mut s, "p", "node-1");
+        let answer = ok(&mut s, ApiRequest::delete(ALICE, pods(), "default", "p"));
+        assert_eq!(answer["kind"], "Pod");
+        assert_eq!(
+            answer["metadata"]["deletionTimestamp"],
+            "2025-01-01T00:00:31Z"
+        );
+        assert_eq!(answer["metadata"]["deletionGracePeriodSeconds"], 30);
+        assert_eq!(s.get(&key), Some(&answer));
+        assert_eq!(events(&mut s), vec![WatchEventType::Modified]);
+        // A second DELETE without a shorter grace changes nothing.
+        let again = ok(&mut s, ApiRequest::delete(ALICE, pods(), "default", "p"));
+        assert_eq!(again, answer);
+        assert_eq!(events(&mut s), vec![]);
+        // A status write does not remove it, though it has no finalizers.
+        let mut st = answer.clone();
+        st["status"]["phase"] = json!("Succeeded");
+        ok(
+            &mut s,
+            ApiRequest::update_status("admin", pods(), "default", "p", st),
+        );
+        assert!(s.get(&key).is_some());
+        // Shorter: the timestamp moves by the difference (T+31 - 30 + 5), then 0 removes it.
+        let shorter = ok(
+            &mut s,
+            ApiRequest::delete_with_options(
+                ALICE,
+                pods(),
+                "default",
+                "p",
+                json!({"gracePeriodSeconds": 5}),
+            ),
+        );
+        assert_eq!(
+            shorter["metadata"]["deletionTimestamp"],
+            "2025-01-01T00:00:06Z"
+        );
+        assert_eq!(shorter["metadata"]["deletionGracePeriodSeconds"], 5);
+        s.drain_watch_events();
+        ok(
+            &mut s,
+            ApiRequest::delete_with_options(
+                ALICE,
+                pods(),
+                "default",
+                "p",
+                json!({"gracePeriodSeconds": 0}),
+            ),
+        );
+        assert!(s.get(&key).is_none());
+        assert_eq!(
+            events(&mut s),
+            vec![WatchEventType::Modified, WatchEventType::Deleted]
+        );
+    }
+
+    #[test]
+    fn a_pod_on_no_node_is_deleted_at_once_and_a_negative_grace_is_one_second() {
+        let mut s = ApiServer::new();
+        let key = pod_on(&mut s, "p", "");
+        let answer = ok(&mut s, ApiRequest::delete(ALICE, pods(), "default", "p"));
+        assert_eq!(answer["kind"], "Pod");
+        assert!(s.get(&key).is_none());
+        assert_eq!(
+            events(&mut s),
+            vec![WatchEventType::Modified, WatchEventType::Deleted]
+        );
+        let key = pod_on(&mut s, "q", "node-1");
+        let answer = ok(
+            &mut s,
+            ApiRequest::delete_with_options(
+                ALICE,
+                pods(),
+                "default",
+                "q",
+                json!({"gracePeriodSeconds": -5}),
+            ),
+        );
+        assert_eq!(answer["metadata"]["deletionGracePeriodSeconds"], 1);
+        assert!(s.get(&key).is_some());
     }
 
     #[test]

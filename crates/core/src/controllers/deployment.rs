@@ -12,9 +12,9 @@ use std::sync::Arc;
 
 use serde_json::{json, Map, Value};
 
-use super::util::{self, deployments, replicasets, str_at, Cond};
+use super::util::{self, deployments, pods, replicasets, str_at, Cond};
 use super::{owner_key, Action, Ctx, ReconcileError, Reconciler};
-use crate::api::{GroupResource, ObjectKey, StatusReason, WatchEvent};
+use crate::api::{GroupResource, ObjectKey, StatusReason, WatchEvent, WatchEventType};
 use crate::engine::informer::Informer;
 
 pub const REVISION: &str = "deployment.kubernetes.io/revision";
@@ -1068,9 +1068,7 @@ impl Sync<'_, '_> {
         if scaled_down {
             return self.sync_rollout_status(rss, new_rs);
         }
-        let old_running =
-            (0..rss.len()).any(|i| Some(i) != new_rs && rs_status(&rss[i], "replicas") > 0);
-        if old_running {
+        if self.old_pods_running(rss, new_rs) {
             return self.sync_rollout_status(rss, new_rs);
         }
         if new_rs.is_none() {
@@ -1084,6 +1082,25 @@ impl Sync<'_, '_> {
             self.scale_if_needed(rss, n, self.spec.replicas)?;
         }
         self.sync_rollout_status(rss, new_rs)
+    }
+
+    /// `oldPodsRunning` [pkg/controller/deployment/recreate.go]: an old ReplicaSet still counts
+    /// replicas, or one of its pods has not reached a terminal phase (a Terminating pod still
+    /// runs; an Unknown one might).
+    fn old_pods_running(&self, rss: &[Value], new_rs: Option<usize>) -> bool {
+        if (0..rss.len()).any(|i| Some(i) != new_rs && rs_status(&rss[i], "replicas") > 0) {
+            return true;
+        }
+        let new_uid = new_rs.map(|n| util::uid(&rss[n]));
+        rss.iter()
+            .map(util::uid)
+            .filter(|uid| Some(*uid) != new_uid)
+            .any(|uid| {
+                self.ctx.cache.owned_by(uid).any(|p| {
+                    p.get("kind").and_then(Value::as_str) == Some("Pod")
+                        && !matches!(str_at(p, "/status/phase"), "Failed" | "Succeeded")
+                })
+            })
     }
 
     /// `checkPausedConditions`.
@@ -1181,6 +1198,32 @@ fn replica_failure(rss: &[Value], new_rs: Option<usize>) -> Option<Value> {
         .or_else(|| rss.iter().find_map(find))
 }
 
+/// kube's `deletePod` handler: when a pod goes, a Recreate Deployment left with no pods at all
+/// is synced (its new ReplicaSet may scale up now).
+fn recreate_without_pods(ev: &WatchEvent, pod: &Value, cache: &Informer) -> Option<ObjectKey> {
+    if ev.event_type != WatchEventType::Deleted {
+        return None;
+    }
+    let rs_key = owner_key(pod, &ev.key, "ReplicaSet", replicasets())?;
+    let rs = cache.get(&rs_key)?;
+    let d_key = owner_key(rs, &rs_key, "Deployment", deployments())?;
+    let d = cache.get(&d_key)?;
+    if str_at(d, "/spec/strategy/type") != "Recreate" {
+        return None;
+    }
+    let rs_gr = replicasets();
+    let d_uid = util::uid(d);
+    let pods_left = cache
+        .list(&rs_gr)
+        .filter(|r| util::controller_of(r).is_some_and(|(_, _, u)| u == d_uid))
+        .any(|r| {
+            cache
+                .owned_by(util::uid(r))
+                .any(|p| p.get("kind").and_then(Value::as_str) == Some("Pod"))
+        });
+    (!pods_left).then_some(d_key)
+}
+
 impl Reconciler for DeploymentController {
     fn name(&self) -> String {
         "deployment-controller".into()
@@ -1191,7 +1234,9 @@ impl Reconciler for DeploymentController {
     }
 
     fn watches(&self, gr: &GroupResource) -> bool {
-        *gr == deployments() || *gr == replicasets()
+        // Pods too, for Recreate (kube's deployment controller has a pod informer with a delete
+        // handler only).
+        *gr == deployments() || *gr == replicasets() || *gr == pods()
     }
 
     fn keys_for(
@@ -1199,10 +1244,13 @@ impl Reconciler for DeploymentController {
         ev: &WatchEvent,
         old: Option<&Arc<Value>>,
         new: &Arc<Value>,
-        _cache: &Informer,
+        cache: &Informer,
     ) -> Vec<ObjectKey> {
         if ev.key.gr == deployments() {
             return vec![ev.key.clone()];
+        }
+        if ev.key.gr == pods() {
+            return recreate_without_pods(ev, new, cache).into_iter().collect();
         }
         // ReplicaSet resyncs (same resourceVersion) are ignored.
         if old.is_some_and(|o| {

@@ -66,6 +66,19 @@ enum Stage {
     CrashBackOff {
         until: SimTime,
     },
+    /// The pod is being deleted: preStop hooks run until `until`, then the containers stop on
+    /// SIGTERM. `running` and `ready` are what they were when the kill began.
+    Stopping {
+        until: SimTime,
+        running: bool,
+        ready: bool,
+    },
+    /// Every container has stopped (at `finished`); the terminal status is reported and the pod
+    /// deleted for good.
+    Stopped {
+        finished: SimTime,
+        running: bool,
+    },
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -304,10 +317,45 @@ impl Kubelet {
                     Stage::Ready { crash_at }
                 }
                 Stage::Ready { crash_at: Some(c) } if c <= now => self.exited(rt, c, pod, ctx),
+                Stage::Stopping { until, running, .. } if until <= now => Stage::Stopped {
+                    finished: until,
+                    running,
+                },
                 _ => return,
             };
             rt.stage = next;
         }
+    }
+
+    /// The pod got a deletionTimestamp: kube's `SyncTerminatingPod` -> `killPod` ->
+    /// `killContainer` [pkg/kubelet/kubelet.go, kuberuntime_container.go]. Each container's
+    /// preStop hook runs within the grace period (`deletionGracePeriodSeconds`), then SIGTERM
+    /// stops it; the simulated containers exit on SIGTERM (after the kubelet timing's
+    /// `stop_ms`), with code 0.
+    fn terminate(&self, rt: &mut PodRuntime, pod: &Value, ctx: &Ctx<'_>) {
+        let now = ctx.now;
+        if matches!(rt.stage, Stage::Stopping { .. } | Stage::Stopped { .. }) {
+            return;
+        }
+        let running = matches!(rt.stage, Stage::Running { .. } | Stage::Ready { .. });
+        let ready = matches!(rt.stage, Stage::Ready { .. });
+        let grace_ms = pod
+            .at("/metadata/deletionGracePeriodSeconds")
+            .and_then(Value::as_u64)
+            .unwrap_or(0)
+            * 1000;
+        // The hook is cut off when the grace period runs out; SIGTERM then stops the container
+        // in `stop_ms` (the simulated containers never need SIGKILL).
+        let stop_ms = if running {
+            pre_stop_ms(pod).min(grace_ms) + ctx.env.kubelet.stop_ms
+        } else {
+            0
+        };
+        rt.stage = Stage::Stopping {
+            until: now.plus_ms(stop_ms),
+            running,
+            ready,
+        };
     }
 
     /// A container instance starts running at `at`.
@@ -346,7 +394,9 @@ impl Kubelet {
             | Stage::PullFailed { until }
             | Stage::PullBackOff { until }
             | Stage::Starting { until }
-            | Stage::CrashBackOff { until } => Some(until),
+            | Stage::CrashBackOff { until }
+            | Stage::Stopping { until, .. } => Some(until),
+            Stage::Stopped { .. } => None,
             Stage::Running { ready_at, crash_at } => {
                 Some(crash_at.map_or(ready_at, |c| c.min(ready_at)))
             }
@@ -388,8 +438,17 @@ impl Kubelet {
                 | Stage::PullBackOff { .. }
                 | Stage::Starting { .. }
         ) || rt.restarts > 0;
-        let ready = matches!(rt.stage, Stage::Ready { .. });
-        let phase = if started { "Running" } else { "Pending" };
+        let ready = matches!(
+            rt.stage,
+            Stage::Ready { .. } | Stage::Stopping { ready: true, .. }
+        );
+        // `getPhase` for a terminal pod: Succeeded when every container exited 0.
+        let phase = match rt.stage {
+            Stage::Stopped { running: true, .. } => "Succeeded",
+            Stage::Stopped { running: false, .. } => "Failed",
+            _ if started => "Running",
+            _ => "Pending",
+        };
         let image = self.failing_image(pod, ctx).unwrap_or_default();
         let pull_error = self.pull_error(&image, ctx);
         let state = |name: &str| -> Value {
@@ -418,9 +477,39 @@ impl Kubelet {
                         util::uid(pod)
                     ),
                 }}),
-                Stage::Running { .. } | Stage::Ready { .. } => {
+                Stage::Running { .. }
+                | Stage::Ready { .. }
+                | Stage::Stopping { running: true, .. } => {
                     json!({"running": {"startedAt": rt.instance_started.rfc3339()}})
                 }
+                Stage::Stopping { running: false, .. } => {
+                    json!({"waiting": {"reason": "ContainerCreating"}})
+                }
+                Stage::Stopped {
+                    finished,
+                    running: true,
+                } => json!({"terminated": {
+                    "exitCode": 0,
+                    "reason": "Completed",
+                    "startedAt": rt.instance_started.rfc3339(),
+                    "finishedAt": finished.rfc3339(),
+                }}),
+                // The last exit, when the container had run before the kill.
+                Stage::Stopped { running: false, .. } => match rt.last_termination {
+                    Some((started, finished)) => json!({"terminated": {
+                        "exitCode": 1,
+                        "reason": "Error",
+                        "startedAt": started.rfc3339(),
+                        "finishedAt": finished.rfc3339(),
+                    }}),
+                    // Never started: what kubelet reports for a container it cannot find in a
+                    // terminal pod [kubelet_pods.go convertToAPIContainerStatuses].
+                    None => json!({"terminated": {
+                        "exitCode": 137,
+                        "reason": "ContainerStatusUnknown",
+                        "message": "The container could not be located when the pod was terminated",
+                    }}),
+                },
             }
         };
         let previous_statuses = status
@@ -450,7 +539,10 @@ impl Kubelet {
                     "restartCount": rt.restarts,
                     "image": image,
                     "imageID": "",
-                    "started": matches!(rt.stage, Stage::Running { .. } | Stage::Ready { .. }),
+                    "started": matches!(
+                        rt.stage,
+                        Stage::Running { .. } | Stage::Ready { .. } | Stage::Stopping { running: true, .. }
+                    ),
                 })
             })
             .collect();
@@ -463,7 +555,9 @@ impl Kubelet {
         let sandbox = if matches!(rt.stage, Stage::Pulling { .. })
             && rt.restarts == 0
             && previous_statuses == 0
+            || matches!(rt.stage, Stage::Stopped { .. })
         {
+            // No sandbox yet, or none any more once the pod has stopped.
             "False"
         } else {
             "True"
@@ -490,6 +584,9 @@ impl Kubelet {
         );
         let (s, r, m) = if ready {
             ("True", "", "")
+        } else if phase == "Succeeded" {
+            // `GenerateContainersReadyCondition` for a Succeeded pod.
+            ("False", "PodCompleted", "")
         } else {
             ("False", "ContainersNotReady", not_ready_msg.as_str())
         };
@@ -634,9 +731,12 @@ impl Reconciler for Kubelet {
             self.pods.remove(&ev.key);
             return Vec::new();
         }
-        // Our own status writes come back as events: a sync is needed for a spec change, or
-        // when someone else changed the status kubelet owns (put back at the periodic sync).
-        if old.is_some_and(|o| o.get("spec") == new.get("spec")) {
+        // Our own status writes come back as events: a sync is needed for a spec change, a new
+        // deletionTimestamp, or when someone else changed the status kubelet owns (put back at
+        // the periodic sync).
+        let newly_deleting =
+            util::is_terminating(new) && old.is_some_and(|o| !util::is_terminating(o));
+        if !newly_deleting && old.is_some_and(|o| o.get("spec") == new.get("spec")) {
             let foreign = self.pods.get(&ev.key).is_some_and(|rt| {
                 rt.reported.is_some()
                     && owned_part(rt.reported.as_ref()) != owned_part(new.get("status"))
@@ -657,14 +757,15 @@ impl Reconciler for Kubelet {
             self.pods.remove(key);
             return Ok(Action::AwaitChange);
         };
-        if util::is_terminating(&pod) {
-            return Ok(Action::AwaitChange);
-        }
         let mut rt = match self.pods.get(key) {
             Some(rt) => rt.clone(),
             None => self.start(&pod, ctx),
         };
         self.advance(&mut rt, &pod, ctx);
+        if util::is_terminating(&pod) {
+            self.terminate(&mut rt, &pod, ctx);
+            self.advance(&mut rt, &pod, ctx);
+        }
         let status = self.status(&rt, &pod, ctx);
         let mut wake = Self::next_wake(&rt);
         let mut diverged = Some(&status) != pod.get("status");
@@ -714,8 +815,73 @@ impl Reconciler for Kubelet {
                 Err(e) => return Err(e.into()),
             }
         }
+        if matches!(
+            self.pods.get(key).map(|r| &r.stage),
+            Some(Stage::Stopped { .. })
+        ) {
+            return self.delete_stopped(key, &pod, ctx);
+        }
         Ok(requeue(wake, ctx.now))
     }
+}
+
+impl Kubelet {
+    /// The status manager's last step for a stopped pod [pkg/kubelet/status/status_manager.go
+    /// syncPod, canBeDeleted]: once its terminal status is in the API, DELETE it with grace 0
+    /// and a UID precondition (a pod of the same name created since is left alone).
+    fn delete_stopped(
+        &mut self,
+        key: &ObjectKey,
+        pod: &Value,
+        ctx: &mut Ctx<'_>,
+    ) -> Result<Action, ReconcileError> {
+        let req = ApiRequest::delete_with_options(
+            &self.principal(),
+            pods(),
+            &key.namespace,
+            &key.name,
+            json!({"gracePeriodSeconds": 0, "preconditions": {"uid": util::uid(pod)}}),
+        );
+        match ctx.send(req) {
+            Ok(_) => Ok(Action::AwaitChange),
+            Err(e) if matches!(e.reason, StatusReason::NotFound | StatusReason::Conflict) => {
+                self.pods.remove(key);
+                Ok(Action::AwaitChange)
+            }
+            Err(e) => Err(e.into()),
+        }
+    }
+}
+
+/// How long the pod's preStop hooks take, the longest container's: a `sleep` action
+/// (`PodLifecycleSleepAction`, on in 1.32) or an exec of `sleep N` (as `sh -c "sleep N"` too);
+/// other hooks (httpGet, other commands) take no simulated time.
+fn pre_stop_ms(pod: &Value) -> u64 {
+    pod.at("/spec/containers")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|c| c.at("/lifecycle/preStop"))
+        .map(|hook| {
+            if let Some(s) = hook.at("/sleep/seconds").and_then(Value::as_u64) {
+                return s * 1000;
+            }
+            let words: Vec<&str> = hook
+                .at("/exec/command")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_str)
+                .flat_map(str::split_whitespace)
+                .collect();
+            words
+                .windows(2)
+                .find(|w| w[0] == "sleep" || w[0].ends_with("/sleep"))
+                .and_then(|w| w[1].parse::<u64>().ok())
+                .map_or(0, |s| s * 1000)
+        })
+        .max()
+        .unwrap_or(0)
 }
 
 fn requeue(wake: Option<SimTime>, now: SimTime) -> Action {

@@ -78,6 +78,13 @@ pub struct KubeletTiming {
     pub start_ms: u64,
     /// From running to the readiness probe passing (when the container has no probe).
     pub ready_ms: u64,
+    /// From SIGTERM (after any preStop hook) to the container's exit, when a pod is deleted.
+    #[serde(default = "default_stop_ms")]
+    pub stop_ms: u64,
+}
+
+fn default_stop_ms() -> u64 {
+    KubeletTiming::default().stop_ms
 }
 
 impl Default for KubeletTiming {
@@ -87,6 +94,7 @@ impl Default for KubeletTiming {
             pull_max_ms: 1500,
             start_ms: 300,
             ready_ms: 200,
+            stop_ms: 500,
         }
     }
 }

@@ -27,6 +27,11 @@ pub struct Expectation {
     pub adds: i64,
     pub dels: i64,
     pub set_at: SimTime,
+    /// The pods this controller deleted and has not yet seen go (kube's
+    /// `UIDTrackingControllerExpectations`): a deletion is observed once per pod, when its
+    /// deletionTimestamp appears or when it is removed, whichever comes first.
+    #[serde(default)]
+    pub deleting: std::collections::BTreeSet<String>,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -35,6 +40,16 @@ pub struct ReplicaSetController {
 }
 
 impl ReplicaSetController {
+    /// `DeletionObserved`: lowers the expected deletions once for each pod this controller
+    /// deleted.
+    fn deletion_observed(&mut self, owner: &ObjectKey, pod: &str) {
+        if let Some(e) = self.expectations.get_mut(owner) {
+            if e.deleting.remove(pod) {
+                e.dels -= 1;
+            }
+        }
+    }
+
     pub fn new() -> Self {
         Self::default()
     }
@@ -327,17 +342,18 @@ impl Reconciler for ReplicaSetController {
                     e.adds -= 1;
                 }
             }
-            WatchEventType::Deleted => {
-                if let Some(e) = self.expectations.get_mut(&owner) {
-                    e.dels -= 1;
-                }
-            }
+            WatchEventType::Deleted => self.deletion_observed(&owner, &ev.key.name),
             WatchEventType::Modified => {
                 if old.is_some_and(|o| {
                     str_at(o, "/metadata/resourceVersion")
                         == str_at(new, "/metadata/resourceVersion")
                 }) {
                     return Vec::new();
+                }
+                // updatePod: a pod that got its deletionTimestamp counts as deleted at once, so
+                // a replacement need not wait for the kubelet to stop it.
+                if util::is_terminating(new) {
+                    self.deletion_observed(&owner, &ev.key.name);
                 }
             }
         }
@@ -371,6 +387,7 @@ impl Reconciler for ReplicaSetController {
                         adds: n,
                         dels: 0,
                         set_at: ctx.now,
+                        deleting: Default::default(),
                     },
                 );
                 let mut remaining = n;
@@ -409,15 +426,17 @@ impl Reconciler for ReplicaSetController {
                     .collect();
                 let related = related_pods(&rs, ctx.cache);
                 let candidates = pods_to_delete(candidates, &related, ctx.now);
+                let doomed: Vec<&Arc<Value>> = candidates.iter().take(n as usize).collect();
                 self.expectations.insert(
                     key.clone(),
                     Expectation {
                         adds: 0,
                         dels: n,
                         set_at: ctx.now,
+                        deleting: doomed.iter().map(|p| util::name(p).to_owned()).collect(),
                     },
                 );
-                for p in candidates.iter().take(n as usize) {
+                for p in doomed {
                     if let Err(e) = ctx.send(util::delete(
                         &principal,
                         pods(),
@@ -425,7 +444,9 @@ impl Reconciler for ReplicaSetController {
                         util::name(p),
                     )) {
                         if let Some(exp) = self.expectations.get_mut(key) {
-                            exp.dels -= 1;
+                            if exp.deleting.remove(util::name(p)) {
+                                exp.dels -= 1;
+                            }
                         }
                         if e.reason != StatusReason::NotFound {
                             manage_err.get_or_insert(e.into());

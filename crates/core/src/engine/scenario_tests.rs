@@ -9,7 +9,7 @@ use super::health::Health;
 use super::report::StopReason;
 use super::scenario::{create_as, deployment, patch_as, Outcome, Scenario};
 use super::world::{Fault, Input, NodeSpec};
-use crate::api::{GroupResource, ObjectKey};
+use crate::api::{GroupResource, ObjectKey, Verb};
 use crate::controllers::declarative::{DeclarativeSpec, Step};
 use crate::controllers::util::{self, configmaps, databases, deployments, hpas, str_at};
 use crate::controllers::ImageBehaviour;
@@ -452,6 +452,88 @@ fn request_less_pods_spread_by_the_schedulers_default_requests() {
     let (small, big) = (on("node-1"), on("node-2"));
     assert_eq!(small + big, 20);
     assert!((3..=5).contains(&small), "node-1 has {small}, node-2 {big}");
+}
+
+/// Graceful deletion, worked from the pod registry and the kubelet [pod/strategy.go
+/// CheckGracefulDelete, rest/delete.go BeforeDelete, kubelet SyncTerminatingPod, status_manager.go
+/// canBeDeleted, replica_set.go updatePod]: scaling 3 -> 1 at 10 s marks two pods for deletion 30 s
+/// ahead; they are Terminating while their kubelets stop them, no longer counted by the
+/// ReplicaSet; each kubelet then reports the terminal phase (Succeeded: the containers exited 0
+/// on SIGTERM) and deletes its pod with grace 0.
+#[test]
+fn scaled_down_pods_terminate_gracefully_before_their_kubelet_deletes_them() {
+    let d = deployment("default", "web", 3, "nginx:1.25");
+    let s = Scenario::new("graceful scale-down")
+        .at(0, create_as("alice", deployments(), "default", d))
+        .at(
+            10_000,
+            patch_as(
+                "alice",
+                deployments(),
+                "default",
+                "web",
+                json!({"spec": {"replicas": 1}}),
+            ),
+        );
+    let mut w = super::world::World::new(s.config.clone());
+    for (ms, input) in &s.inputs {
+        w.schedule(crate::time::SimTime::from_ms(*ms), input.clone());
+    }
+    w.advance(10_200);
+    let pods: Vec<(ObjectKey, Value)> = w
+        .objects()
+        .filter(|(k, _)| k.gr.resource == "pods")
+        .map(|(k, p)| (k.clone(), p.as_ref().clone()))
+        .collect();
+    assert_eq!(pods.len(), 3, "the two scaled-down pods are still there");
+    let terminating: Vec<&(ObjectKey, Value)> = pods
+        .iter()
+        .filter(|(_, p)| p.pointer("/metadata/deletionTimestamp").is_some())
+        .collect();
+    assert_eq!(terminating.len(), 2);
+    for (k, p) in &terminating {
+        assert_eq!(
+            p["metadata"]["deletionTimestamp"],
+            json!("2025-01-01T00:00:40Z")
+        );
+        assert_eq!(p["metadata"]["deletionGracePeriodSeconds"], json!(30));
+        assert_eq!(
+            str_at(p, "/status/phase"),
+            "Running",
+            "still running while it stops"
+        );
+        assert_eq!(w.health(k), Some(Health::Terminating));
+    }
+    let rs = w
+        .objects()
+        .find(|(k, _)| k.gr.resource == "replicasets")
+        .map(|(_, r)| r.as_ref().clone())
+        .unwrap_or_default();
+    assert_eq!(
+        rs["status"]["replicas"],
+        json!(1),
+        "terminating pods are not counted"
+    );
+    w.advance(2_000);
+    assert_eq!(
+        w.objects().filter(|(k, _)| k.gr.resource == "pods").count(),
+        1
+    );
+    for (k, _) in &terminating {
+        let by_kubelet: Vec<(Verb, bool, u16)> = w
+            .api()
+            .audit()
+            .filter(|a| a.name == k.name && a.principal.starts_with("system:node:"))
+            .map(|a| (a.verb, a.subresource.is_some(), a.code))
+            .collect();
+        let last_two = &by_kubelet[by_kubelet.len() - 2..];
+        assert_eq!(
+            last_two,
+            [(Verb::Patch, true, 200), (Verb::Delete, false, 200)],
+            "{}",
+            k.name
+        );
+    }
 }
 
 #[test]
