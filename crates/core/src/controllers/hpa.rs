@@ -106,9 +106,13 @@ impl HpaController {
     }
 }
 
-/// Whether a usage ratio is within kube's default tolerance (`Tolerances.isWithin`).
+/// Whether a usage ratio is within kube's default tolerance, as 1.32's replica calculator
+/// tests it [pkg/controller/podautoscaler/replica_calculator.go GetResourceReplicas:
+/// `math.Abs(1.0-usageRatio) <= c.tolerance`]. In float64 `1.0 - 1.1` is
+/// -0.10000000000000009, so a ratio of exactly 1.1 is outside and scales up, while 0.9 is
+/// inside (1.33's `Tolerances.isWithin` made both inside).
 fn within_tolerance(ratio: f64) -> bool {
-    ((1.0 - TOLERANCE)..=(1.0 + TOLERANCE)).contains(&ratio)
+    (1.0 - ratio).abs() <= TOLERANCE
 }
 
 /// What the replica calculator proposes for one CPU utilization metric.
@@ -738,19 +742,24 @@ mod tests {
 
     #[test]
     fn a_ratio_within_ten_percent_keeps_the_current_count() {
-        // 55 % / 50 % = 1.1 and 45 % / 50 % = 0.9: both within the tolerance.
+        // 45 % / 50 % = 0.9: |1 - 0.9| = 0.09999999999999998, within the tolerance. 55 % / 50 %
+        // = 1.1: |1 - 1.1| = 0.10000000000000009 in float64, outside in 1.32, so
+        // ceil(1.1 × 2) = 3.
         let pods = [ready("a"), ready("b")];
-        assert_eq!(replicas(2, &pods, &[("a", 55), ("b", 55)]), Ok(2));
         assert_eq!(replicas(2, &pods, &[("a", 45), ("b", 45)]), Ok(2));
+        assert_eq!(replicas(2, &pods, &[("a", 55), ("b", 55)]), Ok(3));
+        // 54 % / 50 % = 1.08: within.
+        assert_eq!(replicas(2, &pods, &[("a", 54), ("b", 54)]), Ok(2));
         // 56 % / 50 % = 1.12: ceil(1.12 × 2) = 3.
         assert_eq!(replicas(2, &pods, &[("a", 56), ("b", 56)]), Ok(3));
     }
 
     #[test]
     fn utilization_is_integer_percent_as_kube_truncates_it() {
-        // 111 / 200 → 55 % (not 55.5), so 1.1: within tolerance.
+        // 109 / 200 → 54 % (not 54.5, nor 55 rounded), so 1.08: within tolerance; rounded
+        // to 55 % it would be 1.1, outside.
         let pods = [ready("a"), ready("b")];
-        assert_eq!(replicas(2, &pods, &[("a", 56), ("b", 55)]), Ok(2));
+        assert_eq!(replicas(2, &pods, &[("a", 55), ("b", 54)]), Ok(2));
     }
 
     #[test]
@@ -824,9 +833,11 @@ mod tests {
 
     #[test]
     fn a_recomputed_ratio_within_tolerance_or_across_1_keeps_the_current_count() {
-        // a 110 % → 2.2; b unready at 0: 110 / 200 = 55 % → 1.1, within tolerance.
+        // a 108 % → 2.16; b unready at 0: 108 / 200 = 54 % → 1.08, within tolerance.
         let pods = [ready("a"), pod("b", "Running", Some(("False", 20)))];
-        assert_eq!(replicas(2, &pods, &[("a", 110)]), Ok(2));
+        assert_eq!(replicas(2, &pods, &[("a", 108)]), Ok(2));
+        // a 110 %: 55 % → 1.1, outside in 1.32's float test, so ceil(1.1 × 2) = 3.
+        assert_eq!(replicas(2, &pods, &[("a", 110)]), Ok(3));
         // a 60 % → 1.2; b at 0: 30 % → 0.6, the direction flips: keep 2.
         assert_eq!(replicas(2, &pods, &[("a", 60)]), Ok(2));
         // a 20 % → 0.4; b missing at 100 %: 120 / 200 = 60 % → 1.2, flips: keep 2.
