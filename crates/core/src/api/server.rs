@@ -1317,7 +1317,37 @@ impl ApiServer {
     fn prepare_create(&mut self, _now: SimTime, info: &ResourceInfo, obj: &mut Value) {
         match info.rules {
             KindRules::Pod => {
-                obj["status"] = json!({"phase": "Pending", "qosClass": "BestEffort"});
+                // Mutating admission on create [plugin/pkg/admission]: DefaultTolerationSeconds
+                // tolerates not-ready and unreachable nodes for 300 s (unless the pod already
+                // tolerates them), Priority sets the default priority 0 with its preemption
+                // policy when no class is named.
+                if let Some(spec) = obj.get_mut("spec").and_then(Value::as_object_mut) {
+                    let tolerations = spec.entry("tolerations").or_insert_with(|| json!([]));
+                    if let Some(list) = tolerations.as_array_mut() {
+                        for key in [
+                            "node.kubernetes.io/not-ready",
+                            "node.kubernetes.io/unreachable",
+                        ] {
+                            let tolerated = list.iter().any(|t| {
+                                let k = t.get("key").and_then(Value::as_str).unwrap_or("");
+                                let effect = t.get("effect").and_then(Value::as_str).unwrap_or("");
+                                (k == key || k.is_empty())
+                                    && (effect == "NoExecute" || effect.is_empty())
+                            });
+                            if !tolerated {
+                                list.push(json!({"key": key, "operator": "Exists",
+                                    "effect": "NoExecute", "tolerationSeconds": 300}));
+                            }
+                        }
+                    }
+                    if spec.get("priorityClassName").is_none() {
+                        spec.entry("priority").or_insert(json!(0));
+                        spec.entry("preemptionPolicy")
+                            .or_insert(json!("PreemptLowerPriority"));
+                    }
+                }
+                let qos = strategy::qos_class(obj);
+                obj["status"] = json!({"phase": "Pending", "qosClass": qos});
             }
             KindRules::Namespace => {
                 obj["status"] = json!({"phase": "Active"});
@@ -3185,6 +3215,67 @@ mod tests {
         );
         assert_eq!(answer["metadata"]["deletionGracePeriodSeconds"], 1);
         assert!(s.get(&key).is_some());
+    }
+
+    /// What a real 1.32 cluster adds to every Pod [core/v1 defaults.go SetDefaults_Pod,
+    /// SetDefaults_ContainerPort, SetDefaults_Probe; admission DefaultTolerationSeconds,
+    /// Priority; PrepareForCreate's qos.GetPodQOS], and not to a Deployment's template.
+    #[test]
+    fn created_pods_get_the_defaults_and_admission_a_real_cluster_adds() {
+        let mut s = ApiServer::new();
+        let container = json!({"name": "c", "image": "nginx:1.27", "ports": [{"containerPort": 80}],
+            "readinessProbe": {"httpGet": {"port": 80}},
+            "resources": {"limits": {"cpu": "500m", "memory": "128Mi"}}});
+        let pod = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
+            "spec": {"containers": [container.clone()]}});
+        let p = ok(&mut s, ApiRequest::create(ALICE, pods(), "default", pod));
+        let c = &p["spec"]["containers"][0];
+        assert_eq!(
+            c["resources"]["requests"],
+            json!({"cpu": "500m", "memory": "128Mi"})
+        );
+        assert_eq!(c["ports"][0]["protocol"], "TCP");
+        assert_eq!(
+            c["readinessProbe"],
+            json!({"httpGet": {"port": 80, "path": "/", "scheme": "HTTP"}, "timeoutSeconds": 1,
+                "periodSeconds": 10, "successThreshold": 1, "failureThreshold": 3})
+        );
+        assert_eq!(p["spec"]["enableServiceLinks"], true);
+        assert_eq!(
+            p["spec"]["tolerations"],
+            json!([
+                {"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300},
+                {"key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300}
+            ])
+        );
+        assert_eq!(
+            (
+                p["spec"]["priority"].clone(),
+                p["spec"]["preemptionPolicy"].clone()
+            ),
+            (json!(0), json!("PreemptLowerPriority"))
+        );
+        assert_eq!(p["status"]["qosClass"], "Guaranteed");
+        let mut burstable = container.clone();
+        burstable["resources"] = json!({"requests": {"cpu": "100m"}});
+        let q = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "q"},
+            "spec": {"containers": [burstable]}});
+        let q = ok(&mut s, ApiRequest::create(ALICE, pods(), "default", q));
+        assert_eq!(q["status"]["qosClass"], "Burstable");
+        let mut plain = container;
+        plain.as_object_mut().unwrap().remove("resources");
+        let r = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "r"},
+            "spec": {"containers": [plain]}});
+        let r = ok(&mut s, ApiRequest::create(ALICE, pods(), "default", r));
+        assert_eq!(r["status"]["qosClass"], "BestEffort");
+        let d = ok(
+            &mut s,
+            ApiRequest::create(ALICE, deployments(), "default", deployment("web", 1)),
+        );
+        assert!(d["spec"]["template"]["spec"]
+            .get("enableServiceLinks")
+            .is_none());
+        assert!(d["spec"]["template"]["spec"].get("tolerations").is_none());
     }
 
     #[test]

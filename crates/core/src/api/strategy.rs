@@ -556,8 +556,111 @@ fn default_pod_spec(spec: &mut Value) {
                 default_field(c, "terminationMessagePath", json!("/dev/termination-log"));
                 default_field(c, "terminationMessagePolicy", json!("File"));
                 default_field(c, "resources", json!({}));
+                // SetDefaults_ContainerPort.
+                if let Some(ports) = c.get_mut("ports").and_then(Value::as_array_mut) {
+                    for p in ports.iter_mut().filter_map(Value::as_object_mut) {
+                        default_field(p, "protocol", json!("TCP"));
+                    }
+                }
+                // SetDefaults_Probe and SetDefaults_HTTPGetAction.
+                for probe in ["livenessProbe", "readinessProbe", "startupProbe"] {
+                    let Some(pr) = c.get_mut(probe).and_then(Value::as_object_mut) else {
+                        continue;
+                    };
+                    default_field(pr, "timeoutSeconds", json!(1));
+                    default_field(pr, "periodSeconds", json!(10));
+                    default_field(pr, "successThreshold", json!(1));
+                    default_field(pr, "failureThreshold", json!(3));
+                    if let Some(get) = pr.get_mut("httpGet").and_then(Value::as_object_mut) {
+                        default_field(get, "path", json!("/"));
+                        default_field(get, "scheme", json!("HTTP"));
+                    }
+                }
             }
         }
+    }
+}
+
+/// What `SetDefaults_Pod` adds to a Pod and not to a template [pkg/apis/core/v1/defaults.go]:
+/// requests default to the limits a container sets without requests, and
+/// `enableServiceLinks: true`.
+fn default_pod_only(spec: &mut Value) {
+    let Some(s) = spec.as_object_mut() else {
+        return;
+    };
+    for list in ["containers", "initContainers"] {
+        let Some(cs) = s.get_mut(list).and_then(Value::as_array_mut) else {
+            continue;
+        };
+        for c in cs.iter_mut() {
+            let Some(limits) = c
+                .at("/resources/limits")
+                .and_then(Value::as_object)
+                .cloned()
+            else {
+                continue;
+            };
+            let Some(res) = c.get_mut("resources").and_then(Value::as_object_mut) else {
+                continue;
+            };
+            let requests = res.entry("requests").or_insert_with(|| json!({}));
+            if let Some(r) = requests.as_object_mut() {
+                for (k, v) in limits {
+                    r.entry(k).or_insert(v);
+                }
+            }
+        }
+    }
+    default_field(s, "enableServiceLinks", json!(true));
+}
+
+/// The Pod's QoS class, set once at create [pkg/apis/core/helper/qos GetPodQOS]: Guaranteed when
+/// every container limits CPU and memory and requests exactly that (requests defaulted from
+/// limits), BestEffort when no container requests or limits anything, else Burstable.
+pub fn qos_class(pod: &Value) -> &'static str {
+    let containers: Vec<&Value> = pod
+        .at("/spec/containers")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .collect();
+    let quantity = |c: &Value, part: &str, r: &str| {
+        c.at(&format!("/resources/{part}/{r}"))
+            .filter(|q| !q.is_null())
+            .cloned()
+    };
+    let any = containers.iter().any(|c| {
+        ["requests", "limits"].iter().any(|part| {
+            c.at(&format!("/resources/{part}"))
+                .and_then(Value::as_object)
+                .is_some_and(|m| !m.is_empty())
+        })
+    });
+    if !any {
+        return "BestEffort";
+    }
+    let guaranteed = containers.iter().all(|c| {
+        ["cpu", "memory"].iter().all(|r| {
+            let limit = quantity(c, "limits", r);
+            let request = quantity(c, "requests", r);
+            limit.is_some()
+                && match (r, &limit, &request) {
+                    (&"cpu", Some(l), Some(q)) => {
+                        crate::controllers::util::cpu_millis(l)
+                            == crate::controllers::util::cpu_millis(q)
+                    }
+                    (_, Some(l), Some(q)) => {
+                        crate::controllers::util::memory_bytes(l)
+                            == crate::controllers::util::memory_bytes(q)
+                    }
+                    _ => false,
+                }
+        })
+    });
+    if guaranteed {
+        "Guaranteed"
+    } else {
+        "Burstable"
     }
 }
 
@@ -600,6 +703,7 @@ pub fn apply_defaults(info: &ResourceInfo, obj: &mut Value) {
         KindRules::Pod => {
             if let Some(spec) = obj.get_mut("spec") {
                 default_pod_spec(spec);
+                default_pod_only(spec);
             }
         }
         KindRules::Service => {

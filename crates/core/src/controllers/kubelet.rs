@@ -585,8 +585,10 @@ impl Kubelet {
         let (s, r, m) = if ready {
             ("True", "", "")
         } else if phase == "Succeeded" {
-            // `GenerateContainersReadyCondition` for a Succeeded pod.
+            // `generateContainersReadyConditionForTerminalPhase` [pkg/kubelet/status/generate.go].
             ("False", "PodCompleted", "")
+        } else if phase == "Failed" {
+            ("False", "PodFailed", "")
         } else {
             ("False", "ContainersNotReady", not_ready_msg.as_str())
         };
@@ -611,8 +613,11 @@ impl Kubelet {
             now,
         );
         status["phase"] = json!(phase);
-        status["hostIP"] = json!(format!("192.168.0.{}", self.node_index + 10));
+        let host_ip = format!("192.168.0.{}", self.node_index + 10);
+        status["hostIP"] = json!(host_ip);
+        status["hostIPs"] = json!([{ "ip": host_ip }]);
         status["podIP"] = json!(rt.pod_ip);
+        status["podIPs"] = json!([{ "ip": rt.pod_ip }]);
         if status.get("startTime").is_none() {
             status["startTime"] = json!(now.rfc3339());
         }

@@ -877,6 +877,38 @@ fn the_first_crash_restarts_at_once_and_back_off_starts_at_the_second() {
     );
 }
 
+/// client-go's `hasExpired` (kubelet's `HasExpiredFunc`): a back-off entry whose last move is
+/// more than 600 s before an exit is forgotten, so a container that runs 11 minutes between
+/// exits restarts at once every time and never shows CrashLoopBackOff.
+#[test]
+fn a_back_off_entry_expires_after_ten_minutes_of_running() {
+    let mut d = deployment("default", "web", 1, "example/slow-crasher:1");
+    d["spec"]["progressDeadlineSeconds"] = json!(6000);
+    let s = Scenario::new("slow crash")
+        .config(|c| {
+            c.env.images.insert(
+                "example/slow-crasher:1".into(),
+                ImageBehaviour::Crashes { run_ms: 660_000 },
+            );
+        })
+        .at(0, create_as("alice", deployments(), "default", d));
+    let mut w = super::world::World::new(s.config.clone());
+    for (ms, input) in &s.inputs {
+        w.schedule(crate::time::SimTime::from_ms(*ms), input.clone());
+    }
+    let container = |w: &super::world::World| -> Value {
+        w.objects()
+            .find(|(k, _)| k.gr.resource == "pods")
+            .and_then(|(_, p)| p.pointer("/status/containerStatuses/0").cloned())
+            .unwrap_or_default()
+    };
+    // Exits at about 661 s and 1,321 s: both restart at once.
+    w.advance(1_330_000);
+    let c = container(&w);
+    assert_eq!(c["restartCount"], json!(2));
+    assert!(c["state"].get("running").is_some(), "{c}");
+}
+
 #[test]
 fn failed_pod_creations_set_replica_failure_until_they_succeed() {
     let out = check(
