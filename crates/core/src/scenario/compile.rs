@@ -5,11 +5,13 @@
 use serde_json::Value;
 
 use super::format::{
-    ActionVerb, Expectation, ImageBehaviourName, ImageRule, KstatusName, PatchKind, Scenario,
+    ActionVerb, Expectation, ImageBehaviourName, ImageRule, KstatusName, PatchKind, RequestMatch,
+    Scenario,
 };
 use super::path::FieldPath;
 use super::ScenarioError;
-use crate::api::{ApiRequest, GroupResource, ObjectKey, PatchType, ResourceInfo};
+use crate::api::selector::Selector;
+use crate::api::{ApiRequest, AuditEntry, GroupResource, ObjectKey, PatchType, ResourceInfo};
 use crate::controllers::{util, ImageBehaviour};
 use crate::engine::world::ADMIN;
 use crate::engine::{ClusterConfig, Fault, Input, NodeSpec, StepReport, World};
@@ -62,6 +64,135 @@ pub(crate) enum Check {
         code: Option<u16>,
         message: Option<String>,
     },
+    /// A number field against bounds (`atLeast`, `atMost`).
+    Compare {
+        path: FieldPath,
+        bounds: Bounds,
+    },
+    /// A field's text against a regular expression.
+    Matches {
+        path: FieldPath,
+        pattern: Pattern,
+    },
+    /// How many objects of a resource there are, chosen by selector and/or owner.
+    Count {
+        gr: GroupResource,
+        namespace: String,
+        selector: Option<(Selector, String)>,
+        owner: Option<ObjectKey>,
+        bounds: Bounds,
+    },
+    /// How many answered requests match.
+    Requests {
+        request: RequestCheck,
+        bounds: Bounds,
+    },
+}
+
+/// A number's bounds: `equals`, or `atLeast` and/or `atMost`.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Bounds {
+    pub equals: Option<f64>,
+    pub at_least: Option<f64>,
+    pub at_most: Option<f64>,
+}
+
+impl Bounds {
+    pub fn holds(&self, n: f64) -> bool {
+        self.equals.is_none_or(|e| n == e)
+            && self.at_least.is_none_or(|l| n >= l)
+            && self.at_most.is_none_or(|m| n <= m)
+    }
+
+    /// `equals 3`, `is at least 2`, `is at most 13`, `is between 2 and 5`.
+    pub fn text(&self) -> String {
+        let n = |x: f64| {
+            serde_json::Number::from_f64(x).map_or(x.to_string(), |v| {
+                v.as_f64()
+                    .filter(|f| f.fract() == 0.0 && f.abs() < 1e15)
+                    .map_or(v.to_string(), |f| format!("{}", f as i64))
+            })
+        };
+        match (self.equals, self.at_least, self.at_most) {
+            (Some(e), _, _) => format!("equals {}", n(e)),
+            (None, Some(l), Some(m)) => format!("is between {} and {}", n(l), n(m)),
+            (None, Some(l), None) => format!("is at least {}", n(l)),
+            (None, None, Some(m)) => format!("is at most {}", n(m)),
+            (None, None, None) => "is any number".into(),
+        }
+    }
+}
+
+/// A regular expression from a scenario file (regex-lite's syntax).
+#[derive(Clone, Debug)]
+pub(crate) struct Pattern(pub regex_lite::Regex);
+
+/// A request the audit log must show (a lesson's `request`, an expectation's `requests`).
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct RequestCheck {
+    pub principal: Option<String>,
+    pub verb: Option<&'static str>,
+    pub gr: GroupResource,
+    pub status: bool,
+    pub namespace: String,
+    /// Empty: any name.
+    pub name: String,
+    pub code: Option<u16>,
+}
+
+impl RequestCheck {
+    pub fn matches(&self, e: &AuditEntry) -> bool {
+        e.gr == self.gr
+            && e.subresource.is_some() == self.status
+            && e.namespace == self.namespace
+            && (self.name.is_empty() || e.name == self.name)
+            && self.principal.as_ref().is_none_or(|p| *p == e.principal)
+            && self.verb.is_none_or(|v| v == e.verb.as_str())
+            && self.code.is_none_or(|c| c == e.code)
+    }
+}
+
+/// Resolves a `request`/`requests` match; `p` is its field path. Returns the check and how it
+/// reads (`alice patch deployments/default/web and gets 200`).
+pub(crate) fn compile_request(
+    world: &World,
+    r: &RequestMatch,
+    p: &str,
+) -> Result<(RequestCheck, String), ScenarioError> {
+    let t = resolve_target(world, &r.target).map_err(|m| err(format!("{p}.target"), m))?;
+    let verb = r.verb.map(verb_name);
+    let mut description = format!(
+        "{} {}",
+        r.principal.as_deref().unwrap_or("anyone"),
+        verb.unwrap_or("requests")
+    );
+    description.push_str(&format!(" {}", r.target));
+    if t.name.is_empty() {
+        description.push_str(" (any name)");
+    }
+    if let Some(c) = r.code {
+        description.push_str(&format!(" and gets {c}"));
+    }
+    Ok((
+        RequestCheck {
+            principal: r.principal.clone(),
+            verb,
+            gr: t.info.gr.clone(),
+            status: t.status,
+            namespace: t.namespace.clone(),
+            name: t.name.clone(),
+            code: r.code,
+        },
+        description,
+    ))
+}
+
+/// Over a `within` window: once (`Eventually`), at every moment (`always`), at none (`never`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Mode {
+    Eventually,
+    Always,
+    Never,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -76,6 +207,7 @@ pub(crate) struct CompiledExpectation {
     pub key: Option<ObjectKey>,
     pub check: Check,
     pub when: When,
+    pub mode: Mode,
     pub description: String,
 }
 
@@ -708,6 +840,13 @@ fn compile_expectation(
             ("status", e.status.is_some()),
             ("reason", e.reason.is_some()),
             ("exists", e.exists.is_some()),
+            ("atLeast", e.at_least.is_some()),
+            ("atMost", e.at_most.is_some()),
+            ("matches", e.matches.is_some()),
+            ("always", e.always.is_some()),
+            ("never", e.never.is_some()),
+            ("count", e.count.is_some()),
+            ("requests", e.requests.is_some()),
         ] {
             if set {
                 return Err(unused(
@@ -740,8 +879,20 @@ fn compile_expectation(
                 message: e.message.clone(),
             },
             when: When::OnAction,
+            mode: Mode::Eventually,
             description,
         });
+    }
+    if [e.target.is_some(), e.count.is_some(), e.requests.is_some()]
+        .iter()
+        .filter(|x| **x)
+        .count()
+        > 1
+    {
+        return Err(err(&p, "give one of target, count, requests"));
+    }
+    if e.count.is_some() || e.requests.is_some() {
+        return compile_tally(world, e, &p);
     }
     let Some(target) = &e.target else {
         return Err(err(&p, "names neither a target (an object) nor an action"));
@@ -762,9 +913,25 @@ fn compile_expectation(
             "code checks an action's response: use action: <id>",
         ));
     }
-    let when = match (e.at, e.within) {
-        (Some(_), Some(_)) => return Err(err(&p, "give at or within, not both")),
-        (None, None) => return Err(err(&p, "needs a time: at: <time> or within: <duration>")),
+    let when = when_of(e, &p)?;
+    let mode = mode_of(e, &p, when)?;
+    let check = object_check(e, &p)?;
+    let description = describe(mode, format!("{target} {}", check_text(&check)), when);
+    Ok(CompiledExpectation {
+        key: Some(key),
+        check,
+        when,
+        mode,
+        description,
+    })
+}
+
+/// `at` or `within` (+ `after`).
+fn when_of(e: &Expectation, p: &str) -> Result<When, ScenarioError> {
+    let unused = |field: &str, why: &str| err(format!("{p}.{field}"), why.to_owned());
+    Ok(match (e.at, e.within) {
+        (Some(_), Some(_)) => return Err(err(p, "give at or within, not both")),
+        (None, None) => return Err(err(p, "needs a time: at: <time> or within: <duration>")),
         (Some(at), None) => {
             if e.after.is_some() {
                 return Err(unused("after", "goes with within, not at"));
@@ -778,9 +945,38 @@ fn compile_expectation(
                 deadline: from.saturating_add(w.ms()),
             }
         }
+    })
+}
+
+/// `always` / `never`, which need a `within` window.
+fn mode_of(e: &Expectation, p: &str, when: When) -> Result<Mode, ScenarioError> {
+    let (always, never) = (e.always == Some(true), e.never == Some(true));
+    if always && never {
+        return Err(err(p, "give always or never, not both"));
+    }
+    let field = if always { "always" } else { "never" };
+    if (always || never) && !matches!(when, When::Within { .. }) {
+        return Err(err(
+            format!("{p}.{field}"),
+            "needs a window: within: <duration> (and after: <time>)",
+        ));
+    }
+    Ok(if always {
+        Mode::Always
+    } else if never {
+        Mode::Never
+    } else {
+        Mode::Eventually
+    })
+}
+
+/// How an expectation reads: `<subject> <check> at 5s`, `always: ... within 60s after 10s`.
+fn describe(mode: Mode, what: String, when: When) -> String {
+    let mut description = match mode {
+        Mode::Eventually => what,
+        Mode::Always => format!("always: {what}"),
+        Mode::Never => format!("never: {what}"),
     };
-    let check = object_check(e, &p)?;
-    let mut description = format!("{target} {}", check_text(&check));
     match when {
         When::At(t) => description.push_str(&format!(" at {}", super::format::Duration(t))),
         When::Within { from, deadline } => {
@@ -794,10 +990,122 @@ fn compile_expectation(
         }
         When::OnAction => {}
     }
+    description
+}
+
+/// The bounds a count is checked against: `equals` (a whole number) or `atLeast`/`atMost`.
+fn bounds_of(e: &Expectation, p: &str) -> Result<Bounds, ScenarioError> {
+    let equals = match &e.equals {
+        None => None,
+        Some(v) => Some(
+            v.as_f64()
+                .filter(|n| *n >= 0.0 && n.fract() == 0.0)
+                .ok_or_else(|| err(format!("{p}.equals"), "a count equals a whole number"))?,
+        ),
+    };
+    if equals.is_some() && (e.at_least.is_some() || e.at_most.is_some()) {
+        return Err(err(p, "give equals or atLeast/atMost, not both"));
+    }
+    if equals.is_none() && e.at_least.is_none() && e.at_most.is_none() {
+        return Err(err(p, "a count needs equals, atLeast or atMost"));
+    }
+    Ok(Bounds {
+        equals,
+        at_least: e.at_least,
+        at_most: e.at_most,
+    })
+}
+
+/// An expectation on a `count` of objects or on `requests` in the audit log.
+fn compile_tally(
+    world: &World,
+    e: &Expectation,
+    p: &str,
+) -> Result<CompiledExpectation, ScenarioError> {
+    for (f, set) in [
+        ("kstatus", e.kstatus.is_some()),
+        ("field", e.field.is_some()),
+        ("condition", e.condition.is_some()),
+        ("status", e.status.is_some()),
+        ("reason", e.reason.is_some()),
+        ("message", e.message.is_some()),
+        ("exists", e.exists.is_some()),
+        ("matches", e.matches.is_some()),
+        ("code", e.code.is_some()),
+    ] {
+        if set {
+            return Err(err(
+                format!("{p}.{f}"),
+                "is not used with count or requests (they take equals, atLeast, atMost)",
+            ));
+        }
+    }
+    let when = when_of(e, p)?;
+    let mode = mode_of(e, p, when)?;
+    let bounds = bounds_of(e, p)?;
+    let (check, what) = if let Some(c) = &e.count {
+        let t =
+            resolve_target(world, &c.target).map_err(|m| err(format!("{p}.count.target"), m))?;
+        if !t.name.is_empty() || t.status {
+            return Err(err(
+                format!("{p}.count.target"),
+                "names a resource and its namespace (pods/default), not one object",
+            ));
+        }
+        let selector = match &c.selector {
+            None => None,
+            Some(text) => Some((
+                Selector::parse(text).map_err(|m| err(format!("{p}.count.selector"), m))?,
+                text.clone(),
+            )),
+        };
+        let owner = match &c.owner {
+            None => None,
+            Some(o) => {
+                let ot =
+                    resolve_target(world, o).map_err(|m| err(format!("{p}.count.owner"), m))?;
+                Some(
+                    ot.key()
+                        .filter(|_| !ot.status)
+                        .ok_or_else(|| err(format!("{p}.count.owner"), "needs an object name"))?,
+                )
+            }
+        };
+        let mut what = format!("count {}", c.target);
+        if let Some((_, text)) = &selector {
+            what.push_str(&format!(" with {text}"));
+        }
+        if let Some(o) = &c.owner {
+            what.push_str(&format!(" owned by {o}"));
+        }
+        let check = Check::Count {
+            gr: t.info.gr.clone(),
+            namespace: t.namespace.clone(),
+            selector,
+            owner,
+            bounds: bounds.clone(),
+        };
+        (check, what)
+    } else {
+        let r = e
+            .requests
+            .as_ref()
+            .ok_or_else(|| err(p, "needs count or requests"))?;
+        let (request, what) = compile_request(world, r, &format!("{p}.requests"))?;
+        (
+            Check::Requests {
+                request,
+                bounds: bounds.clone(),
+            },
+            format!("requests: {what}"),
+        )
+    };
+    let description = describe(mode, format!("{what} {}", bounds.text()), when);
     Ok(CompiledExpectation {
-        key: Some(key),
+        key: None,
         check,
         when,
+        mode,
         description,
     })
 }
@@ -818,6 +1126,17 @@ pub(crate) fn object_check(e: &Expectation, p: &str) -> Result<Check, ScenarioEr
             "give exactly one of kstatus, field (with equals), condition, exists",
         ));
     }
+    if e.field.is_none() {
+        for (f, set) in [
+            ("atLeast", e.at_least.is_some()),
+            ("atMost", e.at_most.is_some()),
+            ("matches", e.matches.is_some()),
+        ] {
+            if set {
+                return Err(unused(f, "goes with field"));
+            }
+        }
+    }
     let check = if let Some(k) = e.kstatus {
         for (f, set) in [
             ("status", e.status.is_some()),
@@ -834,6 +1153,33 @@ pub(crate) fn object_check(e: &Expectation, p: &str) -> Result<Check, ScenarioEr
         }
     } else if let Some(f) = &e.field {
         let path = FieldPath::parse(f).map_err(|m| err(format!("{p}.field"), m))?;
+        let bounded = e.at_least.is_some() || e.at_most.is_some();
+        let ways = [e.equals.is_some(), bounded, e.matches.is_some()];
+        if ways.iter().filter(|w| **w).count() > 1 {
+            return Err(err(p, "field takes one of equals, atLeast/atMost, matches"));
+        }
+        if let Some(m) = &e.matches {
+            let pattern = regex_lite::Regex::new(m).map_err(|why| {
+                err(
+                    format!("{p}.matches"),
+                    format!("not a regular expression: {why}"),
+                )
+            })?;
+            return Ok(Check::Matches {
+                path,
+                pattern: Pattern(pattern),
+            });
+        }
+        if bounded {
+            return Ok(Check::Compare {
+                path,
+                bounds: Bounds {
+                    equals: None,
+                    at_least: e.at_least,
+                    at_most: e.at_most,
+                },
+            });
+        }
         let Some(equals) = e.equals.clone() else {
             return Err(err(format!("{p}.equals"), "field needs equals: <value>"));
         };
@@ -913,6 +1259,11 @@ pub(crate) fn check_text(c: &Check) -> String {
             }
             s
         }
+        Check::Compare { path, bounds } => format!("{} {}", path.text(), bounds.text()),
+        Check::Matches { path, pattern } => {
+            format!("{} matches {:?}", path.text(), pattern.0.as_str())
+        }
+        Check::Count { bounds, .. } | Check::Requests { bounds, .. } => bounds.text(),
         Check::Exists(true) => "exists".into(),
         Check::Exists(false) => "does not exist".into(),
         Check::Response { .. } => String::new(),

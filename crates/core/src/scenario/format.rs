@@ -381,6 +381,44 @@ pub struct Expectation {
     pub exists: Option<bool>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub code: Option<u16>,
+    /// With `field`, `count` or `requests`: the number observed is at least this.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub at_least: Option<f64>,
+    /// ... and at most this.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub at_most: Option<f64>,
+    /// With `field`: the value (a string as it is, anything else as JSON) matches this regular
+    /// expression (regex-lite syntax), for messages with generated parts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub matches: Option<String>,
+    /// With `within`: the check holds at every moment of the window, not just once.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub always: Option<bool>,
+    /// With `within`: the check holds at no moment of the window.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub never: Option<bool>,
+    /// Instead of `target`: how many objects there are of a resource (in a namespace), chosen by
+    /// label selector and/or owner; with `equals`, `atLeast`, `atMost`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub count: Option<CountSpec>,
+    /// Instead of `target`: how many requests the API server answered that match (all of them
+    /// up to the moment checked, or, in a window with `after`, since its start); with `equals`,
+    /// `atLeast`, `atMost`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requests: Option<RequestMatch>,
+}
+
+/// The objects an expectation counts: `target` names a resource and, for a namespaced one, its
+/// namespace (`pods/default`); `selector` is a label selector in kubectl's syntax
+/// (`app=web,tier!=db`); `owner` a target whose direct dependents are counted.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct CountSpec {
+    pub target: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub selector: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub owner: Option<String>,
 }
 
 /// A narrated lesson: ordered steps that advance when their state holds, and a closing

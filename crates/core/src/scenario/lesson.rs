@@ -2,45 +2,22 @@
 //! against a [`World`]. `converge check` follows a lesson with the scenario's own inputs (so a
 //! lesson that no longer completes fails CI) and the playground follows it with the reader's.
 
-use super::compile::{check_text, object_check, resolve_target, Check};
-use super::format::{ActionVerb, Expectation, Lesson, Predicate, Scenario};
+use super::compile::{
+    check_text, compile_request, object_check, resolve_target, Check, RequestCheck,
+};
+use super::format::{Expectation, Lesson, Predicate, Scenario};
 use super::run::evaluate;
 use super::ScenarioError;
-use crate::api::{AuditEntry, GroupResource, ObjectKey};
+use crate::api::ObjectKey;
 use crate::engine::World;
 
 fn err(path: impl Into<String>, message: impl Into<String>) -> ScenarioError {
     ScenarioError::new(path, message)
 }
 
-/// A request the audit log must show.
-#[derive(Clone, Debug, PartialEq)]
-struct RequestCheck {
-    principal: Option<String>,
-    verb: Option<&'static str>,
-    gr: GroupResource,
-    status: bool,
-    namespace: String,
-    /// Empty: any name.
-    name: String,
-    code: Option<u16>,
-}
-
-impl RequestCheck {
-    fn matches(&self, e: &AuditEntry) -> bool {
-        e.gr == self.gr
-            && e.subresource.is_some() == self.status
-            && e.namespace == self.namespace
-            && (self.name.is_empty() || e.name == self.name)
-            && self.principal.as_ref().is_none_or(|p| *p == e.principal)
-            && self.verb.is_none_or(|v| v == e.verb.as_str())
-            && self.code.is_none_or(|c| c == e.code)
-    }
-}
-
 #[derive(Clone, Debug)]
 enum Holds {
-    Object { key: ObjectKey, check: Check },
+    Object { key: ObjectKey, check: Box<Check> },
     Request(RequestCheck),
 }
 
@@ -212,38 +189,9 @@ fn compile_predicate(
                 ));
             }
         }
-        let t =
-            resolve_target(world, &r.target).map_err(|m| err(format!("{p}.request.target"), m))?;
-        let verb = r.verb.map(|v| match v {
-            ActionVerb::Get => "get",
-            ActionVerb::List => "list",
-            ActionVerb::Create => "create",
-            ActionVerb::Update => "update",
-            ActionVerb::Patch => "patch",
-            ActionVerb::Delete => "delete",
-        });
-        let mut description = format!(
-            "{} {}",
-            r.principal.as_deref().unwrap_or("anyone"),
-            verb.unwrap_or("requests")
-        );
-        description.push_str(&format!(" {}", r.target));
-        if t.name.is_empty() {
-            description.push_str(" (any name)");
-        }
-        if let Some(c) = r.code {
-            description.push_str(&format!(" and gets {c}"));
-        }
+        let (request, description) = compile_request(world, r, &format!("{p}.request"))?;
         return Ok(CompiledPredicate {
-            check: Holds::Request(RequestCheck {
-                principal: r.principal.clone(),
-                verb,
-                gr: t.info.gr.clone(),
-                status: t.status,
-                namespace: t.namespace.clone(),
-                name: t.name.clone(),
-                code: r.code,
-            }),
+            check: Holds::Request(request),
             description,
         });
     }
@@ -275,7 +223,10 @@ fn compile_predicate(
     let check = object_check(&as_expectation, p)?;
     Ok(CompiledPredicate {
         description: format!("{target} {}", check_text(&check)),
-        check: Holds::Object { key, check },
+        check: Holds::Object {
+            key,
+            check: Box::new(check),
+        },
     })
 }
 

@@ -6,7 +6,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::compile::{Check, Compiled, CompiledAction, CompiledExpectation, When};
+use super::compile::{Check, Compiled, CompiledAction, CompiledExpectation, Mode, When};
 use super::format::{Scenario, Until};
 use super::lesson::{LessonGuide, LessonProgress};
 use super::ScenarioError;
@@ -500,9 +500,15 @@ impl ScenarioRun {
     /// chance).
     fn decide(&mut self, k: usize, time_ms: u64, final_: bool) {
         let e = &self.expectations[k];
-        let obj = e.key.as_ref().and_then(|key| self.world.api().get(key));
-        let (passed, expected, got) = evaluate(&e.check, obj, SimTime::from_ms(time_ms));
-        if passed || final_ {
+        let (holds, expected, got) = evaluate_in(e, &self.world, SimTime::from_ms(time_ms));
+        // `always` fails at the first moment the check does not hold, `never` at the first it
+        // does; both pass when their window closes.
+        let (record, passed, expected) = match e.mode {
+            Mode::Eventually => (holds || final_, holds, expected),
+            Mode::Always => (!holds || final_, holds, format!("always {expected}")),
+            Mode::Never => (holds || final_, !holds, format!("never {expected}")),
+        };
+        if record {
             self.results[k] = Some(ExpectationResult {
                 index: k,
                 description: e.description.clone(),
@@ -657,8 +663,7 @@ impl ScenarioRun {
                         ),
                     ),
                     _ => {
-                        let obj = e.key.as_ref().and_then(|key| self.world.api().get(key));
-                        let (_, expected, got) = evaluate(&e.check, obj, self.world.now());
+                        let (_, expected, got) = evaluate_in(e, &self.world, self.world.now());
                         (expected, format!("{got} when the run stopped"))
                     }
                 };
@@ -691,6 +696,69 @@ fn response_text_for(c: &Check) -> String {
         Check::Response { code, message, .. } => response_text(*code, message.as_deref()),
         _ => String::new(),
     }
+}
+
+/// Whether an expectation's check holds in `world` at `now`: on its object, or, for a count or
+/// requests, on the whole world (requests in a window with `after` are counted from its start).
+pub(crate) fn evaluate_in(
+    e: &CompiledExpectation,
+    world: &World,
+    now: SimTime,
+) -> (bool, String, String) {
+    match &e.check {
+        Check::Count {
+            gr,
+            namespace,
+            selector,
+            owner,
+            bounds,
+        } => {
+            let owner_uid = owner.as_ref().map(|k| {
+                world
+                    .api()
+                    .get(k)
+                    .and_then(|o| o.pointer("/metadata/uid"))
+                    .and_then(Value::as_str)
+                    .map(str::to_owned)
+            });
+            let n = match owner_uid {
+                Some(None) => 0,
+                _ => world
+                    .objects()
+                    .filter(|(k, o)| {
+                        k.gr == *gr
+                            && (namespace.is_empty() || k.namespace == *namespace)
+                            && selector.as_ref().is_none_or(|(s, _)| s.matches_object(o))
+                            && owner_uid.as_ref().is_none_or(|u| owned_by(o, u.as_deref()))
+                    })
+                    .count(),
+            };
+            (bounds.holds(n as f64), bounds.text(), n.to_string())
+        }
+        Check::Requests { request, bounds } => {
+            let from = match e.when {
+                When::Within { from, .. } => from,
+                _ => 0,
+            };
+            let n = world
+                .api()
+                .audit()
+                .filter(|a| (from..=now.as_ms()).contains(&a.time.as_ms()) && request.matches(a))
+                .count();
+            (bounds.holds(n as f64), bounds.text(), n.to_string())
+        }
+        check => evaluate(check, e.key.as_ref().and_then(|k| world.api().get(k)), now),
+    }
+}
+
+/// Whether `obj` names `uid` among its ownerReferences.
+fn owned_by(obj: &Value, uid: Option<&str>) -> bool {
+    obj.pointer("/metadata/ownerReferences")
+        .and_then(Value::as_array)
+        .is_some_and(|refs| {
+            refs.iter()
+                .any(|r| r.get("uid").and_then(Value::as_str) == uid)
+        })
 }
 
 /// Whether a check holds on an object (None: absent) at a time, with the expected and observed
@@ -787,6 +855,35 @@ pub(crate) fn evaluate(check: &Check, obj: Option<&Value>, now: SimTime) -> (boo
             }
             (ok, expected, got.join(", "))
         }
-        Check::Response { .. } => (false, String::new(), String::new()),
+        Check::Compare { path, bounds } => {
+            let expected = bounds.text();
+            let Some(obj) = obj else {
+                return (false, expected, "no such object".into());
+            };
+            match path.get(obj) {
+                Some(v) => match v.as_f64() {
+                    Some(n) => (bounds.holds(n), expected, v.to_string()),
+                    None => (false, expected, format!("{v}, not a number")),
+                },
+                None => (false, expected, format!("no field {}", path.text())),
+            }
+        }
+        Check::Matches { path, pattern } => {
+            let expected = format!("matches {:?}", pattern.0.as_str());
+            let Some(obj) = obj else {
+                return (false, expected, "no such object".into());
+            };
+            match path.get(obj) {
+                Some(v) => {
+                    let text = v.as_str().map_or_else(|| v.to_string(), str::to_owned);
+                    (pattern.0.is_match(&text), expected, format!("{text:?}"))
+                }
+                None => (false, expected, format!("no field {}", path.text())),
+            }
+        }
+        // Counted on the whole world by `evaluate_in`; a lesson predicate is never one.
+        Check::Count { .. } | Check::Requests { .. } | Check::Response { .. } => {
+            (false, String::new(), String::new())
+        }
     }
 }

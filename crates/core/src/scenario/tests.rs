@@ -500,6 +500,178 @@ fn at_sees_the_state_after_everything_due_at_that_time() {
     }
 }
 
+/// The scenario language's windows, comparisons, counts, patterns and audit counts.
+#[test]
+fn always_and_never_hold_over_the_whole_window() {
+    // A rolling update of 2 replicas with maxSurge 25% (rounds up to 1) and maxUnavailable 25%
+    // (rounds down to 0): never more than 3 active pods, never fewer than 2 available. The count
+    // sees every pod that exists, so an old pod still terminating makes 4 at most (the next old
+    // pod goes only once a new one is available, after the first has stopped).
+    let out = run_text(&header(&format!(
+        "{WEB}actions:
+  - {{at: 10s, verb: patch, target: deployments/default/web, patch: {{spec: {{template: {{spec: {{containers: [{{name: app, image: 'nginx:1.27'}}]}}}}}}}}}}
+expect:
+  - {{count: {{target: pods/default, selector: app=web}}, atMost: 4, within: 50s, after: 5s, always: true}}
+  - {{target: deployments/default/web, field: status.availableReplicas, atLeast: 2, within: 50s, after: 5s, always: true}}
+  - {{count: {{target: pods/default, selector: app=web}}, atLeast: 5, within: 50s, after: 5s, never: true}}
+  - {{count: {{target: replicasets/default, owner: deployments/default/web}}, equals: 2, within: 30s, after: 10s}}
+"
+    )));
+    for r in &out.results {
+        assert!(r.passed, "{}", r.line());
+    }
+    assert_eq!(
+        out.results[0].line(),
+        "always: count pods/default with app=web is at most 4 within 50s after 5s (at t=55.000s)"
+    );
+    // An always that breaks fails at the first moment it does not hold.
+    let out = run_text(&header(&format!(
+        "{WEB}expect:
+  - {{count: {{target: pods/default, selector: app=web}}, atMost: 1, within: 30s, always: true}}
+"
+    )));
+    let r = &out.results[0];
+    assert!(!r.passed);
+    assert!(r.time_ms < 1000, "{}", r.line());
+    assert!(
+        r.line()
+            .ends_with("expected always is at most 1, got 2 (at t=0.010s)"),
+        "{}",
+        r.line()
+    );
+}
+
+#[test]
+fn fields_compare_with_bounds_and_match_patterns() {
+    let out = run_text(&header(&format!(
+        "{WEB}expect:
+  - {{target: deployments/default/web, within: 30s, field: status.readyReplicas, atLeast: 2}}
+  - {{target: deployments/default/web, at: 30s, field: metadata.uid, matches: '^[0-9a-f]{{8}}-[0-9a-f]{{4}}-[0-9a-f]{{4}}-[0-9a-f]{{4}}-[0-9a-f]{{12}}$'}}
+  - {{target: deployments/default/web, at: 30s, field: status.replicas, atMost: 1}}
+"
+    )));
+    assert!(out.results[0].passed, "{}", out.results[0].line());
+    assert!(out.results[1].passed, "{}", out.results[1].line());
+    assert!(!out.results[2].passed);
+    assert_eq!(
+        out.results[2].line(),
+        "deployments/default/web status.replicas is at most 1 at 30s: expected is at most 1, got 2 (at t=30.000s)"
+    );
+}
+
+#[test]
+fn requests_count_what_the_audit_log_holds() {
+    // The Deployment controller's own status writes, and alice's one patch.
+    let out = run_text(&header(&format!(
+        "{WEB}actions:
+  - {{at: 5s, verb: patch, target: deployments/default/web, patch: {{spec: {{replicas: 3}}}}}}
+expect:
+  - {{requests: {{as: 'system:serviceaccount:kube-system:deployment-controller', verb: update, target: deployments/default/web/status, code: 200}}, atLeast: 2, at: 20s}}
+  - {{requests: {{as: alice, verb: patch, target: deployments/default}}, equals: 1, at: 20s}}
+  - {{requests: {{as: alice, verb: patch, target: deployments/default}}, equals: 0, within: 10s, after: 6s, always: true}}
+"
+    )));
+    for r in &out.results {
+        assert!(r.passed, "{}", r.line());
+    }
+}
+
+#[test]
+fn the_new_expectation_forms_are_checked_with_their_line() {
+    let cases = [
+        (
+            "expect:
+  - {target: deployments/default/web, at: 1s, field: spec.replicas, equals: 1, atLeast: 1}
+",
+            "expect[0]",
+            "field takes one of equals, atLeast/atMost, matches",
+        ),
+        (
+            "expect:
+  - {target: deployments/default/web, at: 1s, kstatus: Current, atLeast: 1}
+",
+            "expect[0].atLeast",
+            "goes with field",
+        ),
+        (
+            "expect:
+  - {target: deployments/default/web, at: 1s, field: spec.replicas, matches: '(' }
+",
+            "expect[0].matches",
+            "not a regular expression",
+        ),
+        (
+            "expect:
+  - {target: deployments/default/web, at: 1s, kstatus: Current, always: true}
+",
+            "expect[0].always",
+            "needs a window",
+        ),
+        (
+            "expect:
+  - {target: deployments/default/web, within: 1s, kstatus: Current, always: true, never: true}
+",
+            "expect[0]",
+            "give always or never, not both",
+        ),
+        (
+            "expect:
+  - {count: {target: pods/default/p}, at: 1s, equals: 1}
+",
+            "expect[0].count.target",
+            "not one object",
+        ),
+        (
+            "expect:
+  - {count: {target: pods/default, selector: 'app in (web'}, at: 1s, equals: 1}
+",
+            "expect[0].count.selector",
+            "",
+        ),
+        (
+            "expect:
+  - {count: {target: pods/default}, at: 1s}
+",
+            "expect[0]",
+            "a count needs equals, atLeast or atMost",
+        ),
+        (
+            "expect:
+  - {count: {target: pods/default}, at: 1s, equals: 1.5}
+",
+            "expect[0].equals",
+            "a count equals a whole number",
+        ),
+        (
+            "expect:
+  - {count: {target: pods/default}, target: pods/default/p, at: 1s, equals: 1}
+",
+            "expect[0]",
+            "give one of target, count, requests",
+        ),
+        (
+            "expect:
+  - {requests: {target: gizmos/default}, at: 1s, equals: 1}
+",
+            "expect[0].requests.target",
+            "unknown resource",
+        ),
+        (
+            "expect:
+  - {count: {target: pods/default}, at: 1s, equals: 1, message: x}
+",
+            "expect[0].message",
+            "is not used with count or requests",
+        ),
+    ];
+    for (body, path, message) in cases {
+        let e = load_err(&header(body));
+        assert_eq!(e.path, path, "{body}: {e}");
+        assert_eq!(e.location.map(|l| l.line), Some(5), "{body}: {e}");
+        assert!(e.message.contains(message), "{body}: {e}");
+    }
+}
+
 #[test]
 fn an_action_response_is_checked_when_the_action_is_sent() {
     let out = run_text(&header(&format!(
