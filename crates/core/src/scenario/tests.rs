@@ -792,6 +792,12 @@ fn mutate(e: &mut Expectation) {
         } else {
             KstatusName::Current
         });
+    } else if let Some(l) = e.at_least {
+        e.at_least = Some(l + 100.0);
+    } else if let Some(m) = e.at_most {
+        e.at_most = Some(m - 100.0);
+    } else if let Some(p) = &e.matches {
+        e.matches = Some(format!("^not:{p}"));
     } else if let Some(v) = &e.equals {
         e.equals = Some(match v {
             Value::Number(n) => json!(n.as_i64().unwrap_or(0) + 100),
