@@ -16,9 +16,9 @@ const BUDGET_BYTES = 250_000; // "250 KB" in the issue: decimal kilobytes
 // Until the app itself (the wasm) fits the budget, growth of the load up to `converge-ready`
 // past this bound fails the run. On 2026-12-01 it was 637,327 bytes (the wasm 616,999); the
 // Kubernetes 1.32 fidelity fixes of session 6 (graceful pod deletion, the scheduler's scores,
-// the full scale-down ranking, kubelet back-off) brought it to 655,256. Bringing it down is
-// issues 15 and 20.
-const READY_BOUND_BYTES = 665_000;
+// the full scale-down ranking, kubelet back-off) brought it to 655,256, and the scenario
+// language's `matches` (regex-lite) and counts to 686,516. Bringing it down is issues 15 and 20.
+const READY_BOUND_BYTES = 700_000;
 
 let server;
 let browser;
