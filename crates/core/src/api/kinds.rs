@@ -18,6 +18,8 @@ pub enum KindRules {
     Pod,
     Node,
     ConfigMap,
+    /// `v1/ServiceAccount`: the identity a Pod runs as; admission checks it exists.
+    ServiceAccount,
     Service,
     HorizontalPodAutoscaler,
     Namespace,
@@ -142,6 +144,15 @@ impl Registry {
                 true,
                 false,
                 KindRules::ConfigMap,
+            ),
+            (
+                "",
+                "serviceaccounts",
+                "ServiceAccount",
+                "v1",
+                true,
+                false,
+                KindRules::ServiceAccount,
             ),
             (
                 "",

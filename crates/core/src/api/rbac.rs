@@ -288,6 +288,7 @@ pub fn default_policy() -> Vec<Value> {
         "pods",
         "configmaps",
         "services",
+        "serviceaccounts",
         "horizontalpodautoscalers",
     ];
     vec![

@@ -199,6 +199,11 @@ fn make_uid(n: u64) -> String {
 }
 
 /// kube's generateName suffix: 5 characters from its consonant-and-digit alphabet.
+/// The `default` ServiceAccount of a namespace.
+fn default_service_account(ns: &str) -> Value {
+    json!({"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "default", "namespace": ns}})
+}
+
 fn name_suffix(n: u64) -> String {
     const ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
     let mut x = n
@@ -239,11 +244,18 @@ impl ApiServer {
             .iter()
             .map(|ns| json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}}))
             .collect();
+        // kube's serviceaccounts-controller gives every namespace its `default` account.
+        seed.extend(
+            INITIAL_NAMESPACES
+                .iter()
+                .map(|ns| default_service_account(ns)),
+        );
         seed.extend(rbac::default_policy());
         // Set-up writes go straight to the create strategy: no authorization, no audit.
         for obj in seed {
             if let Some(info) = s.kind_of(&obj) {
-                let created = s.create(SimTime::ZERO, &info, "", obj, principals::APISERVER);
+                let ns = meta_str(&obj, "namespace").to_owned();
+                let created = s.create(SimTime::ZERO, &info, &ns, obj, principals::APISERVER);
                 debug_assert!(created.is_ok(), "seed object refused: {created:?}");
             }
         }
@@ -1290,6 +1302,9 @@ impl ApiServer {
             }
         }
         strategy::apply_defaults(info, &mut obj);
+        if info.rules == KindRules::Pod {
+            self.admit_service_account(info, ns, &name, &mut obj)?;
+        }
         let mut errs = Vec::new();
         strategy::validate_metadata(info, &obj, &mut errs);
         strategy::validate_spec(info, &obj, &mut errs);
@@ -1302,6 +1317,14 @@ impl ApiServer {
         if info.rules == KindRules::CustomResourceDefinition {
             self.install_crd(now, &created, principal);
         }
+        if info.rules == KindRules::Namespace && principal != principals::APISERVER {
+            // The serviceaccounts-controller's work, done with the namespace (not audited).
+            let sa = default_service_account(meta_str(&created, "name"));
+            if let Some(sa_info) = self.kind_of(&sa) {
+                let ns = meta_str(&created, "name").to_owned();
+                let _ = self.create(now, &sa_info, &ns, sa, principals::APISERVER);
+            }
+        }
         let dangling: Vec<String> = owner_uids(&created)
             .into_iter()
             .filter(|u| !self.state.store.contains_uid(u))
@@ -1310,6 +1333,90 @@ impl ApiServer {
             self.state.gc_queue.insert(u);
         }
         Ok(created)
+    }
+
+    /// kube's ServiceAccount admission [plugin/pkg/admission/serviceaccount/admission.go]: a Pod
+    /// runs as `default` unless it names an account; the account must exist in its namespace;
+    /// unless token automounting is off (on the Pod or the account), the Pod gets the projected
+    /// `kube-api-access-<suffix>` volume (token, CA bundle, namespace) mounted read-only into every
+    /// container. The suffix is drawn from the pod's name here (kube draws it at random).
+    fn admit_service_account(
+        &self,
+        info: &ResourceInfo,
+        ns: &str,
+        name: &str,
+        pod: &mut Value,
+    ) -> Result<(), ApiError> {
+        let Some(spec) = pod.get_mut("spec").and_then(Value::as_object_mut) else {
+            return Ok(());
+        };
+        let account = spec
+            .get("serviceAccountName")
+            .and_then(Value::as_str)
+            .filter(|a| !a.is_empty())
+            .unwrap_or("default")
+            .to_owned();
+        let key = ObjectKey::new(GroupResource::new("", "serviceaccounts"), ns, &account);
+        let Some(sa) = self.state.store.get(&key) else {
+            return Err(forbidden(
+                &info.gr,
+                name,
+                &format!(
+                    "error looking up service account {ns}/{account}: serviceaccount {} not found",
+                    crate::api::validation::go_quote(&account)
+                ),
+            ));
+        };
+        spec.insert("serviceAccountName".into(), json!(account));
+        spec.insert("serviceAccount".into(), json!(account));
+        let automount = spec
+            .get("automountServiceAccountToken")
+            .and_then(Value::as_bool)
+            .or_else(|| {
+                sa.get("automountServiceAccountToken")
+                    .and_then(Value::as_bool)
+            })
+            .unwrap_or(true);
+        if !automount {
+            return Ok(());
+        }
+        const MOUNT: &str = "/var/run/secrets/kubernetes.io/serviceaccount";
+        let mounted = |c: &Value| {
+            c.get("volumeMounts")
+                .and_then(Value::as_array)
+                .is_some_and(|ms| {
+                    ms.iter()
+                        .any(|m| m.get("mountPath").and_then(Value::as_str) == Some(MOUNT))
+                })
+        };
+        let volume = format!(
+            "kube-api-access-{}",
+            name_suffix(u64::from(crate::controllers::util::fnv32a(
+                format!("{ns}/{name}").as_bytes()
+            )))
+        );
+        let volumes = spec.entry("volumes").or_insert_with(|| json!([]));
+        if let Some(list) = volumes.as_array_mut() {
+            list.push(json!({"name": volume, "projected": {"defaultMode": 420, "sources": [
+                {"serviceAccountToken": {"expirationSeconds": 3607, "path": "token"}},
+                {"configMap": {"name": "kube-root-ca.crt", "items": [{"key": "ca.crt", "path": "ca.crt"}]}},
+                {"downwardAPI": {"items": [{"path": "namespace", "fieldRef": {"apiVersion": "v1", "fieldPath": "metadata.namespace"}}]}}
+            ]}}));
+        }
+        for list in ["initContainers", "containers"] {
+            let Some(cs) = spec.get_mut(list).and_then(Value::as_array_mut) else {
+                continue;
+            };
+            for c in cs.iter_mut().filter(|c| !mounted(c)) {
+                if let Some(c) = c.as_object_mut() {
+                    let mounts = c.entry("volumeMounts").or_insert_with(|| json!([]));
+                    if let Some(ms) = mounts.as_array_mut() {
+                        ms.push(json!({"name": volume, "readOnly": true, "mountPath": MOUNT}));
+                    }
+                }
+            }
+        }
+        Ok(())
     }
 
     /// Server-side fields some kinds get on create (kube's registries and controllers that
@@ -3276,6 +3383,94 @@ mod tests {
             .get("enableServiceLinks")
             .is_none());
         assert!(d["spec"]["template"]["spec"].get("tolerations").is_none());
+    }
+
+    /// Worked from the ServiceAccount admission plugin (admission.go `Admit`,
+    /// `getServiceAccount`, `mountServiceAccountToken`) and `NewForbidden`'s message.
+    #[test]
+    fn pods_run_as_an_existing_service_account_with_its_token_mounted() {
+        let mut s = ApiServer::new();
+        let pod = |name: &str, extra: Value| {
+            let mut p = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name},
+                "spec": {"containers": [{"name": "c", "image": "nginx:1.27"}]}});
+            if let (Some(spec), Some(extra)) = (p["spec"].as_object_mut(), extra.as_object()) {
+                spec.extend(extra.clone());
+            }
+            p
+        };
+        let p = ok(
+            &mut s,
+            ApiRequest::create(ALICE, pods(), "default", pod("p", json!({}))),
+        );
+        assert_eq!(p["spec"]["serviceAccountName"], "default");
+        assert_eq!(p["spec"]["serviceAccount"], "default");
+        let volume = p["spec"]["volumes"][0]["name"]
+            .as_str()
+            .unwrap_or("")
+            .to_owned();
+        assert!(
+            volume.starts_with("kube-api-access-") && volume.len() == 21,
+            "{volume}"
+        );
+        assert!(volume[16..]
+            .bytes()
+            .all(|b| b"bcdfghjklmnpqrstvwxz2456789".contains(&b)));
+        assert_eq!(
+            p["spec"]["volumes"][0]["projected"]["sources"][0],
+            json!({"serviceAccountToken": {"expirationSeconds": 3607, "path": "token"}})
+        );
+        assert_eq!(
+            p["spec"]["containers"][0]["volumeMounts"],
+            json!([{"name": volume, "readOnly": true, "mountPath": "/var/run/secrets/kubernetes.io/serviceaccount"}])
+        );
+        let e = err(
+            &mut s,
+            ApiRequest::create(
+                ALICE,
+                pods(),
+                "default",
+                pod("q", json!({"serviceAccountName": "missing"})),
+            ),
+        );
+        assert_eq!(e.code(), 403);
+        assert_eq!(
+            e.message,
+            "pods \"q\" is forbidden: error looking up service account default/missing: serviceaccount \"missing\" not found"
+        );
+        let sa = json!({"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "missing"},
+            "automountServiceAccountToken": false});
+        ok(
+            &mut s,
+            ApiRequest::create(
+                ALICE,
+                GroupResource::new("", "serviceaccounts"),
+                "default",
+                sa,
+            ),
+        );
+        let q = ok(
+            &mut s,
+            ApiRequest::create(
+                ALICE,
+                pods(),
+                "default",
+                pod("q", json!({"serviceAccountName": "missing"})),
+            ),
+        );
+        assert!(
+            q["spec"].get("volumes").is_none(),
+            "the account turns automounting off"
+        );
+        // A namespace created later gets its own default account.
+        let ns = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "team"}});
+        ok(
+            &mut s,
+            ApiRequest::create("admin", GroupResource::new("", "namespaces"), "", ns),
+        );
+        ok(
+            &mut s,
+            ApiRequest::create(ALICE, pods(), "team", pod("r", json!({}))),
+        );
     }
 
     #[test]

@@ -366,6 +366,11 @@ fn kind_types(rules: KindRules) -> &'static [(&'static str, Ty, &'static str)] {
             ("/subjects", Ty::Array("[]v1.Subject"), "subjects"),
             ("/roleRef", Ty::Object("v1.RoleRef"), "roleRef"),
         ],
+        KindRules::ServiceAccount => &[(
+            "/automountServiceAccountToken",
+            Ty::Bool,
+            "ServiceAccount.automountServiceAccountToken",
+        )],
         KindRules::Namespace | KindRules::Binding | KindRules::Event | KindRules::Custom => &[],
     }
 }
@@ -756,6 +761,7 @@ pub fn apply_defaults(info: &ResourceInfo, obj: &mut Value) {
         }
         KindRules::Node
         | KindRules::ConfigMap
+        | KindRules::ServiceAccount
         | KindRules::Rbac
         | KindRules::Binding
         | KindRules::Event
@@ -1372,7 +1378,11 @@ pub fn validate_spec(info: &ResourceInfo, obj: &Value, errs: &mut Vec<FieldError
                 }
             }
         }
-        KindRules::Node | KindRules::Namespace | KindRules::Binding | KindRules::Custom => {}
+        KindRules::Node
+        | KindRules::Namespace
+        | KindRules::ServiceAccount
+        | KindRules::Binding
+        | KindRules::Custom => {}
     }
 }
 

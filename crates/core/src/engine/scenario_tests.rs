@@ -909,6 +909,47 @@ fn a_back_off_entry_expires_after_ten_minutes_of_running() {
     assert!(c["state"].get("running").is_some(), "{c}");
 }
 
+/// A template that names a missing ServiceAccount: the admission plugin refuses every pod, and
+/// the ReplicaSet reports it as kube's `calculateStatus` does (ReplicaFailure True,
+/// FailedCreate, the refusal's message) without any injected fault.
+#[test]
+fn a_missing_service_account_shows_as_replica_failure() {
+    let mut d = deployment("default", "web", 2, "nginx:1.25");
+    d["spec"]["template"]["spec"]["serviceAccountName"] = json!("robot");
+    let s = Scenario::new("missing service account")
+        .at(0, create_as("alice", deployments(), "default", d))
+        .until(10_000);
+    let out = s.run();
+    let rs = out
+        .world
+        .objects()
+        .find(|(k, _)| k.gr.resource == "replicasets")
+        .map(|(_, r)| r.as_ref().clone())
+        .unwrap_or_default();
+    let c = rs
+        .get("status")
+        .and_then(|st| util::find_condition(st, "ReplicaFailure"))
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(
+        (str_at(&c, "/status"), str_at(&c, "/reason")),
+        ("True", "FailedCreate")
+    );
+    let message = str_at(&c, "/message");
+    assert!(message.starts_with("pods \"web-"), "{message}");
+    assert!(
+        message.ends_with("\" is forbidden: error looking up service account default/robot: serviceaccount \"robot\" not found"),
+        "{message}"
+    );
+    assert_eq!(
+        out.world
+            .objects()
+            .filter(|(k, _)| k.gr.resource == "pods")
+            .count(),
+        0
+    );
+}
+
 #[test]
 fn failed_pod_creations_set_replica_failure_until_they_succeed() {
     let out = check(
