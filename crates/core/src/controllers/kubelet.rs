@@ -528,7 +528,8 @@ impl Kubelet {
             None => json!({}),
         };
         // k8s.io/api core/v1 ContainerStatus field order.
-        let statuses: Vec<Value> = names
+        // Sorted by container name, as kube's `SortedContainerStatuses` orders them.
+        let mut statuses: Vec<Value> = names
             .iter()
             .map(|(name, image)| {
                 json!({
@@ -546,6 +547,7 @@ impl Kubelet {
                 })
             })
             .collect();
+        statuses.sort_by(|a, b| str_at(a, "/name").cmp(str_at(b, "/name")));
         let unready: Vec<&str> = if ready {
             Vec::new()
         } else {

@@ -950,6 +950,39 @@ fn a_missing_service_account_shows_as_replica_failure() {
     );
 }
 
+/// `SortedContainerStatuses`: a pod's container statuses come sorted by name, whatever the
+/// spec's order; the Ready message lists unready containers in spec order.
+#[test]
+fn container_statuses_are_sorted_by_name() {
+    let mut d = deployment("default", "web", 1, "nginx:1.25");
+    let second = json!({"name": "app", "image": "nginx:1.25"});
+    d["spec"]["template"]["spec"]["containers"][0]["name"] = json!("web");
+    if let Some(cs) = d
+        .pointer_mut("/spec/template/spec/containers")
+        .and_then(Value::as_array_mut)
+    {
+        cs.push(second);
+    }
+    let s = Scenario::new("two containers")
+        .at(0, create_as("alice", deployments(), "default", d))
+        .until(5_000);
+    let out = s.run();
+    let pod = out
+        .world
+        .objects()
+        .find(|(k, _)| k.gr.resource == "pods")
+        .map(|(_, p)| p.as_ref().clone())
+        .unwrap_or_default();
+    let names: Vec<&str> = pod
+        .pointer("/status/containerStatuses")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .map(|c| str_at(c, "/name"))
+        .collect();
+    assert_eq!(names, ["app", "web"]);
+}
+
 #[test]
 fn failed_pod_creations_set_replica_failure_until_they_succeed() {
     let out = check(
