@@ -723,12 +723,15 @@ impl Sync<'_, '_> {
             && current
                 .as_ref()
                 .is_some_and(|c| str_at(c, "/reason") == "NewReplicaSetAvailable");
-        let new_name = new_rs
-            .map(|i| util::name(&rss[i]).to_owned())
-            .unwrap_or_default();
+        // The messages name the new ReplicaSet, or the Deployment while there is none (mid
+        // Recreate, between scaling the old ones down and creating the new one).
+        let subject = match new_rs {
+            Some(i) => format!("ReplicaSet \"{}\"", util::name(&rss[i])),
+            None => format!("Deployment \"{}\"", util::name(&self.d)),
+        };
         if has_deadline(&self.spec) && !is_complete {
             if self.complete(&status) {
-                let msg = format!("ReplicaSet \"{new_name}\" has successfully progressed.");
+                let msg = format!("{subject} has successfully progressed.");
                 util::set_deployment_condition(
                     &mut status,
                     Cond {
@@ -740,7 +743,7 @@ impl Sync<'_, '_> {
                     now,
                 );
             } else if progressing(old, &status) {
-                let msg = format!("ReplicaSet \"{new_name}\" is progressing.");
+                let msg = format!("{subject} is progressing.");
                 let transition = current
                     .as_ref()
                     .filter(|c| str_at(c, "/status") == "True")
@@ -765,7 +768,7 @@ impl Sync<'_, '_> {
                     }
                 }
             } else if self.timed_out(&status) {
-                let msg = format!("ReplicaSet \"{new_name}\" has timed out progressing.");
+                let msg = format!("{subject} has timed out progressing.");
                 util::set_deployment_condition(
                     &mut status,
                     Cond {

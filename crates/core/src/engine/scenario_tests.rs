@@ -983,6 +983,52 @@ fn container_statuses_are_sorted_by_name() {
     assert_eq!(names, ["app", "web"]);
 }
 
+/// Recreate, worked from recreate.go and syncRolloutStatus: while the old pods terminate there is
+/// no new ReplicaSet yet (oldPodsRunning holds it back). Progressing keeps its last value: with
+/// no new ReplicaSet, replicas and updatedReplicas are both 0, so `isCompleteDeployment` holds
+/// with the NewReplicaSetAvailable reason still set and the condition is not rewritten. Once the
+/// last old pod is gone the new ReplicaSet comes.
+#[test]
+fn recreate_waits_for_terminating_pods_before_the_new_replica_set() {
+    let s = recreate();
+    let mut w = super::world::World::new(s.config.clone());
+    for (ms, input) in &s.inputs {
+        w.schedule(crate::time::SimTime::from_ms(*ms), input.clone());
+    }
+    w.advance(10_300);
+    let rs_count = |w: &super::world::World| {
+        w.objects()
+            .filter(|(k, _)| k.gr.resource == "replicasets")
+            .count()
+    };
+    let terminating = w
+        .objects()
+        .filter(|(k, p)| {
+            k.gr.resource == "pods" && p.pointer("/metadata/deletionTimestamp").is_some()
+        })
+        .count();
+    assert_eq!(terminating, 3, "the old pods are terminating");
+    assert_eq!(rs_count(&w), 1, "no new ReplicaSet while old pods run");
+    let d = w
+        .objects()
+        .find(|(k, _)| k.gr.resource == "deployments")
+        .map(|(_, d)| d.as_ref().clone())
+        .unwrap_or_default();
+    let c = d
+        .get("status")
+        .and_then(|st| util::find_condition(st, "Progressing"))
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(str_at(&c, "/reason"), "NewReplicaSetAvailable");
+    assert!(str_at(&c, "/message").starts_with("ReplicaSet \"web-"));
+    w.advance(1_000);
+    assert_eq!(
+        rs_count(&w),
+        2,
+        "the new ReplicaSet once the old pods are gone"
+    );
+}
+
 #[test]
 fn failed_pod_creations_set_replica_failure_until_they_succeed() {
     let out = check(
