@@ -143,6 +143,12 @@ pub fn memory_bytes(q: &Value) -> u64 {
 
 /// Sum of the containers' CPU (millicores) and memory (bytes) requests of a pod.
 pub fn pod_requests(pod: &Value) -> (u64, u64) {
+    sum_requests(pod, (0, 0))
+}
+
+/// The containers' (CPU millis, memory bytes) requests, counting `missing` for a resource a
+/// container does not request.
+fn sum_requests(pod: &Value, missing: (u64, u64)) -> (u64, u64) {
     let mut cpu = 0;
     let mut mem = 0;
     for c in pod
@@ -151,12 +157,12 @@ pub fn pod_requests(pod: &Value) -> (u64, u64) {
         .into_iter()
         .flatten()
     {
-        if let Some(q) = c.at("/resources/requests/cpu") {
-            cpu += cpu_millis(q);
-        }
-        if let Some(q) = c.at("/resources/requests/memory") {
-            mem += memory_bytes(q);
-        }
+        cpu += c
+            .at("/resources/requests/cpu")
+            .map_or(missing.0, cpu_millis);
+        mem += c
+            .at("/resources/requests/memory")
+            .map_or(missing.1, memory_bytes);
     }
     (cpu, mem)
 }
@@ -172,22 +178,7 @@ pub const DEFAULT_MEMORY_REQUEST: u64 = 200 * 1024 * 1024;
 /// [kube 1.32 `resourcehelper.PodRequests` with `NonMissingContainerRequests`, used for the
 /// node's `NonZeroRequested` and the pod's score in noderesources].
 pub fn pod_nonzero_requests(pod: &Value) -> (u64, u64) {
-    let mut cpu = 0;
-    let mut mem = 0;
-    for c in pod
-        .at("/spec/containers")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-    {
-        cpu += c
-            .at("/resources/requests/cpu")
-            .map_or(DEFAULT_MILLI_CPU_REQUEST, cpu_millis);
-        mem += c
-            .at("/resources/requests/memory")
-            .map_or(DEFAULT_MEMORY_REQUEST, memory_bytes);
-    }
-    (cpu, mem)
+    sum_requests(pod, (DEFAULT_MILLI_CPU_REQUEST, DEFAULT_MEMORY_REQUEST))
 }
 
 // ---- request builders -------------------------------------------------------------------

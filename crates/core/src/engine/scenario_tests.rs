@@ -475,10 +475,7 @@ fn scaled_down_pods_terminate_gracefully_before_their_kubelet_deletes_them() {
                 json!({"spec": {"replicas": 1}}),
             ),
         );
-    let mut w = super::world::World::new(s.config.clone());
-    for (ms, input) in &s.inputs {
-        w.schedule(crate::time::SimTime::from_ms(*ms), input.clone());
-    }
+    let mut w = scheduled(&s);
     w.advance(10_200);
     let pods: Vec<(ObjectKey, Value)> = w
         .objects()
@@ -652,10 +649,7 @@ fn every_scenario_gives_the_same_trace_twice() {
 #[test]
 fn a_clone_taken_mid_run_replays_the_same_future() {
     let s = rolling_update();
-    let mut w = super::world::World::new(s.config.clone());
-    for (ms, input) in &s.inputs {
-        w.schedule(crate::time::SimTime::from_ms(*ms), input.clone());
-    }
+    let mut w = scheduled(&s);
     w.advance(12_000);
     let mut fork = w.clone();
     w.run_until_converged(100_000, 600_000);
@@ -749,10 +743,7 @@ fn recreate_scales_the_old_replica_set_to_zero_before_the_new_one_starts() {
 #[test]
 fn a_paused_deployment_waits_and_reports_deployment_paused() {
     let s = paused_rollout();
-    let mut w = super::world::World::new(s.config.clone());
-    for (ms, input) in &s.inputs {
-        w.schedule(crate::time::SimTime::from_ms(*ms), input.clone());
-    }
+    let mut w = scheduled(&s);
     w.advance(15_000);
     let d = w.object(&dep_key("web")).cloned().unwrap_or_default();
     assert_eq!(
@@ -808,16 +799,8 @@ fn a_crashing_container_goes_into_crash_loop_back_off() {
 #[test]
 fn the_first_crash_restarts_at_once_and_back_off_starts_at_the_second() {
     let s = crash_loop();
-    let mut w = super::world::World::new(s.config.clone());
-    for (ms, input) in &s.inputs {
-        w.schedule(crate::time::SimTime::from_ms(*ms), input.clone());
-    }
-    let container = |w: &super::world::World| -> Value {
-        w.objects()
-            .find(|(k, _)| k.gr.resource == "pods")
-            .and_then(|(_, p)| p.pointer("/status/containerStatuses/0").cloned())
-            .unwrap_or_default()
-    };
+    let mut w = scheduled(&s);
+    let container = first_container;
     w.advance(3_000);
     assert_eq!(
         container(&w)["lastState"],
@@ -892,16 +875,8 @@ fn a_back_off_entry_expires_after_ten_minutes_of_running() {
             );
         })
         .at(0, create_as("alice", deployments(), "default", d));
-    let mut w = super::world::World::new(s.config.clone());
-    for (ms, input) in &s.inputs {
-        w.schedule(crate::time::SimTime::from_ms(*ms), input.clone());
-    }
-    let container = |w: &super::world::World| -> Value {
-        w.objects()
-            .find(|(k, _)| k.gr.resource == "pods")
-            .and_then(|(_, p)| p.pointer("/status/containerStatuses/0").cloned())
-            .unwrap_or_default()
-    };
+    let mut w = scheduled(&s);
+    let container = first_container;
     // Exits at about 661 s and 1,321 s: both restart at once.
     w.advance(1_330_000);
     let c = container(&w);
@@ -991,10 +966,7 @@ fn container_statuses_are_sorted_by_name() {
 #[test]
 fn recreate_waits_for_terminating_pods_before_the_new_replica_set() {
     let s = recreate();
-    let mut w = super::world::World::new(s.config.clone());
-    for (ms, input) in &s.inputs {
-        w.schedule(crate::time::SimTime::from_ms(*ms), input.clone());
-    }
+    let mut w = scheduled(&s);
     w.advance(10_300);
     let rs_count = |w: &super::world::World| {
         w.objects()
@@ -1048,10 +1020,7 @@ fn failed_pod_creations_set_replica_failure_until_they_succeed() {
 #[test]
 fn scaling_mid_rollout_spreads_new_replicas_proportionally() {
     let s = proportional();
-    let mut w = super::world::World::new(s.config.clone());
-    for (ms, input) in &s.inputs {
-        w.schedule(crate::time::SimTime::from_ms(*ms), input.clone());
-    }
+    let mut w = scheduled(&s);
     w.advance(11_500);
     let mut sizes: Vec<i64> = w
         .objects()
@@ -1086,10 +1055,7 @@ fn a_paused_controller_leaves_its_queue_waiting_until_resumed() {
                 deployment("default", "web", 1, "nginx:1.25"),
             ),
         );
-    let mut w = super::world::World::new(s.config.clone());
-    for (ms, input) in &s.inputs {
-        w.schedule(crate::time::SimTime::from_ms(*ms), input.clone());
-    }
+    let mut w = scheduled(&s);
     w.advance(5_000);
     assert_eq!(w.queue_len("deployment-controller"), Some((1, 0)));
     assert!(!w.is_converged());
@@ -1105,10 +1071,7 @@ fn a_paused_controller_leaves_its_queue_waiting_until_resumed() {
 #[test]
 fn history_keeps_a_bounded_number_of_snapshots_and_forks_from_any() {
     let s = scale_up();
-    let mut w = super::world::World::new(s.config.clone());
-    for (ms, input) in &s.inputs {
-        w.schedule(crate::time::SimTime::from_ms(*ms), input.clone());
-    }
+    let mut w = scheduled(&s);
     let mut h = super::history::History::new(5);
     for _ in 0..8 {
         w.step();
@@ -1165,6 +1128,23 @@ fn step_reports_carry_requests_and_changed_fields() {
 }
 
 /// A default cluster where alice has just created Deployment web (1 replica).
+/// A world with the scenario's inputs scheduled, not yet run.
+fn scheduled(s: &Scenario) -> super::world::World {
+    let mut w = super::world::World::new(s.config.clone());
+    for (ms, input) in &s.inputs {
+        w.schedule(crate::time::SimTime::from_ms(*ms), input.clone());
+    }
+    w
+}
+
+/// The first pod's first container status (null without a pod).
+fn first_container(w: &super::world::World) -> Value {
+    w.objects()
+        .find(|(k, _)| k.gr.resource == "pods")
+        .and_then(|(_, p)| p.pointer("/status/containerStatuses/0").cloned())
+        .unwrap_or_default()
+}
+
 fn world_with_web() -> super::world::World {
     let mut w = super::world::World::new(Default::default());
     w.apply(create_as(
