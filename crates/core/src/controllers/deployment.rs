@@ -939,27 +939,38 @@ impl Sync<'_, '_> {
     }
 
     /// `cleanupDeployment`: old ReplicaSets beyond revisionHistoryLimit, oldest first.
+    /// `cleanupDeployment` [pkg/controller/deployment/sync.go]: with more alive old
+    /// ReplicaSets than `revisionHistoryLimit`, the oldest by revision (`ReplicaSetsByRevision`)
+    /// go first, but only those that are empty and observed; a non-empty one among the first
+    /// `diff` is skipped, not replaced by a later one.
     fn cleanup(&mut self, rss: &[Value], new_rs: Option<usize>) -> Result<(), ReconcileError> {
-        let mut cleanable: Vec<&Value> = rss
+        let mut alive: Vec<&Value> = rss
             .iter()
             .enumerate()
-            .filter(|(i, rs)| {
-                Some(*i) != new_rs
-                    && rs_spec(rs) == 0
-                    && rs_status(rs, "replicas") == 0
-                    && util::generation(rs) <= rs_status(rs, "observedGeneration")
-                    && !util::is_terminating(rs)
-            })
+            .filter(|(i, rs)| Some(*i) != new_rs && !util::is_terminating(rs))
             .map(|(_, rs)| rs)
             .collect();
-        let diff = cleanable.len() as i64 - self.spec.revision_history_limit;
+        let diff = alive.len() as i64 - self.spec.revision_history_limit;
         if diff <= 0 {
             return Ok(());
         }
-        cleanable.sort_by(|a, b| by_creation(a, b));
-        let victims: Vec<(String, String)> = cleanable
+        alive.sort_by(|a, b| {
+            match (
+                annotation(a, REVISION).and_then(|r| r.parse::<i64>().ok()),
+                annotation(b, REVISION).and_then(|r| r.parse::<i64>().ok()),
+            ) {
+                (Some(x), Some(y)) if x != y => x.cmp(&y),
+                _ => by_creation(a, b),
+            }
+        });
+        let victims: Vec<(String, String)> = alive
             .iter()
             .take(diff as usize)
+            .filter(|rs| {
+                rs_spec(rs) == 0
+                    && rs_status(rs, "replicas") == 0
+                    && util::generation(rs) <= rs_status(rs, "observedGeneration")
+            })
             .map(|rs| (util::namespace(rs).to_owned(), util::name(rs).to_owned()))
             .collect();
         for (ns, name) in victims {
@@ -996,8 +1007,8 @@ impl Sync<'_, '_> {
         if self.reconcile_old(rss, new_rs)? {
             return self.sync_rollout_status(rss, new_rs);
         }
-        let status = self.calculate_status(rss, new_rs);
-        if self.complete(&status) {
+        // `DeploymentComplete(d, &d.Status)`: the status already stored, not this sync's.
+        if self.complete(&self.status_ref().clone()) {
             self.cleanup(rss, new_rs)?;
         }
         self.sync_rollout_status(rss, new_rs)
@@ -1077,8 +1088,8 @@ impl Sync<'_, '_> {
         if new_rs.is_none() {
             new_rs = self.new_rs(rss, true)?;
         }
-        let status = self.calculate_status(rss, new_rs);
-        if self.complete(&status) {
+        // `DeploymentComplete(d, &d.Status)`: the status already stored, not this sync's.
+        if self.complete(&self.status_ref().clone()) {
             self.cleanup(rss, new_rs)?;
         }
         if let Some(n) = new_rs {

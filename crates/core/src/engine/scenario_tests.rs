@@ -1001,6 +1001,64 @@ fn recreate_waits_for_terminating_pods_before_the_new_replica_set() {
     );
 }
 
+/// `cleanupDeployment`, worked from sync.go: old ReplicaSets beyond `revisionHistoryLimit` go by
+/// revision, not by age. Images v1 -> v2 -> v3, back to v1 (its ReplicaSet, the oldest, becomes
+/// revision 4), then v4, with a limit of 2: the old ones are then v2 (rev 2), v3 (rev 3) and v1
+/// (rev 4), one too many, so v2's ReplicaSet goes and v1's stays, though it was created first.
+#[test]
+fn old_replica_sets_are_cleaned_up_by_revision() {
+    let mut d = deployment("default", "web", 1, "nginx:1.21");
+    d["spec"]["revisionHistoryLimit"] = json!(2);
+    let image = |tag: &str| {
+        json!({"spec": {"template": {"spec": {"containers": [{"name": "app", "image": format!("nginx:{tag}"),
+            "resources": {"requests": {"cpu": "100m", "memory": "64Mi"}}}]}}}})
+    };
+    let s = Scenario::new("cleanup by revision")
+        .at(0, create_as("alice", deployments(), "default", d))
+        .at(
+            20_000,
+            patch_as("alice", deployments(), "default", "web", image("1.22")),
+        )
+        .at(
+            40_000,
+            patch_as("alice", deployments(), "default", "web", image("1.23")),
+        )
+        .at(
+            60_000,
+            patch_as("alice", deployments(), "default", "web", image("1.21")),
+        )
+        .at(
+            80_000,
+            patch_as("alice", deployments(), "default", "web", image("1.24")),
+        )
+        .until(110_000);
+    let out = s.run();
+    let mut kept: Vec<(String, String)> = out
+        .world
+        .objects()
+        .filter(|(k, _)| k.gr.resource == "replicasets")
+        .map(|(_, rs)| {
+            (
+                str_at(rs, "/spec/template/spec/containers/0/image").to_owned(),
+                str_at(
+                    rs,
+                    "/metadata/annotations/deployment.kubernetes.io~1revision",
+                )
+                .to_owned(),
+            )
+        })
+        .collect();
+    kept.sort();
+    assert_eq!(
+        kept,
+        [
+            ("nginx:1.21".to_owned(), "4".to_owned()),
+            ("nginx:1.23".to_owned(), "3".to_owned()),
+            ("nginx:1.24".to_owned(), "5".to_owned())
+        ]
+    );
+}
+
 #[test]
 fn failed_pod_creations_set_replica_failure_until_they_succeed() {
     let out = check(
