@@ -22,10 +22,15 @@ pub const DESIRED_REPLICAS: &str = "deployment.kubernetes.io/desired-replicas";
 pub const MAX_REPLICAS: &str = "deployment.kubernetes.io/max-replicas";
 pub const POD_TEMPLATE_HASH: &str = "pod-template-hash";
 const MAX_INT32: i64 = 2_147_483_647;
+/// The revisions a rolled-back-to ReplicaSet had before, comma separated.
+pub const REVISION_HISTORY: &str = "deployment.kubernetes.io/revision-history";
+/// `maxRevHistoryLengthInChars`: the history keeps its newest entries within this length.
+const MAX_REVISION_HISTORY_CHARS: usize = 2000;
+
 const ANNOTATIONS_NOT_COPIED: [&str; 6] = [
     "kubectl.kubernetes.io/last-applied-configuration",
     REVISION,
-    "deployment.kubernetes.io/revision-history",
+    REVISION_HISTORY,
     DESIRED_REPLICAS,
     MAX_REPLICAS,
     "deprecated.deployment.rollback.to",
@@ -439,8 +444,35 @@ impl Sync<'_, '_> {
                 }
             }
         }
+        // SetNewReplicaSetAnnotations [deployment/util/deployment_util.go].
+        let old_revision = annotation(rs, REVISION).map(str::to_owned);
         if revision_of(rs) < new_revision {
             changed |= Self::set_annotation(rs, REVISION, new_revision.to_string());
+            // A ReplicaSet that had a revision and gets a newer one is being rolled back to:
+            // its old revision joins the history, which keeps its newest entries within 2,000
+            // characters.
+            if let Some(old) = old_revision {
+                let history = annotation(rs, REVISION_HISTORY).unwrap_or("").to_owned();
+                let next = if history.is_empty() {
+                    Some(old)
+                } else {
+                    let mut entries: Vec<&str> = history.split(',').collect();
+                    let mut total = history.len() + old.len() + 1;
+                    let mut start = 0;
+                    while total > MAX_REVISION_HISTORY_CHARS && start < entries.len() {
+                        total -= entries[start].len() + 1;
+                        start += 1;
+                    }
+                    (total <= MAX_REVISION_HISTORY_CHARS).then(|| {
+                        entries = entries.split_off(start);
+                        entries.push(&old);
+                        entries.join(",")
+                    })
+                };
+                if let Some(h) = next {
+                    changed |= Self::set_annotation(rs, REVISION_HISTORY, h);
+                }
+            }
         }
         if !exists {
             changed |= self.replicas_annotations(rs);

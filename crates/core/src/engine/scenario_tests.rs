@@ -1001,7 +1001,8 @@ fn recreate_waits_for_terminating_pods_before_the_new_replica_set() {
     );
 }
 
-/// `cleanupDeployment`, worked from sync.go: old ReplicaSets beyond `revisionHistoryLimit` go by
+/// `cleanupDeployment` and `SetNewReplicaSetAnnotations`, worked from sync.go and
+/// deployment_util.go: old ReplicaSets beyond `revisionHistoryLimit` go by
 /// revision, not by age. Images v1 -> v2 -> v3, back to v1 (its ReplicaSet, the oldest, becomes
 /// revision 4), then v4, with a limit of 2: the old ones are then v2 (rev 2), v3 (rev 3) and v1
 /// (rev 4), one too many, so v2's ReplicaSet goes and v1's stays, though it was created first.
@@ -1033,28 +1034,35 @@ fn old_replica_sets_are_cleaned_up_by_revision() {
         )
         .until(110_000);
     let out = s.run();
-    let mut kept: Vec<(String, String)> = out
+    let mut kept: Vec<(String, String, String)> = out
         .world
         .objects()
         .filter(|(k, _)| k.gr.resource == "replicasets")
         .map(|(_, rs)| {
-            (
-                str_at(rs, "/spec/template/spec/containers/0/image").to_owned(),
+            let ann = |k: &str| {
                 str_at(
                     rs,
-                    "/metadata/annotations/deployment.kubernetes.io~1revision",
+                    &format!("/metadata/annotations/deployment.kubernetes.io~1{k}"),
                 )
-                .to_owned(),
+                .to_owned()
+            };
+            (
+                str_at(rs, "/spec/template/spec/containers/0/image").to_owned(),
+                ann("revision"),
+                ann("revision-history"),
             )
         })
         .collect();
     kept.sort();
+    // SetNewReplicaSetAnnotations: rolled back to, v1's ReplicaSet keeps its old revision 1 in
+    // revision-history.
+    let row = |i: &str, r: &str, h: &str| (i.to_owned(), r.to_owned(), h.to_owned());
     assert_eq!(
         kept,
         [
-            ("nginx:1.21".to_owned(), "4".to_owned()),
-            ("nginx:1.23".to_owned(), "3".to_owned()),
-            ("nginx:1.24".to_owned(), "5".to_owned())
+            row("nginx:1.21", "4", "1"),
+            row("nginx:1.23", "3", ""),
+            row("nginx:1.24", "5", "")
         ]
     );
 }
