@@ -75,9 +75,8 @@ function follow(root, path) {
 
 const SHORTCUTS = [' ', 'n', 'N', 'r', '?'];
 // Where a key is the person's typing or a control's own key, never a shortcut: the same rule as
-// crates/web/src/shortcuts.rs (TYPING and is_typing_target).
-const TYPING = "input, textarea, select, button, [contenteditable]:not([contenteditable='false']), "
-  + "[role='textbox'], [role='searchbox'], [role='combobox'], dialog[open]";
+// crates/web/src/shortcuts.rs (TYPING, which a test there keeps equal, and is_typing_target).
+const TYPING = "input, textarea, select, button, [contenteditable]:not([contenteditable='false']), [role='textbox'], [role='searchbox'], [role='combobox'], dialog[open]";
 
 function typingTarget(el) {
   if (!(el instanceof Element) || el.closest('dialog:not([open])')) return false;

@@ -86,6 +86,14 @@ fn storage() -> Option<web_sys::Storage> {
     window().and_then(|w| w.local_storage().ok().flatten())
 }
 
+/// The element that has focus, if it is an HTML element.
+fn focused_element() -> Option<web_sys::HtmlElement> {
+    window()
+        .and_then(|w| w.document())
+        .and_then(|doc| doc.active_element())
+        .and_then(|el| el.dyn_into::<web_sys::HtmlElement>().ok())
+}
+
 fn performance_mark(name: &str) {
     if let Some(p) = window().and_then(|w| w.performance()) {
         let _ = p.mark(name);
@@ -290,10 +298,7 @@ impl Component for App {
             AppMsg::ShowHelp => {
                 if let Some(d) = self.help.cast::<HtmlDialogElement>() {
                     if !d.open() {
-                        self.help_return = window()
-                            .and_then(|w| w.document())
-                            .and_then(|doc| doc.active_element())
-                            .and_then(|el| el.dyn_into::<web_sys::HtmlElement>().ok());
+                        self.help_return = focused_element();
                         let _ = d.show_modal();
                     }
                 }
@@ -312,11 +317,7 @@ impl Component for App {
                         let _ = el.focus();
                     }
                     None => {
-                        let focused = window()
-                            .and_then(|w| w.document())
-                            .and_then(|doc| doc.active_element())
-                            .and_then(|el| el.dyn_into::<web_sys::HtmlElement>().ok());
-                        if let Some(el) = focused {
+                        if let Some(el) = focused_element() {
                             let _ = el.blur();
                         }
                     }

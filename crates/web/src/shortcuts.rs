@@ -23,7 +23,7 @@ pub enum Shortcut {
 
 /// Elements whose keys are their own, by tag or role. `[contenteditable]` covers an editable
 /// host before `isContentEditable` is true (it is false while the element is disconnected).
-const TYPING: &str =
+pub(crate) const TYPING: &str =
     "input, textarea, select, button, [contenteditable]:not([contenteditable='false']), \
      [role='textbox'], [role='searchbox'], [role='combobox'], dialog[open]";
 
@@ -64,5 +64,18 @@ pub fn shortcut(e: &KeyboardEvent) -> Option<Shortcut> {
         "r" => Some(Shortcut::RunUntilConverged),
         "?" => Some(Shortcut::Help),
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// web/boot.js decides on the pre-drawn copy with the same selector.
+    #[test]
+    fn boot_js_uses_the_same_typing_selector() {
+        let boot = include_str!("../../../web/boot.js");
+        assert!(
+            boot.contains(&format!("const TYPING = \"{}\";", super::TYPING)),
+            "boot.js's TYPING differs from shortcuts::TYPING"
+        );
     }
 }

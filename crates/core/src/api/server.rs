@@ -199,6 +199,23 @@ fn make_uid(n: u64) -> String {
 }
 
 /// kube's generateName suffix: 5 characters from its consonant-and-digit alphabet.
+/// `BeforeDelete`'s first mark [apiserver pkg/registry/rest/delete.go]: `deletionTimestamp` at
+/// `at`, `deletionGracePeriodSeconds`, and generation + 1 when the object has one.
+fn mark_deleting(m: &mut Map<String, Value>, at: SimTime, grace_seconds: i64) {
+    m.insert("deletionTimestamp".into(), Value::from(at.rfc3339()));
+    m.insert(
+        "deletionGracePeriodSeconds".into(),
+        Value::from(grace_seconds),
+    );
+    if let Some(g) = m
+        .get("generation")
+        .and_then(Value::as_i64)
+        .filter(|g| *g > 0)
+    {
+        m.insert("generation".into(), Value::from(g + 1));
+    }
+}
+
 /// The `default` ServiceAccount of a namespace.
 fn default_service_account(ns: &str) -> Value {
     json!({"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "default", "namespace": ns}})
@@ -1857,15 +1874,7 @@ impl ApiServer {
             m.insert("finalizers".into(), json!(kept));
         }
         if !deleting {
-            m.insert("deletionTimestamp".into(), Value::from(now.rfc3339()));
-            m.insert("deletionGracePeriodSeconds".into(), Value::from(0));
-            if let Some(g) = m
-                .get("generation")
-                .and_then(Value::as_i64)
-                .filter(|g| *g > 0)
-            {
-                m.insert("generation".into(), Value::from(g + 1));
-            }
+            mark_deleting(m, now, 0);
         }
         // persist() queues an owner that starts waiting for its dependents.
         Ok(self.persist(now, key, obj, WatchEventType::Modified))
@@ -1909,19 +1918,14 @@ impl ApiServer {
                     .at("/metadata/deletionTimestamp")
                     .and_then(Value::as_str)
                     .and_then(SimTime::parse_rfc3339)
-                    .map_or(now, |t| t);
+                    .unwrap_or(now);
                 let moved = SimTime::from_ms(
                     (ts.as_ms() + period as u64 * 1000).saturating_sub(current as u64 * 1000),
                 );
                 let m = meta_mut(&mut obj);
                 m.insert("deletionTimestamp".into(), Value::from(moved.rfc3339()));
                 m.insert("deletionGracePeriodSeconds".into(), Value::from(period));
-                // Written first (MODIFIED), then removed when no grace and no finalizer is left.
-                let written = self.persist(now, key.clone(), obj, WatchEventType::Modified);
-                if period == 0 && kept.is_empty() {
-                    return Ok(self.remove(now, &key).unwrap_or(written));
-                }
-                return Ok(written);
+                return Ok(self.write_deleting_pod(now, key, obj, period == 0 && kept.is_empty()));
             }
             // Deleting with no grace left (finalizers): as for any other kind.
             if kept.is_empty() {
@@ -1958,24 +1962,28 @@ impl ApiServer {
         if !same {
             meta_mut(&mut obj).insert("finalizers".into(), json!(kept));
         }
-        let m = meta_mut(&mut obj);
-        m.insert(
-            "deletionTimestamp".into(),
-            Value::from(now.plus_ms(period as u64 * 1000).rfc3339()),
+        mark_deleting(
+            meta_mut(&mut obj),
+            now.plus_ms(period as u64 * 1000),
+            period,
         );
-        m.insert("deletionGracePeriodSeconds".into(), Value::from(period));
-        if let Some(g) = m
-            .get("generation")
-            .and_then(Value::as_i64)
-            .filter(|g| *g > 0)
-        {
-            m.insert("generation".into(), Value::from(g + 1));
-        }
+        Ok(self.write_deleting_pod(now, key, obj, period == 0 && kept.is_empty()))
+    }
+
+    /// `updateForGracefulDeletionAndFinalizers`' outcome for a pod: it is written (MODIFIED),
+    /// then removed in the same request when `remove_now` (no grace and no finalizer left).
+    fn write_deleting_pod(
+        &mut self,
+        now: SimTime,
+        key: ObjectKey,
+        obj: Value,
+        remove_now: bool,
+    ) -> Value {
         let written = self.persist(now, key.clone(), obj, WatchEventType::Modified);
-        if period == 0 && kept.is_empty() {
-            return Ok(self.remove(now, &key).unwrap_or(written));
+        if remove_now {
+            return self.remove(now, &key).unwrap_or(written);
         }
-        Ok(written)
+        written
     }
 
     /// `propagationPolicy: Orphan`: dependents lose their ownerReference to the owner.

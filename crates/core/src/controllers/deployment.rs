@@ -1040,7 +1040,7 @@ impl Sync<'_, '_> {
             return self.sync_rollout_status(rss, new_rs);
         }
         // `DeploymentComplete(d, &d.Status)`: the status already stored, not this sync's.
-        if self.complete(&self.status_ref().clone()) {
+        if self.complete(self.status_ref()) {
             self.cleanup(rss, new_rs)?;
         }
         self.sync_rollout_status(rss, new_rs)
@@ -1121,7 +1121,7 @@ impl Sync<'_, '_> {
             new_rs = self.new_rs(rss, true)?;
         }
         // `DeploymentComplete(d, &d.Status)`: the status already stored, not this sync's.
-        if self.complete(&self.status_ref().clone()) {
+        if self.complete(self.status_ref()) {
             self.cleanup(rss, new_rs)?;
         }
         if let Some(n) = new_rs {

@@ -303,7 +303,7 @@ impl Kubelet {
                 Stage::CrashBackOff { until } if until <= now => {
                     // The back-off has passed: `doBackOff` calls `Backoff.Next` (doubling, up to
                     // 5 min) and the container starts again.
-                    rt.crash_backoff_ms = (rt.crash_backoff_ms * 2).min(BACKOFF_MAX_MS);
+                    rt.crash_backoff_ms = next_backoff(rt.crash_backoff_ms);
                     rt.crash_backoff_at = until;
                     rt.restarts += 1;
                     self.run(rt, until, pod, ctx)
@@ -450,7 +450,17 @@ impl Kubelet {
             _ => "Pending",
         };
         let image = self.failing_image(pod, ctx).unwrap_or_default();
-        let pull_error = self.pull_error(&image, ctx);
+        // The last exit, kept by the runtime [kuberuntime convertToAPIContainerStatuses]; a
+        // ContainerState is a struct in k8s.io/api, so an empty one still prints as `{}`.
+        let last_state = match rt.last_termination {
+            Some((started, finished)) => json!({"terminated": {
+                "exitCode": 1,
+                "reason": "Error",
+                "startedAt": started.rfc3339(),
+                "finishedAt": finished.rfc3339(),
+            }}),
+            None => json!({}),
+        };
         let state = |name: &str| -> Value {
             match &rt.stage {
                 Stage::Pulling { .. } | Stage::Starting { .. } => {
@@ -458,14 +468,17 @@ impl Kubelet {
                 }
                 Stage::PullFailed { .. } => json!({"waiting": {
                     "reason": "ErrImagePull",
-                    "message": pull_error,
+                    "message": self.pull_error(&image, ctx),
                 }}),
                 // Since 1.32 the message carries the last pull's error [kubernetes #127918,
                 // pkg/kubelet/images/image_manager.go EnsureImageExists: `Back-off pulling image
                 // %q: %s` with `ErrImagePull: <error>`].
                 Stage::PullBackOff { .. } => json!({"waiting": {
                     "reason": "ImagePullBackOff",
-                    "message": format!("Back-off pulling image \"{image}\": ErrImagePull: {pull_error}"),
+                    "message": format!(
+                        "Back-off pulling image \"{image}\": ErrImagePull: {}",
+                        self.pull_error(&image, ctx)
+                    ),
                 }}),
                 Stage::CrashBackOff { .. } => json!({"waiting": {
                     "reason": "CrashLoopBackOff",
@@ -495,40 +508,24 @@ impl Kubelet {
                     "finishedAt": finished.rfc3339(),
                 }}),
                 // The last exit, when the container had run before the kill.
-                Stage::Stopped { running: false, .. } => match rt.last_termination {
-                    Some((started, finished)) => json!({"terminated": {
-                        "exitCode": 1,
-                        "reason": "Error",
-                        "startedAt": started.rfc3339(),
-                        "finishedAt": finished.rfc3339(),
-                    }}),
-                    // Never started: what kubelet reports for a container it cannot find in a
-                    // terminal pod [kubelet_pods.go convertToAPIContainerStatuses].
-                    None => json!({"terminated": {
-                        "exitCode": 137,
-                        "reason": "ContainerStatusUnknown",
-                        "message": "The container could not be located when the pod was terminated",
-                    }}),
-                },
+                Stage::Stopped { running: false, .. } if rt.last_termination.is_some() => {
+                    last_state.clone()
+                }
+                // Never started: what kubelet reports for a container it cannot find in a
+                // terminal pod [kubelet_pods.go convertToAPIContainerStatuses].
+                Stage::Stopped { running: false, .. } => json!({"terminated": {
+                    "exitCode": 137,
+                    "reason": "ContainerStatusUnknown",
+                    "message": "The container could not be located when the pod was terminated",
+                }}),
             }
         };
         let previous_statuses = status
             .get("containerStatuses")
             .and_then(Value::as_array)
             .map_or(0, Vec::len);
-        // The last exit, kept by the runtime [kuberuntime convertToAPIContainerStatuses]; a
-        // ContainerState is a struct in k8s.io/api, so an empty one still prints as `{}`.
-        let last_state = match rt.last_termination {
-            Some((started, finished)) => json!({"terminated": {
-                "exitCode": 1,
-                "reason": "Error",
-                "startedAt": started.rfc3339(),
-                "finishedAt": finished.rfc3339(),
-            }}),
-            None => json!({}),
-        };
-        // k8s.io/api core/v1 ContainerStatus field order.
-        // Sorted by container name, as kube's `SortedContainerStatuses` orders them.
+        // Each in k8s.io/api core/v1 ContainerStatus field order, and sorted by container name
+        // as kube's `SortedContainerStatuses` orders them.
         let mut statuses: Vec<Value> = names
             .iter()
             .map(|(name, image)| {

@@ -221,15 +221,7 @@ fn pods_to_delete(
         .enumerate()
         .map(|(i, p)| {
             let ready = pod_is_ready(p);
-            let ready_since_ms = ready
-                .then(|| {
-                    p.get("status")
-                        .and_then(|s| util::find_condition(s, "Ready"))
-                })
-                .flatten()
-                .and_then(|c| c.get("lastTransitionTime"))
-                .and_then(Value::as_str)
-                .and_then(crate::time::parse_rfc3339_unix_ms);
+            let ready_since_ms = ready.then(|| ready_since_ms(p)).flatten();
             let ranked = Ranked {
                 pod: p.as_ref(),
                 rank: on_node
@@ -299,12 +291,15 @@ pub fn pod_available(pod: &Value, min_ready_seconds: i64, now: SimTime) -> bool 
     if min_ready_seconds == 0 {
         return true;
     }
-    let since = pod
-        .get("status")
+    ready_since_ms(pod).is_some_and(|t| t + min_ready_seconds * 1000 < now.unix_ms())
+}
+
+/// The Ready condition's lastTransitionTime in Unix ms (`podReadyTime` for a ready pod).
+fn ready_since_ms(pod: &Value) -> Option<i64> {
+    pod.get("status")
         .and_then(|s| util::find_condition(s, "Ready"))
         .map(|c| str_at(c, "/lastTransitionTime"))
-        .and_then(crate::time::parse_rfc3339_unix_ms);
-    since.is_some_and(|t| t + min_ready_seconds * 1000 < now.unix_ms())
+        .and_then(crate::time::parse_rfc3339_unix_ms)
 }
 
 impl Reconciler for ReplicaSetController {
@@ -443,11 +438,7 @@ impl Reconciler for ReplicaSetController {
                         &key.namespace,
                         util::name(p),
                     )) {
-                        if let Some(exp) = self.expectations.get_mut(key) {
-                            if exp.deleting.remove(util::name(p)) {
-                                exp.dels -= 1;
-                            }
-                        }
+                        self.deletion_observed(key, util::name(p));
                         if e.reason != StatusReason::NotFound {
                             manage_err.get_or_insert(e.into());
                         }

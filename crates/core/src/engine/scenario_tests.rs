@@ -363,11 +363,7 @@ fn scaling_down_removes_pods_and_reports_one_replica() {
     let out = check(&scale_down(), expect_file!["snapshots/scale_down.trace"]);
     assert_eq!(out.stop, StopReason::Converged);
     assert_deployment_done(&out, "web", 1);
-    let pods = out
-        .world
-        .objects()
-        .filter(|(k, _)| k.gr.resource == "pods")
-        .count();
+    let pods = count_of(&out.world, "pods");
     assert_eq!(pods, 1);
 }
 
@@ -501,21 +497,14 @@ fn scaled_down_pods_terminate_gracefully_before_their_kubelet_deletes_them() {
         );
         assert_eq!(w.health(k), Some(Health::Terminating));
     }
-    let rs = w
-        .objects()
-        .find(|(k, _)| k.gr.resource == "replicasets")
-        .map(|(_, r)| r.as_ref().clone())
-        .unwrap_or_default();
+    let rs = first_of(&w, "replicasets");
     assert_eq!(
         rs["status"]["replicas"],
         json!(1),
         "terminating pods are not counted"
     );
     w.advance(2_000);
-    assert_eq!(
-        w.objects().filter(|(k, _)| k.gr.resource == "pods").count(),
-        1
-    );
+    assert_eq!(count_of(&w, "pods"), 1);
     for (k, _) in &terminating {
         let by_kubelet: Vec<(Verb, bool, u16)> = w
             .api()
@@ -750,10 +739,7 @@ fn a_paused_deployment_waits_and_reports_deployment_paused() {
         condition(&d, "Progressing"),
         ("Unknown", "DeploymentPaused")
     );
-    let replica_sets = w
-        .objects()
-        .filter(|(k, _)| k.gr.resource == "replicasets")
-        .count();
+    let replica_sets = count_of(&w, "replicasets");
     assert_eq!(replica_sets, 1, "no new ReplicaSet while paused");
     let out = check(&s, expect_file!["snapshots/paused_rollout.trace"]);
     assert_eq!(out.stop, StopReason::Converged);
@@ -763,12 +749,7 @@ fn a_paused_deployment_waits_and_reports_deployment_paused() {
 #[test]
 fn a_crashing_container_goes_into_crash_loop_back_off() {
     let out = check(&crash_loop(), expect_file!["snapshots/crash_loop.trace"]);
-    let pod = out
-        .world
-        .objects()
-        .find(|(k, _)| k.gr.resource == "pods")
-        .map(|(_, p)| p.as_ref().clone())
-        .unwrap_or_default();
+    let pod = first_of(&out.world, "pods");
     assert_eq!(
         str_at(&pod, "/status/containerStatuses/0/state/waiting/reason"),
         "CrashLoopBackOff"
@@ -895,12 +876,7 @@ fn a_missing_service_account_shows_as_replica_failure() {
         .at(0, create_as("alice", deployments(), "default", d))
         .until(10_000);
     let out = s.run();
-    let rs = out
-        .world
-        .objects()
-        .find(|(k, _)| k.gr.resource == "replicasets")
-        .map(|(_, r)| r.as_ref().clone())
-        .unwrap_or_default();
+    let rs = first_of(&out.world, "replicasets");
     let c = rs
         .get("status")
         .and_then(|st| util::find_condition(st, "ReplicaFailure"))
@@ -916,13 +892,7 @@ fn a_missing_service_account_shows_as_replica_failure() {
         message.ends_with("\" is forbidden: error looking up service account default/robot: serviceaccount \"robot\" not found"),
         "{message}"
     );
-    assert_eq!(
-        out.world
-            .objects()
-            .filter(|(k, _)| k.gr.resource == "pods")
-            .count(),
-        0
-    );
+    assert_eq!(count_of(&out.world, "pods"), 0);
 }
 
 /// `SortedContainerStatuses`: a pod's container statuses come sorted by name, whatever the
@@ -942,12 +912,7 @@ fn container_statuses_are_sorted_by_name() {
         .at(0, create_as("alice", deployments(), "default", d))
         .until(5_000);
     let out = s.run();
-    let pod = out
-        .world
-        .objects()
-        .find(|(k, _)| k.gr.resource == "pods")
-        .map(|(_, p)| p.as_ref().clone())
-        .unwrap_or_default();
+    let pod = first_of(&out.world, "pods");
     let names: Vec<&str> = pod
         .pointer("/status/containerStatuses")
         .and_then(Value::as_array)
@@ -968,11 +933,7 @@ fn recreate_waits_for_terminating_pods_before_the_new_replica_set() {
     let s = recreate();
     let mut w = scheduled(&s);
     w.advance(10_300);
-    let rs_count = |w: &super::world::World| {
-        w.objects()
-            .filter(|(k, _)| k.gr.resource == "replicasets")
-            .count()
-    };
+    let rs_count = |w: &super::world::World| count_of(w, "replicasets");
     let terminating = w
         .objects()
         .filter(|(k, p)| {
@@ -981,11 +942,7 @@ fn recreate_waits_for_terminating_pods_before_the_new_replica_set() {
         .count();
     assert_eq!(terminating, 3, "the old pods are terminating");
     assert_eq!(rs_count(&w), 1, "no new ReplicaSet while old pods run");
-    let d = w
-        .objects()
-        .find(|(k, _)| k.gr.resource == "deployments")
-        .map(|(_, d)| d.as_ref().clone())
-        .unwrap_or_default();
+    let d = first_of(&w, "deployments");
     let c = d
         .get("status")
         .and_then(|st| util::find_condition(st, "Progressing"))
@@ -1203,11 +1160,26 @@ fn scheduled(s: &Scenario) -> super::world::World {
     w
 }
 
+/// The first object of `resource` (null when there is none).
+fn first_of(w: &super::world::World, resource: &str) -> Value {
+    w.objects()
+        .find(|(k, _)| k.gr.resource == resource)
+        .map(|(_, o)| o.as_ref().clone())
+        .unwrap_or_default()
+}
+
+/// How many objects of `resource` there are.
+fn count_of(w: &super::world::World, resource: &str) -> usize {
+    w.objects()
+        .filter(|(k, _)| k.gr.resource == resource)
+        .count()
+}
+
 /// The first pod's first container status (null without a pod).
 fn first_container(w: &super::world::World) -> Value {
-    w.objects()
-        .find(|(k, _)| k.gr.resource == "pods")
-        .and_then(|(_, p)| p.pointer("/status/containerStatuses/0").cloned())
+    first_of(w, "pods")
+        .pointer("/status/containerStatuses/0")
+        .cloned()
         .unwrap_or_default()
 }
 
