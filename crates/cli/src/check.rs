@@ -4,7 +4,7 @@
 use clap::Args as ClapArgs;
 use converge_core::scenario::RunOptions;
 
-use crate::{scenario_file, CliError, Outcome};
+use crate::{scenario_file, CliError, CommandResult};
 
 #[derive(Debug, ClapArgs)]
 pub struct Args {
@@ -13,7 +13,7 @@ pub struct Args {
     scenarios: Vec<String>,
 }
 
-pub fn run(args: &Args) -> Outcome {
+pub fn run(args: &Args) -> CommandResult {
     // Every file is loaded before anything runs, so bad input fails fast with one line.
     let mut loaded = Vec::new();
     for path in &args.scenarios {

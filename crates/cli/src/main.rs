@@ -1,6 +1,6 @@
 //! `converge`: a thin native shell over converge-core.
 //!
-//! Each subcommand lives in its own module and returns an [`Outcome`]: the exit code it wants, or
+//! Each subcommand lives in its own module and returns an [`CommandResult`]: the exit code it wants, or
 //! a [`CliError`] printed as one line on stderr. Argument parsing is clap's; its multi-line
 //! errors are folded into one line too, so no input ever yields a panic or a backtrace.
 
@@ -86,7 +86,7 @@ impl CliError {
 }
 
 /// What a subcommand ends with: an exit code after its output, or an error line.
-pub type Outcome = Result<u8, CliError>;
+pub type CommandResult = Result<u8, CliError>;
 
 fn main() -> ExitCode {
     std::panic::set_hook(Box::new(|info| {

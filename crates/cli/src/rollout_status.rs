@@ -2,7 +2,7 @@
 
 use converge_core::rollout::rollout_status;
 
-use crate::{input, CliError, Outcome, EXIT_FAILURE};
+use crate::{input, CliError, CommandResult, EXIT_FAILURE};
 
 /// Exit code while the rollout is still in progress.
 pub const EXIT_IN_PROGRESS: u8 = 3;
@@ -17,7 +17,7 @@ pub struct Args {
     revision: Option<i64>,
 }
 
-pub fn run(args: &Args) -> Outcome {
+pub fn run(args: &Args) -> CommandResult {
     let objects = input::read_objects(&args.file)?;
     let [obj] = objects.as_slice() else {
         return Err(kubectl_error(

@@ -5,7 +5,7 @@ use clap::Args as ClapArgs;
 use converge_core::scenario::{RunOptions, Until};
 use serde_json::{json, Value};
 
-use crate::{scenario_file, CliError, Outcome};
+use crate::{scenario_file, CliError, CommandResult};
 
 #[derive(Debug, ClapArgs)]
 pub struct Args {
@@ -27,7 +27,7 @@ fn parse_until(s: &str) -> Result<Until, String> {
     Until::parse(s)
 }
 
-pub fn run(args: &Args) -> Outcome {
+pub fn run(args: &Args) -> CommandResult {
     let scenario = scenario_file::read_scenario(&args.scenario)?;
     let options = RunOptions {
         seed: args.seed,

@@ -4,7 +4,7 @@ use converge_core::kstatus;
 use converge_core::time::parse_rfc3339_unix_ms;
 use serde_json::{Map, Value};
 
-use crate::{input, CliError, Outcome};
+use crate::{input, CliError, CommandResult};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -16,7 +16,7 @@ pub struct Args {
     now: Option<String>,
 }
 
-pub fn run(args: &Args) -> Outcome {
+pub fn run(args: &Args) -> CommandResult {
     let now_unix_ms = match &args.now {
         Some(text) => parse_rfc3339_unix_ms(text).ok_or_else(|| {
             CliError::usage(format!(

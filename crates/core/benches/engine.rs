@@ -6,7 +6,7 @@
 use std::hint::black_box;
 
 use converge_core::controllers::util::deployments;
-use converge_core::engine::scenario::{deployment, patch_as};
+use converge_core::engine::script::{deployment, patch_as};
 use converge_core::engine::{ClusterConfig, Input, NodeSpec, StopReason, World};
 use std::time::Instant;
 

@@ -7,7 +7,7 @@
 use std::hint::black_box;
 
 use converge_core::engine::StepReport;
-use converge_core::view::session::{perform, replay, Action, Starter};
+use converge_core::view::session::{perform, replay, SessionAction, Starter};
 use converge_core::view::status::status_view;
 use converge_core::view::timeline;
 use converge_core::view::tree::{self, Layout, Tree};
@@ -32,7 +32,7 @@ fn bench_starter(c: &mut Criterion, starter: Starter, label: &str) {
     // What a render after one step costs: refresh the previous tree, then the rows.
     let before = Tree::new(&world);
     let mut stepped = world.clone();
-    perform(&mut stepped, &Action::Step);
+    perform(&mut stepped, &SessionAction::Step);
     g.bench_function("tree_refresh_after_step", |b| {
         b.iter_batched_ref(
             || before.clone(),
@@ -62,7 +62,7 @@ fn bench_starter(c: &mut Criterion, starter: Starter, label: &str) {
     g.bench_function("step", |b| {
         b.iter_batched(
             || world.clone(),
-            |mut w| black_box(perform(&mut w, &Action::Step)),
+            |mut w| black_box(perform(&mut w, &SessionAction::Step)),
             criterion::BatchSize::SmallInput,
         )
     });

@@ -3,7 +3,7 @@
 //! either restores the world it was made from or gives a one-line reason, never a panic.
 
 use converge_core::engine::Input;
-use converge_core::view::session::{self, Action, Starter};
+use converge_core::view::session::{self, SessionAction, Starter};
 use converge_core::view::share::{
     self, from_hash, from_json, to_hash, to_json, ShareError, Workspace, HASH_PREFIX, MAX_ACTIONS,
     MAX_ADVANCE_MS,
@@ -12,11 +12,11 @@ use converge_core::view::share::{
 fn played() -> Workspace {
     let mut w = Workspace::default();
     w.actions.extend([
-        Action::Step,
-        Action::Apply {
+        SessionAction::Step,
+        SessionAction::Apply {
             input: Input::Advance { ms: 1_600 },
         },
-        Action::NextEvent,
+        SessionAction::NextEvent,
     ]);
     w.cursor = Some(3);
     w.editor_text = "kind: Deployment\n".into();
@@ -133,7 +133,7 @@ fn a_save_missing_a_field_names_it() {
 #[test]
 fn out_of_bounds_fields_are_refused_naming_the_field() {
     let mut w = played();
-    w.actions.push(Action::Apply {
+    w.actions.push(SessionAction::Apply {
         input: Input::Advance {
             ms: MAX_ADVANCE_MS + 1,
         },
@@ -161,7 +161,7 @@ fn out_of_bounds_fields_are_refused_naming_the_field() {
     );
 
     let mut w = played();
-    w.actions = vec![Action::Step; MAX_ACTIONS + 1];
+    w.actions = vec![SessionAction::Step; MAX_ACTIONS + 1];
     let e = from_hash(&to_hash(&w)).expect_err("too many actions");
     assert!(
         matches!(&e, ShareError::Invalid { field, .. } if field == "actions"),
@@ -185,7 +185,7 @@ fn a_link_that_inflates_past_the_cap_is_refused() {
 #[test]
 fn a_session_over_the_replay_budget_is_refused_at_the_step_that_crossed_it() {
     let mut w = Workspace::default();
-    w.actions.extend(vec![Action::Step; 10]);
+    w.actions.extend(vec![SessionAction::Step; 10]);
     let mut events = Vec::new();
     share::replay(&w, share::REPLAY_MAX_EVENTS, |_, r| {
         events.push(r.events.len() as u64)

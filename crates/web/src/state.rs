@@ -1,5 +1,5 @@
 //! The playground's state and its reducer. No DOM here: everything is testable natively. The
-//! world is never edited directly: every change is an [`Action`] performed by core and logged,
+//! world is never edited directly: every change is an [`SessionAction`] performed by core and logged,
 //! so replaying the log from the seed reproduces the session.
 
 use std::collections::VecDeque;
@@ -7,7 +7,7 @@ use std::collections::VecDeque;
 use converge_core::api::{ApiRequest, ObjectKey};
 use converge_core::engine::{Fault, History, Input, StepReport, World};
 use converge_core::parse;
-use converge_core::view::session::{self, Action, Starter};
+use converge_core::view::session::{self, SessionAction, Starter};
 use converge_core::view::share::{self, ShareError};
 pub use converge_core::view::share::{Target, Theme, Workspace};
 use converge_core::view::tree::{Layout, Row, Tree};
@@ -127,7 +127,7 @@ pub enum Msg {
 pub struct Model {
     pub starter: Starter,
     pub seed: u64,
-    pub actions: Vec<Action>,
+    pub actions: Vec<SessionAction>,
     pub world: World,
     pub history: History,
     pub reports: VecDeque<(u64, StepReport)>,
@@ -302,9 +302,9 @@ impl Model {
 
     fn reduce(&mut self, msg: Msg) -> bool {
         match msg {
-            Msg::Step => self.perform(Action::Step),
-            Msg::NextEvent => self.perform(Action::NextEvent),
-            Msg::RunUntilConverged => self.perform(Action::RunUntilConverged),
+            Msg::Step => self.perform(SessionAction::Step),
+            Msg::NextEvent => self.perform(SessionAction::NextEvent),
+            Msg::RunUntilConverged => self.perform(SessionAction::RunUntilConverged),
             Msg::TogglePlay => self.playing = !self.playing,
             Msg::Tick if self.playing => self.tick(),
             Msg::Tick => return false,
@@ -345,7 +345,7 @@ impl Model {
             }
             Msg::Fork => self.fork(),
             Msg::SelectEntry(e) => self.selected_entry = e,
-            Msg::Fault(f) => self.perform(Action::Apply {
+            Msg::Fault(f) => self.perform(SessionAction::Apply {
                 input: Input::Fault {
                     fault: fault_for(f),
                 },
@@ -391,7 +391,7 @@ impl Model {
 
     fn tick(&mut self) {
         match SPEEDS.get(self.speed).and_then(|s| s.1) {
-            Some(per_second) => self.perform(Action::Apply {
+            Some(per_second) => self.perform(SessionAction::Apply {
                 input: Input::Advance {
                     ms: per_second * u64::from(TICK_MS) / 1000,
                 },
@@ -402,14 +402,14 @@ impl Model {
                         self.playing = false;
                         break;
                     }
-                    self.perform(Action::NextEvent);
+                    self.perform(SessionAction::NextEvent);
                 }
             }
         }
     }
 
     /// Runs one action on the live world (forking first when scrubbed back) and logs it.
-    fn perform(&mut self, action: Action) {
+    fn perform(&mut self, action: SessionAction) {
         if self.cursor.is_some() {
             self.fork();
         }
@@ -507,7 +507,7 @@ impl Model {
                 ApiRequest::update_status(p, key.gr.clone(), &key.namespace, &key.name, doc)
             }
         };
-        self.perform(Action::Apply {
+        self.perform(SessionAction::Apply {
             input: Input::Request { request },
         });
         let answer = self

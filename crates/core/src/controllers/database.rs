@@ -8,7 +8,7 @@ use std::sync::Arc;
 use serde_json::{json, Value};
 
 use super::util::{self, configmaps, databases, deployments, str_at, Cond};
-use super::{owner_key, Action, Ctx, ReconcileError, Reconciler};
+use super::{owner_key, Ctx, ReconcileAction, ReconcileError, Reconciler};
 use crate::api::{GroupResource, ObjectKey, StatusReason, WatchEvent};
 use crate::engine::informer::Informer;
 
@@ -81,9 +81,13 @@ impl Reconciler for DatabaseController {
             .collect()
     }
 
-    fn reconcile(&mut self, key: &ObjectKey, ctx: &mut Ctx<'_>) -> Result<Action, ReconcileError> {
+    fn reconcile(
+        &mut self,
+        key: &ObjectKey,
+        ctx: &mut Ctx<'_>,
+    ) -> Result<ReconcileAction, ReconcileError> {
         let Some(db) = ctx.cache.get(key).map(|d| d.as_ref().clone()) else {
-            return Ok(Action::AwaitChange);
+            return Ok(ReconcileAction::AwaitChange);
         };
         let principal = self.principal();
         let name = util::name(&db).to_owned();
@@ -229,6 +233,6 @@ impl Reconciler for DatabaseController {
             body["status"] = status;
             ctx.send(util::update_status(&principal, databases(), body))?;
         }
-        Ok(Action::AwaitChange)
+        Ok(ReconcileAction::AwaitChange)
     }
 }

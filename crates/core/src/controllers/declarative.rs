@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use super::util::{self, Cond};
-use super::{Action, Ctx, ReconcileError, Reconciler};
+use super::{Ctx, ReconcileAction, ReconcileError, Reconciler};
 use crate::api::{GroupResource, ObjectKey, StatusReason, WatchEvent};
 use crate::engine::health::{self, Health};
 use crate::engine::informer::Informer;
@@ -115,9 +115,13 @@ impl Reconciler for DeclarativeController {
             .collect()
     }
 
-    fn reconcile(&mut self, key: &ObjectKey, ctx: &mut Ctx<'_>) -> Result<Action, ReconcileError> {
+    fn reconcile(
+        &mut self,
+        key: &ObjectKey,
+        ctx: &mut Ctx<'_>,
+    ) -> Result<ReconcileAction, ReconcileError> {
         let Some(parent) = ctx.cache.get(key).map(|p| p.as_ref().clone()) else {
-            return Ok(Action::AwaitChange);
+            return Ok(ReconcileAction::AwaitChange);
         };
         let principal = self.principal();
         let (name, ns) = (key.name.clone(), key.namespace.clone());
@@ -217,6 +221,6 @@ impl Reconciler for DeclarativeController {
                 body,
             ))?;
         }
-        Ok(Action::AwaitChange)
+        Ok(ReconcileAction::AwaitChange)
     }
 }

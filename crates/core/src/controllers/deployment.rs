@@ -13,7 +13,7 @@ use std::sync::Arc;
 use serde_json::{json, Map, Value};
 
 use super::util::{self, deployments, pods, replicasets, str_at, Cond};
-use super::{owner_key, Action, Ctx, ReconcileError, Reconciler};
+use super::{owner_key, Ctx, ReconcileAction, ReconcileError, Reconciler};
 use crate::api::{GroupResource, ObjectKey, StatusReason, WatchEvent, WatchEventType};
 use crate::engine::informer::Informer;
 
@@ -730,12 +730,12 @@ impl Sync<'_, '_> {
         &mut self,
         rss: &[Value],
         new_rs: Option<usize>,
-    ) -> Result<Action, ReconcileError> {
+    ) -> Result<ReconcileAction, ReconcileError> {
         let status = self.calculate_status(rss, new_rs);
         if status != *self.status_ref() {
             self.update_status(status)?;
         }
-        Ok(Action::AwaitChange)
+        Ok(ReconcileAction::AwaitChange)
     }
 
     /// `syncRolloutStatus`: status plus the Progressing condition; requeues a stuck rollout.
@@ -743,7 +743,7 @@ impl Sync<'_, '_> {
         &mut self,
         rss: &[Value],
         new_rs: Option<usize>,
-    ) -> Result<Action, ReconcileError> {
+    ) -> Result<ReconcileAction, ReconcileError> {
         let now = self.ctx.now;
         let mut status = self.calculate_status(rss, new_rs);
         if !has_deadline(&self.spec) {
@@ -832,7 +832,7 @@ impl Sync<'_, '_> {
             return Ok(self.requeue_stuck(&status));
         }
         self.update_status(status)?;
-        Ok(Action::AwaitChange)
+        Ok(ReconcileAction::AwaitChange)
     }
 
     /// `DeploymentComplete`.
@@ -861,25 +861,25 @@ impl Sync<'_, '_> {
     }
 
     /// `requeueStuckDeployment`.
-    fn requeue_stuck(&self, status: &Value) -> Action {
+    fn requeue_stuck(&self, status: &Value) -> ReconcileAction {
         let Some(deadline) = self.spec.progress_deadline_seconds else {
-            return Action::AwaitChange;
+            return ReconcileAction::AwaitChange;
         };
         let Some(c) = util::find_condition(self.status_ref(), "Progressing").cloned() else {
-            return Action::AwaitChange;
+            return ReconcileAction::AwaitChange;
         };
         if self.complete(status) || str_at(&c, "/reason") == "ProgressDeadlineExceeded" {
-            return Action::AwaitChange;
+            return ReconcileAction::AwaitChange;
         }
         let Some(from) = last_update_ms(&c) else {
-            return Action::AwaitChange;
+            return ReconcileAction::AwaitChange;
         };
         let after = from + deadline * 1000 - self.ctx.now.unix_ms();
         if after < 1000 {
             // kube re-adds rate limited; a short fixed delay keeps the same effect here.
-            return Action::RequeueAfter { ms: 5 };
+            return ReconcileAction::RequeueAfter { ms: 5 };
         }
-        Action::RequeueAfter {
+        ReconcileAction::RequeueAfter {
             ms: (after + 1000) as u64,
         }
     }
@@ -1018,7 +1018,7 @@ impl Sync<'_, '_> {
         Ok(())
     }
 
-    fn rollout_rolling(&mut self, rss: &mut Vec<Value>) -> Result<Action, ReconcileError> {
+    fn rollout_rolling(&mut self, rss: &mut Vec<Value>) -> Result<ReconcileAction, ReconcileError> {
         let new_rs = self.new_rs(rss, true)?;
         // reconcileNewReplicaSet
         if let Some(n) = new_rs {
@@ -1103,7 +1103,10 @@ impl Sync<'_, '_> {
         Ok(cleaned + scaled > 0)
     }
 
-    fn rollout_recreate(&mut self, rss: &mut Vec<Value>) -> Result<Action, ReconcileError> {
+    fn rollout_recreate(
+        &mut self,
+        rss: &mut Vec<Value>,
+    ) -> Result<ReconcileAction, ReconcileError> {
         let mut new_rs = self.new_rs(rss, false)?;
         let mut scaled_down = false;
         for i in 0..rss.len() {
@@ -1319,9 +1322,13 @@ impl Reconciler for DeploymentController {
         Some(15)
     }
 
-    fn reconcile(&mut self, key: &ObjectKey, ctx: &mut Ctx<'_>) -> Result<Action, ReconcileError> {
+    fn reconcile(
+        &mut self,
+        key: &ObjectKey,
+        ctx: &mut Ctx<'_>,
+    ) -> Result<ReconcileAction, ReconcileError> {
         let Some(d) = ctx.cache.get(key).map(|d| d.as_ref().clone()) else {
-            return Ok(Action::AwaitChange);
+            return Ok(ReconcileAction::AwaitChange);
         };
         let spec = DeploymentSpec::from_object(&d);
         let principal = self.principal();
@@ -1351,7 +1358,7 @@ impl Reconciler for DeploymentController {
                 status["observedGeneration"] = json!(generation);
                 sync.update_status(status)?;
             }
-            return Ok(Action::AwaitChange);
+            return Ok(ReconcileAction::AwaitChange);
         }
         if util::is_terminating(&sync.d) {
             let new_rs = sync.new_rs(&mut rss, false)?;

@@ -50,7 +50,7 @@ use std::sync::Arc;
 use serde_json::{json, Value};
 
 use super::util::{self, deployments, hpas, pods, str_at};
-use super::{Action, Ctx, ReconcileError, Reconciler};
+use super::{Ctx, ReconcileAction, ReconcileError, Reconciler};
 use crate::api::{GroupResource, ObjectKey, WatchEvent, WatchEventType};
 use crate::engine::informer::Informer;
 use crate::time::SimTime;
@@ -455,11 +455,11 @@ impl HpaController {
         status: &Value,
         current: i64,
         metrics: Option<Value>,
-    ) -> Result<Action, ReconcileError> {
+    ) -> Result<ReconcileAction, ReconcileError> {
         let desired = util::i64_at(status, "/desiredReplicas").unwrap_or(0);
         let s = rebuilt_status(status, current, desired, metrics, None);
         self.write_status(ctx, hpa, s);
-        Ok(Action::RequeueAfter { ms: SYNC_PERIOD_MS })
+        Ok(ReconcileAction::RequeueAfter { ms: SYNC_PERIOD_MS })
     }
 
     /// Sends the status if it changed (kube's `updateStatusIfNeeded`). A refused write (a 409
@@ -517,12 +517,16 @@ impl Reconciler for HpaController {
         self.recommendations.clear();
     }
 
-    fn reconcile(&mut self, key: &ObjectKey, ctx: &mut Ctx<'_>) -> Result<Action, ReconcileError> {
+    fn reconcile(
+        &mut self,
+        key: &ObjectKey,
+        ctx: &mut Ctx<'_>,
+    ) -> Result<ReconcileAction, ReconcileError> {
         let Some(hpa) = ctx.cache.get(key).map(|h| h.as_ref().clone()) else {
             self.recommendations.remove(key);
-            return Ok(Action::AwaitChange);
+            return Ok(ReconcileAction::AwaitChange);
         };
-        let requeue = Ok(Action::RequeueAfter { ms: SYNC_PERIOD_MS });
+        let requeue = Ok(ReconcileAction::RequeueAfter { ms: SYNC_PERIOD_MS });
         let now = ctx.now;
         let mut status = hpa.get("status").cloned().unwrap_or_else(|| json!({}));
         let target_name = str_at(&hpa, "/spec/scaleTargetRef/name").to_owned();

@@ -20,7 +20,7 @@ use rand::Rng;
 use serde_json::{json, Value};
 
 use super::util::{self, pods, str_at, Cond};
-use super::{Action, Ctx, ImageBehaviour, ReconcileError, Reconciler};
+use super::{Ctx, ImageBehaviour, ReconcileAction, ReconcileError, Reconciler};
 use crate::api::{
     ApiRequest, GroupResource, ObjectKey, PatchType, RequestBody, StatusReason, Subresource, Verb,
     WatchEvent, WatchEventType,
@@ -756,10 +756,14 @@ impl Reconciler for Kubelet {
         self.pods = OrdMap::new();
     }
 
-    fn reconcile(&mut self, key: &ObjectKey, ctx: &mut Ctx<'_>) -> Result<Action, ReconcileError> {
+    fn reconcile(
+        &mut self,
+        key: &ObjectKey,
+        ctx: &mut Ctx<'_>,
+    ) -> Result<ReconcileAction, ReconcileError> {
         let Some(pod) = ctx.cache.get(key).cloned() else {
             self.pods.remove(key);
-            return Ok(Action::AwaitChange);
+            return Ok(ReconcileAction::AwaitChange);
         };
         let mut rt = match self.pods.get(key) {
             Some(rt) => rt.clone(),
@@ -814,7 +818,7 @@ impl Reconciler for Kubelet {
                 }
                 Err(e) if e.reason == StatusReason::NotFound => {
                     self.pods.remove(key);
-                    return Ok(Action::AwaitChange);
+                    return Ok(ReconcileAction::AwaitChange);
                 }
                 Err(e) => return Err(e.into()),
             }
@@ -838,7 +842,7 @@ impl Kubelet {
         key: &ObjectKey,
         pod: &Value,
         ctx: &mut Ctx<'_>,
-    ) -> Result<Action, ReconcileError> {
+    ) -> Result<ReconcileAction, ReconcileError> {
         let req = ApiRequest::delete_with_options(
             &self.principal(),
             pods(),
@@ -847,10 +851,10 @@ impl Kubelet {
             json!({"gracePeriodSeconds": 0, "preconditions": {"uid": util::uid(pod)}}),
         );
         match ctx.send(req) {
-            Ok(_) => Ok(Action::AwaitChange),
+            Ok(_) => Ok(ReconcileAction::AwaitChange),
             Err(e) if matches!(e.reason, StatusReason::NotFound | StatusReason::Conflict) => {
                 self.pods.remove(key);
-                Ok(Action::AwaitChange)
+                Ok(ReconcileAction::AwaitChange)
             }
             Err(e) => Err(e.into()),
         }
@@ -888,12 +892,12 @@ fn pre_stop_ms(pod: &Value) -> u64 {
         .unwrap_or(0)
 }
 
-fn requeue(wake: Option<SimTime>, now: SimTime) -> Action {
+fn requeue(wake: Option<SimTime>, now: SimTime) -> ReconcileAction {
     match wake {
-        Some(t) => Action::RequeueAfter {
+        Some(t) => ReconcileAction::RequeueAfter {
             ms: t.as_ms().saturating_sub(now.as_ms()).max(1),
         },
-        None => Action::AwaitChange,
+        None => ReconcileAction::AwaitChange,
     }
 }
 

@@ -2,7 +2,7 @@
 //!
 //! Each controller looks like a kube-rs reconciler: it is woken with an object key, reads the
 //! latest state from its own (possibly stale) informer cache, writes through the API server with
-//! its own service account like any client, and returns an [`Action`]. It never learns why it was
+//! its own service account like any client, and returns an [`ReconcileAction`]. It never learns why it was
 //! woken (level-triggered).
 
 #![allow(
@@ -33,7 +33,7 @@ use crate::time::SimTime;
 
 /// What a reconciler asks of the engine after a successful run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub enum Action {
+pub enum ReconcileAction {
     /// Nothing more to do until something the controller watches changes.
     AwaitChange,
     /// Run again after this many milliseconds (client-go `AddAfter` after `Forget`).
@@ -152,7 +152,11 @@ pub trait Reconciler {
         new: &Arc<Value>,
         cache: &Informer,
     ) -> Vec<ObjectKey>;
-    fn reconcile(&mut self, key: &ObjectKey, ctx: &mut Ctx<'_>) -> Result<Action, ReconcileError>;
+    fn reconcile(
+        &mut self,
+        key: &ObjectKey,
+        ctx: &mut Ctx<'_>,
+    ) -> Result<ReconcileAction, ReconcileError>;
     /// Forgets in-memory state (a crash).
     fn reset(&mut self) {}
     /// client-go controllers that drop a key after this many failed retries.
@@ -215,7 +219,11 @@ impl Reconciler for Controller {
     ) -> Vec<ObjectKey> {
         dispatch!(self, c => c.keys_for(ev, old, new, cache))
     }
-    fn reconcile(&mut self, key: &ObjectKey, ctx: &mut Ctx<'_>) -> Result<Action, ReconcileError> {
+    fn reconcile(
+        &mut self,
+        key: &ObjectKey,
+        ctx: &mut Ctx<'_>,
+    ) -> Result<ReconcileAction, ReconcileError> {
         dispatch!(self, c => c.reconcile(key, ctx))
     }
     fn reset(&mut self) {

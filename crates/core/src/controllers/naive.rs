@@ -9,7 +9,7 @@ use std::sync::Arc;
 use serde_json::{json, Value};
 
 use super::util;
-use super::{Action, Ctx, ReconcileError, Reconciler};
+use super::{Ctx, ReconcileAction, ReconcileError, Reconciler};
 use crate::api::{GroupResource, ObjectKey, WatchEvent};
 use crate::engine::informer::Informer;
 
@@ -47,15 +47,19 @@ impl Reconciler for NaiveController {
         vec![ev.key.clone()]
     }
 
-    fn reconcile(&mut self, key: &ObjectKey, ctx: &mut Ctx<'_>) -> Result<Action, ReconcileError> {
+    fn reconcile(
+        &mut self,
+        key: &ObjectKey,
+        ctx: &mut Ctx<'_>,
+    ) -> Result<ReconcileAction, ReconcileError> {
         let Some(obj) = ctx.cache.get(key).cloned() else {
-            return Ok(Action::AwaitChange);
+            return Ok(ReconcileAction::AwaitChange);
         };
         let Some(observed) = util::i64_at(&obj, "/status/observedGeneration") else {
-            return Ok(Action::AwaitChange);
+            return Ok(ReconcileAction::AwaitChange);
         };
         if util::i64_at(&obj, "/spec/lastObservedGeneration") == Some(observed) {
-            return Ok(Action::AwaitChange);
+            return Ok(ReconcileAction::AwaitChange);
         }
         let patch = json!({"spec": {"lastObservedGeneration": observed}});
         ctx.send(util::patch(
@@ -65,6 +69,6 @@ impl Reconciler for NaiveController {
             &key.name,
             patch,
         ))?;
-        Ok(Action::AwaitChange)
+        Ok(ReconcileAction::AwaitChange)
     }
 }

@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use super::util::{self, pods, replicasets, str_at};
-use super::{owner_key, Action, Ctx, ReconcileError, Reconciler};
+use super::{owner_key, Ctx, ReconcileAction, ReconcileError, Reconciler};
 use crate::api::{GroupResource, ObjectKey, StatusReason, WatchEvent, WatchEventType};
 use crate::engine::informer::{pod_is_active, pod_is_ready, Informer};
 use crate::time::SimTime;
@@ -359,11 +359,15 @@ impl Reconciler for ReplicaSetController {
         self.expectations.clear();
     }
 
-    fn reconcile(&mut self, key: &ObjectKey, ctx: &mut Ctx<'_>) -> Result<Action, ReconcileError> {
+    fn reconcile(
+        &mut self,
+        key: &ObjectKey,
+        ctx: &mut Ctx<'_>,
+    ) -> Result<ReconcileAction, ReconcileError> {
         // Shared with the cache; copied only when a status write needs a body.
         let Some(rs) = ctx.cache.get(key).cloned() else {
             self.expectations.remove(key);
-            return Ok(Action::AwaitChange);
+            return Ok(ReconcileAction::AwaitChange);
         };
         let principal = self.principal();
         let uid = util::uid(&rs).to_owned();
@@ -515,14 +519,14 @@ impl Reconciler for ReplicaSetController {
             let ready = util::i64_at(&updated, "/status/readyReplicas").unwrap_or(0);
             let avail = util::i64_at(&updated, "/status/availableReplicas").unwrap_or(0);
             if manage_err.is_none() && min_ready > 0 && ready == want && avail != want {
-                return Ok(Action::RequeueAfter {
+                return Ok(ReconcileAction::RequeueAfter {
                     ms: min_ready as u64 * 1000,
                 });
             }
         }
         match manage_err {
             Some(e) => Err(e),
-            None => Ok(Action::AwaitChange),
+            None => Ok(ReconcileAction::AwaitChange),
         }
     }
 }

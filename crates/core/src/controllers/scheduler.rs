@@ -22,7 +22,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::util::{self, nodes, pods, str_at, Cond};
-use super::{Action, Ctx, ReconcileError, Reconciler};
+use super::{Ctx, ReconcileAction, ReconcileError, Reconciler};
 use crate::api::{ApiRequest, GroupResource, ObjectKey, StatusReason, WatchEvent, WatchEventType};
 use crate::engine::informer::{pod_is_active, Informer};
 
@@ -248,15 +248,19 @@ impl Reconciler for Scheduler {
         self.assumed_used = OrdMap::new();
     }
 
-    fn reconcile(&mut self, key: &ObjectKey, ctx: &mut Ctx<'_>) -> Result<Action, ReconcileError> {
+    fn reconcile(
+        &mut self,
+        key: &ObjectKey,
+        ctx: &mut Ctx<'_>,
+    ) -> Result<ReconcileAction, ReconcileError> {
         let Some(pod) = ctx.cache.get(key).cloned() else {
-            return Ok(Action::AwaitChange);
+            return Ok(ReconcileAction::AwaitChange);
         };
         if !str_at(&pod, "/spec/nodeName").is_empty()
             || !pod_is_active(&pod)
             || self.assumed.contains_key(key)
         {
-            return Ok(Action::AwaitChange);
+            return Ok(ReconcileAction::AwaitChange);
         }
         let want = usage_of(&pod);
         let node_gr = nodes();
@@ -345,18 +349,20 @@ impl Reconciler for Scheduler {
                 body["status"] = status;
                 ctx.send(util::update_status(&principal, pods(), body))?;
             }
-            return Ok(Action::RequeueAfter {
+            return Ok(ReconcileAction::RequeueAfter {
                 ms: UNSCHEDULABLE_RETRY_MS,
             });
         };
         let bind = ApiRequest::bind(&principal, &key.namespace, &key.name, &node);
         match ctx.send(bind) {
             Ok(_) => {}
-            Err(e) if e.reason == StatusReason::NotFound => return Ok(Action::AwaitChange),
+            Err(e) if e.reason == StatusReason::NotFound => {
+                return Ok(ReconcileAction::AwaitChange)
+            }
             Err(e) => return Err(e.into()),
         }
         self.assume(key.clone(), node, want);
-        Ok(Action::AwaitChange)
+        Ok(ReconcileAction::AwaitChange)
     }
 }
 

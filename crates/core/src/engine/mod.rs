@@ -26,9 +26,9 @@ pub mod health;
 pub mod history;
 pub mod informer;
 pub mod report;
-pub mod scenario;
+pub mod script;
 #[cfg(test)]
-mod scenario_tests;
+mod script_tests;
 pub mod workqueue;
 pub mod world;
 
@@ -37,8 +37,8 @@ pub use crate::api::ApiServer;
 
 pub use history::History;
 pub use report::{
-    EventKind, EventRecord, FeedbackLoop, ObjectChange, Outcome, RequestRecord, StepReport,
-    StopReason,
+    EventKind, EventRecord, FeedbackLoop, ObjectChange, ReconcileOutcome, RequestRecord,
+    StepReport, StopReason,
 };
 pub use world::{ClusterConfig, ControllerSet, Fault, Input, NodeSpec, RunState, World};
 

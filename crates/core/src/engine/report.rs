@@ -103,7 +103,10 @@ pub enum EventKind {
         stale: bool,
     },
     /// A controller reconciled one key.
-    Reconcile { key: ObjectKey, outcome: Outcome },
+    Reconcile {
+        key: ObjectKey,
+        outcome: ReconcileOutcome,
+    },
     /// A delayed work-queue item became ready.
     QueueWake,
     /// A user request, fault or other input.
@@ -113,7 +116,7 @@ pub enum EventKind {
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub enum Outcome {
+pub enum ReconcileOutcome {
     AwaitChange,
     RequeueAfter {
         ms: u64,

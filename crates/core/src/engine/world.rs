@@ -20,8 +20,8 @@ use serde_json::{json, Value};
 use super::health::{self, Health};
 use super::informer::Informer;
 use super::report::{
-    diff, EventKind, EventRecord, FeedbackLoop, ObjectChange, Outcome, RequestRecord, StepReport,
-    StopReason,
+    diff, EventKind, EventRecord, FeedbackLoop, ObjectChange, ReconcileOutcome, RequestRecord,
+    StepReport, StopReason,
 };
 use super::workqueue::WorkQueue;
 use super::ApiServer;
@@ -33,8 +33,8 @@ use crate::controllers::declarative::{DeclarativeController, DeclarativeSpec, St
 use crate::controllers::{
     database::DatabaseController, deployment::DeploymentController, hpa::HpaController,
     kubelet::Kubelet, naive::NaiveController, replicaset::ReplicaSetController,
-    scheduler::Scheduler, util, Action, Client, Controller, Ctx, Environment, ImageBehaviour,
-    Reconciler,
+    scheduler::Scheduler, util, Client, Controller, Ctx, Environment, ImageBehaviour,
+    ReconcileAction, Reconciler,
 };
 use crate::time::SimTime;
 
@@ -1112,14 +1112,14 @@ impl World {
         let (requests, events) = (recorder.requests, recorder.events);
         slot.queue.done(&key);
         let outcome = match result {
-            Ok(Action::AwaitChange) => {
+            Ok(ReconcileAction::AwaitChange) => {
                 slot.queue.forget(&key);
-                Outcome::AwaitChange
+                ReconcileOutcome::AwaitChange
             }
-            Ok(Action::RequeueAfter { ms }) => {
+            Ok(ReconcileAction::RequeueAfter { ms }) => {
                 slot.queue.forget(&key);
                 slot.queue.add_after(key.clone(), now.plus_ms(ms), now);
-                Outcome::RequeueAfter { ms }
+                ReconcileOutcome::RequeueAfter { ms }
             }
             Err(e) => {
                 let dropped = slot
@@ -1128,14 +1128,14 @@ impl World {
                     .is_some_and(|m| slot.queue.num_requeues(&key) >= m);
                 if dropped {
                     slot.queue.forget(&key);
-                    Outcome::Error {
+                    ReconcileOutcome::Error {
                         message: e.to_string(),
                         retry_ms: None,
                     }
                 } else {
                     let delay = slot.queue.when(&key);
                     slot.queue.add_after(key.clone(), now.plus_ms(delay), now);
-                    Outcome::Error {
+                    ReconcileOutcome::Error {
                         message: e.to_string(),
                         retry_ms: Some(delay),
                     }
@@ -1151,11 +1151,11 @@ impl World {
             line.push_str(&format!(" -> {}", parts.join(", ")));
         }
         match &outcome {
-            Outcome::AwaitChange => {}
-            Outcome::RequeueAfter { ms } => {
+            ReconcileOutcome::AwaitChange => {}
+            ReconcileOutcome::RequeueAfter { ms } => {
                 line.push_str(&format!("; requeue after {}", ms_text(*ms)))
             }
-            Outcome::Error { message, retry_ms } => {
+            ReconcileOutcome::Error { message, retry_ms } => {
                 line.push_str(&format!("; error: {message}"));
                 match retry_ms {
                     Some(ms) => line.push_str(&format!("; retry after {}", ms_text(*ms))),

@@ -39,7 +39,7 @@ pub struct Scenario {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub faults: Vec<FaultEntry>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub actions: Vec<Action>,
+    pub actions: Vec<TimedRequest>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub expect: Vec<Expectation>,
     /// A narrated lesson over this scenario (optional; added within v1).
@@ -292,7 +292,7 @@ pub enum PatchKind {
 /// A request sent at a time, as a principal.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct Action {
+pub struct TimedRequest {
     /// A name for expectations (`action: <id>`) and `bodyFrom` to refer to.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,

@@ -23,9 +23,9 @@ use std::fmt;
 
 pub use compile::CONTROLLERS;
 pub use format::{
-    Action, ActionVerb, ApiFailures, Cluster, Duration, Expectation, FaultEntry,
-    ImageBehaviourName, ImagePullFailure, ImageRule, KstatusName, Lesson, LessonCheck, LessonStep,
-    Load, Node, PatchKind, Predicate, Quantity, Rbac, RbacSwitch, RequestMatch, Scenario, Until,
+    ActionVerb, ApiFailures, Cluster, Duration, Expectation, FaultEntry, ImageBehaviourName,
+    ImagePullFailure, ImageRule, KstatusName, Lesson, LessonCheck, LessonStep, Load, Node,
+    PatchKind, Predicate, Quantity, Rbac, RbacSwitch, RequestMatch, Scenario, TimedRequest, Until,
     WatchLatency, API_VERSION, KIND,
 };
 pub use lesson::{GuideStep, LessonGuide, LessonProgress, LessonTrack};

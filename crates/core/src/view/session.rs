@@ -5,7 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::api::{ApiRequest, GroupResource};
-use crate::engine::scenario::deployment;
+use crate::engine::script::deployment;
 use crate::engine::{ClusterConfig, Input, NodeSpec, StepReport, World};
 
 /// Event bound for one "Run until converged".
@@ -20,7 +20,7 @@ pub const RUN_MAX_MS: u64 = 600_000;
     clippy::large_enum_variant,
     reason = "actions are few and short-lived; boxing would only obscure the log"
 )]
-pub enum Action {
+pub enum SessionAction {
     /// Process one event.
     Step,
     /// Jump to the next scheduled time and process everything due then.
@@ -34,8 +34,8 @@ pub enum Action {
 
 /// The fault panel's RBAC switch: the engine's [`Input::SetRbac`] (a scenario's
 /// `rbac.enforce` fault), applied now, so replays, share links and the trace keep it.
-pub fn set_rbac(enforced: bool) -> Action {
-    Action::Apply {
+pub fn set_rbac(enforced: bool) -> SessionAction {
+    SessionAction::Apply {
         input: Input::SetRbac { enforced },
     }
 }
@@ -77,7 +77,7 @@ impl Starter {
 
     /// The actions that build the starter: `alice` creates the Deployment, then the cluster
     /// runs until converged.
-    pub fn actions(self) -> Vec<Action> {
+    pub fn actions(self) -> Vec<SessionAction> {
         let body = deployment("default", "web", self.replicas(), "nginx:1.27");
         let request = ApiRequest::create(
             "alice",
@@ -86,21 +86,21 @@ impl Starter {
             body,
         );
         vec![
-            Action::Apply {
+            SessionAction::Apply {
                 input: Input::Request { request },
             },
-            Action::RunUntilConverged,
+            SessionAction::RunUntilConverged,
         ]
     }
 }
 
 /// Performs one action: exactly one world step.
-pub fn perform(world: &mut World, action: &Action) -> StepReport {
+pub fn perform(world: &mut World, action: &SessionAction) -> StepReport {
     match action {
-        Action::Step => world.step(),
-        Action::NextEvent => world.step_to_next_time(),
-        Action::RunUntilConverged => world.run_until_converged(RUN_MAX_EVENTS, RUN_MAX_MS),
-        Action::Apply { input } => world.apply(input.clone()),
+        SessionAction::Step => world.step(),
+        SessionAction::NextEvent => world.step_to_next_time(),
+        SessionAction::RunUntilConverged => world.run_until_converged(RUN_MAX_EVENTS, RUN_MAX_MS),
+        SessionAction::Apply { input } => world.apply(input.clone()),
     }
 }
 
@@ -108,7 +108,7 @@ pub fn perform(world: &mut World, action: &Action) -> StepReport {
 pub fn replay(
     starter: Starter,
     seed: u64,
-    actions: &[Action],
+    actions: &[SessionAction],
     each: impl FnMut(&World, StepReport),
 ) -> World {
     replay_on(World::new(starter.config(seed)), actions, each)
@@ -118,7 +118,7 @@ pub fn replay(
 /// `Scenario::playground_world`); `each` sees every report.
 pub fn replay_on(
     mut world: World,
-    actions: &[Action],
+    actions: &[SessionAction],
     mut each: impl FnMut(&World, StepReport),
 ) -> World {
     for a in actions {
@@ -135,7 +135,7 @@ mod tests {
     #[test]
     fn each_action_is_one_world_step() {
         let mut actions = Starter::Small.actions();
-        actions.push(Action::Step);
+        actions.push(SessionAction::Step);
         let w = replay(Starter::Small, 7, &actions, |_, _| {});
         assert_eq!(w.steps(), 3);
     }
@@ -151,7 +151,11 @@ mod tests {
     #[test]
     fn replaying_the_same_actions_gives_the_same_trace() {
         let mut actions = Starter::Small.actions();
-        actions.extend([Action::Step, Action::NextEvent, Action::Step]);
+        actions.extend([
+            SessionAction::Step,
+            SessionAction::NextEvent,
+            SessionAction::Step,
+        ]);
         let a = replay(Starter::Small, 3, &actions, |_, _| {});
         let b = replay(Starter::Small, 3, &actions, |_, _| {});
         assert_eq!(a.trace_text(), b.trace_text());
@@ -161,7 +165,7 @@ mod tests {
     fn actions_round_trip_through_json() {
         let actions = Starter::Small.actions();
         let text = serde_json::to_string(&actions).unwrap_or_default();
-        let back: Vec<Action> = serde_json::from_str(&text).unwrap_or_default();
+        let back: Vec<SessionAction> = serde_json::from_str(&text).unwrap_or_default();
         assert_eq!(back, actions);
     }
 
@@ -169,7 +173,7 @@ mod tests {
     fn switching_rbac_off_is_one_step_that_lets_app_write_status_and_replays() {
         use crate::api::ObjectKey;
         let mut actions = Starter::Small.actions();
-        actions.push(Action::Step);
+        actions.push(SessionAction::Step);
         let before = replay(Starter::Small, 1, &actions, |_, _| {});
         actions.push(set_rbac(false));
         let key = ObjectKey::new(GroupResource::new("apps", "deployments"), "default", "web");
@@ -183,7 +187,7 @@ mod tests {
             "web",
             spoofed,
         );
-        actions.push(Action::Apply {
+        actions.push(SessionAction::Apply {
             input: Input::Request { request },
         });
         let mut codes = Vec::new();
@@ -205,7 +209,7 @@ mod tests {
             Some(&serde_json::Value::from(1))
         );
         let text = serde_json::to_string(&actions).unwrap_or_default();
-        let back: Vec<Action> = serde_json::from_str(&text).unwrap_or_default();
+        let back: Vec<SessionAction> = serde_json::from_str(&text).unwrap_or_default();
         assert_eq!(back, actions, "the switch survives a share link: {text}");
     }
 
@@ -224,7 +228,7 @@ mod tests {
             "web",
             w.object(&key).cloned().unwrap_or_default(),
         );
-        actions.push(Action::Apply {
+        actions.push(SessionAction::Apply {
             input: Input::Request { request },
         });
         let mut codes = Vec::new();

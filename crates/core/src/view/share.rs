@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::api::ObjectKey;
 use crate::engine::{Input, World};
-use crate::view::session::{self, Action, Starter};
+use crate::view::session::{self, SessionAction, Starter};
 use crate::view::Syntax;
 
 /// Share links start with `#w` + [`Workspace::VERSION`] + `.`.
@@ -54,7 +54,7 @@ pub struct Workspace {
     pub v: u32,
     pub starter: Starter,
     pub seed: u64,
-    pub actions: Vec<Action>,
+    pub actions: Vec<SessionAction>,
     pub cursor: Option<u64>,
     pub selected: Option<ObjectKey>,
     pub editor_text: String,
@@ -98,7 +98,7 @@ impl Workspace {
             ));
         }
         for (i, action) in self.actions.iter().enumerate() {
-            if let Action::Apply {
+            if let SessionAction::Apply {
                 input: Input::Advance { ms },
             } = action
             {

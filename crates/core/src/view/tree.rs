@@ -414,7 +414,10 @@ mod tests {
     fn the_rollup_points_at_a_progressing_child() {
         let mut actions = Starter::Small.actions();
         actions.pop();
-        actions.extend(std::iter::repeat_n(crate::view::session::Action::Step, 12));
+        actions.extend(std::iter::repeat_n(
+            crate::view::session::SessionAction::Step,
+            12,
+        ));
         let w = replay(Starter::Small, 1, &actions, |_, _| {});
         let rows = rows(&w, &Layout::default());
         let dep = objects(&rows)[0];
@@ -424,8 +427,8 @@ mod tests {
     #[test]
     fn a_refreshed_tree_equals_one_built_from_scratch_at_every_step() {
         let mut actions = Starter::Small.actions();
-        actions.push(crate::view::session::Action::Apply {
-            input: crate::engine::scenario::patch_as(
+        actions.push(crate::view::session::SessionAction::Apply {
+            input: crate::engine::script::patch_as(
                 "alice",
                 crate::api::GroupResource::new("apps", "deployments"),
                 "default",
@@ -433,7 +436,10 @@ mod tests {
                 serde_json::json!({"spec": {"replicas": 5, "template": {"spec": {"containers": [{"name": "web", "image": "nginx:1.28"}]}}}}),
             ),
         });
-        actions.extend(std::iter::repeat_n(crate::view::session::Action::Step, 60));
+        actions.extend(std::iter::repeat_n(
+            crate::view::session::SessionAction::Step,
+            60,
+        ));
         let mut tree = Tree::default();
         let layout = Layout::default();
         replay(Starter::Small, 1, &actions, |w, _| {

@@ -7,7 +7,7 @@ use serde_json::{json, Value};
 
 use super::health::Health;
 use super::report::StopReason;
-use super::scenario::{create_as, deployment, patch_as, Outcome, Scenario};
+use super::script::{create_as, deployment, patch_as, Script, ScriptResult};
 use super::world::{Fault, Input, NodeSpec};
 use crate::api::{GroupResource, ObjectKey, Verb};
 use crate::controllers::declarative::{DeclarativeSpec, Step};
@@ -18,7 +18,7 @@ fn dep_key(name: &str) -> ObjectKey {
     ObjectKey::new(deployments(), "default", name)
 }
 
-fn get(out: &Outcome, key: &ObjectKey) -> Value {
+fn get(out: &ScriptResult, key: &ObjectKey) -> Value {
     out.world.object(key).cloned().unwrap_or(Value::Null)
 }
 
@@ -29,14 +29,14 @@ fn condition<'a>(obj: &'a Value, type_: &str) -> (&'a str, &'a str) {
         .unwrap_or(("", ""))
 }
 
-fn check(scenario: &Scenario, snapshot: ExpectFile) -> Outcome {
+fn check(scenario: &Script, snapshot: ExpectFile) -> ScriptResult {
     let out = scenario.run();
     snapshot.assert_eq(&out.world.trace_text());
     out
 }
 
-fn scale_up() -> Scenario {
-    Scenario::new("scale up")
+fn scale_up() -> Script {
+    Script::new("scale up")
         .at(
             0,
             create_as(
@@ -58,8 +58,8 @@ fn scale_up() -> Scenario {
         )
 }
 
-fn scale_down() -> Scenario {
-    Scenario::new("scale down")
+fn scale_down() -> Script {
+    Script::new("scale down")
         .at(
             0,
             create_as(
@@ -81,17 +81,17 @@ fn scale_down() -> Scenario {
         )
 }
 
-fn rolling_update() -> Scenario {
-    Scenario::new("rolling update")
+fn rolling_update() -> Script {
+    Script::new("rolling update")
         .at(0, create_as("alice", deployments(), "default", deployment("default", "web", 4, "nginx:1.25")))
         .at(10_000, patch_as("alice", deployments(), "default", "web",
             json!({"spec": {"template": {"spec": {"containers": [{"name": "app", "image": "nginx:1.26", "resources": {"requests": {"cpu": "100m", "memory": "64Mi"}}}]}}}})))
 }
 
-fn bad_image() -> Scenario {
+fn bad_image() -> Script {
     let mut d = deployment("default", "web", 2, "nginx:1.25");
     d["spec"]["progressDeadlineSeconds"] = json!(30);
-    Scenario::new("bad image")
+    Script::new("bad image")
         .config(|c| {
             c.env.images.insert("nginx:does-not-exist".into(), ImageBehaviour::PullFails);
         })
@@ -100,10 +100,10 @@ fn bad_image() -> Scenario {
             json!({"spec": {"template": {"spec": {"containers": [{"name": "app", "image": "nginx:does-not-exist", "resources": {"requests": {"cpu": "100m", "memory": "64Mi"}}}]}}}})))
 }
 
-fn unschedulable() -> Scenario {
+fn unschedulable() -> Script {
     let mut d = deployment("default", "big", 3, "nginx:1.25");
     d["spec"]["template"]["spec"]["containers"][0]["resources"]["requests"]["cpu"] = json!("600m");
-    Scenario::new("unschedulable pods")
+    Script::new("unschedulable pods")
         .config(|c| {
             c.nodes = vec![
                 NodeSpec::new("node-1", "1", "2Gi"),
@@ -114,8 +114,8 @@ fn unschedulable() -> Scenario {
         .until(60_000)
 }
 
-fn crash_and_recovery() -> Scenario {
-    Scenario::new("controller crash and recovery")
+fn crash_and_recovery() -> Script {
+    Script::new("controller crash and recovery")
         .at(
             0,
             create_as(
@@ -153,7 +153,7 @@ fn crash_and_recovery() -> Scenario {
         )
 }
 
-fn autoscaler() -> Scenario {
+fn autoscaler() -> Script {
     let hpa = json!({
         "apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler",
         "metadata": {"name": "web", "namespace": "default"},
@@ -163,7 +163,7 @@ fn autoscaler() -> Scenario {
             "metrics": [{"type": "Resource", "resource": {"name": "cpu", "target": {"type": "Utilization", "averageUtilization": 50}}}],
         },
     });
-    Scenario::new("autoscaler reacting to load")
+    Script::new("autoscaler reacting to load")
         .at(
             0,
             create_as(
@@ -185,8 +185,8 @@ fn autoscaler() -> Scenario {
         .until(120_000)
 }
 
-fn database() -> Scenario {
-    Scenario::new("custom resource convergence").at(
+fn database() -> Script {
+    Script::new("custom resource convergence").at(
         0,
         create_as(
             "alice",
@@ -201,8 +201,8 @@ fn database() -> Scenario {
     )
 }
 
-fn stale_cache() -> Scenario {
-    Scenario::new("stale cache")
+fn stale_cache() -> Script {
+    Script::new("stale cache")
         .at(
             0,
             create_as(
@@ -243,8 +243,8 @@ fn stale_cache() -> Scenario {
         )
 }
 
-fn feedback_loop() -> Scenario {
-    Scenario::new("naive controller feedback loop")
+fn feedback_loop() -> Script {
+    Script::new("naive controller feedback loop")
         .config(|c| c.controllers.naive = Some(databases()))
         .at(
             0,
@@ -261,7 +261,7 @@ fn feedback_loop() -> Scenario {
         )
 }
 
-fn declarative() -> Scenario {
+fn declarative() -> Script {
     let spec = DeclarativeSpec {
         name: "cache-controller".into(),
         principal: "system:serviceaccount:default:cache-controller".into(),
@@ -288,7 +288,7 @@ fn declarative() -> Scenario {
             },
         ],
     };
-    Scenario::new("declarative custom controller")
+    Script::new("declarative custom controller")
         .config(|c| {
             c.controllers.declarative.push(spec);
             c.custom_resources.push(("example.com".into(), "caches".into(), "v1".into(), "Cache".into(), true));
@@ -298,7 +298,7 @@ fn declarative() -> Scenario {
         })))
 }
 
-fn all() -> Vec<Scenario> {
+fn all() -> Vec<Script> {
     vec![
         scale_up(),
         scale_down(),
@@ -319,7 +319,7 @@ fn all() -> Vec<Scenario> {
     ]
 }
 
-fn assert_deployment_done(out: &Outcome, name: &str, replicas: i64) {
+fn assert_deployment_done(out: &ScriptResult, name: &str, replicas: i64) {
     let d = get(out, &dep_key(name));
     assert_eq!(
         d.pointer("/status/observedGeneration"),
@@ -429,7 +429,7 @@ fn request_less_pods_spread_by_the_schedulers_default_requests() {
     {
         c.remove("resources");
     }
-    let s = Scenario::new("request-less pods")
+    let s = Script::new("request-less pods")
         .config(|c| {
             c.nodes = vec![
                 NodeSpec::new("node-1", "2", "4Gi"),
@@ -459,7 +459,7 @@ fn request_less_pods_spread_by_the_schedulers_default_requests() {
 #[test]
 fn scaled_down_pods_terminate_gracefully_before_their_kubelet_deletes_them() {
     let d = deployment("default", "web", 3, "nginx:1.25");
-    let s = Scenario::new("graceful scale-down")
+    let s = Script::new("graceful scale-down")
         .at(0, create_as("alice", deployments(), "default", d))
         .at(
             10_000,
@@ -646,17 +646,17 @@ fn a_clone_taken_mid_run_replays_the_same_future() {
     assert_eq!(w.trace_text(), fork.trace_text());
 }
 
-fn recreate() -> Scenario {
+fn recreate() -> Script {
     let mut d = deployment("default", "web", 3, "nginx:1.25");
     d["spec"]["strategy"] = json!({"type": "Recreate"});
-    Scenario::new("recreate")
+    Script::new("recreate")
         .at(0, create_as("alice", deployments(), "default", d))
         .at(10_000, patch_as("alice", deployments(), "default", "web",
             json!({"spec": {"template": {"spec": {"containers": [{"name": "app", "image": "nginx:1.26", "resources": {"requests": {"cpu": "100m", "memory": "64Mi"}}}]}}}})))
 }
 
-fn paused_rollout() -> Scenario {
-    Scenario::new("pause and resume")
+fn paused_rollout() -> Script {
+    Script::new("pause and resume")
         .at(0, create_as("alice", deployments(), "default", deployment("default", "web", 2, "nginx:1.25")))
         .at(10_000, patch_as("alice", deployments(), "default", "web", json!({"spec": {"paused": true}})))
         .at(11_000, patch_as("alice", deployments(), "default", "web",
@@ -664,10 +664,10 @@ fn paused_rollout() -> Scenario {
         .at(20_000, patch_as("alice", deployments(), "default", "web", json!({"spec": {"paused": false}})))
 }
 
-fn crash_loop() -> Scenario {
+fn crash_loop() -> Script {
     let mut d = deployment("default", "web", 1, "example/crasher:1");
     d["spec"]["progressDeadlineSeconds"] = json!(60);
-    Scenario::new("crash loop")
+    Script::new("crash loop")
         .config(|c| {
             c.env.images.insert(
                 "example/crasher:1".into(),
@@ -679,8 +679,8 @@ fn crash_loop() -> Scenario {
         .until(120_000)
 }
 
-fn api_failures() -> Scenario {
-    Scenario::new("pod creation failures")
+fn api_failures() -> Script {
+    Script::new("pod creation failures")
         .at(
             0,
             Input::Fault {
@@ -704,10 +704,10 @@ fn api_failures() -> Scenario {
         )
 }
 
-fn proportional() -> Scenario {
+fn proportional() -> Script {
     let mut d = deployment("default", "web", 10, "nginx:1.25");
     d["spec"]["template"]["spec"]["containers"][0]["image"] = json!("nginx:1.25");
-    Scenario::new("proportional scaling mid-rollout")
+    Script::new("proportional scaling mid-rollout")
         .config(|c| {
             c.env.images.insert("nginx:slow".into(), ImageBehaviour::Ok { pull_ms: 20_000 });
         })
@@ -848,7 +848,7 @@ fn the_first_crash_restarts_at_once_and_back_off_starts_at_the_second() {
 fn a_back_off_entry_expires_after_ten_minutes_of_running() {
     let mut d = deployment("default", "web", 1, "example/slow-crasher:1");
     d["spec"]["progressDeadlineSeconds"] = json!(6000);
-    let s = Scenario::new("slow crash")
+    let s = Script::new("slow crash")
         .config(|c| {
             c.env.images.insert(
                 "example/slow-crasher:1".into(),
@@ -872,7 +872,7 @@ fn a_back_off_entry_expires_after_ten_minutes_of_running() {
 fn a_missing_service_account_shows_as_replica_failure() {
     let mut d = deployment("default", "web", 2, "nginx:1.25");
     d["spec"]["template"]["spec"]["serviceAccountName"] = json!("robot");
-    let s = Scenario::new("missing service account")
+    let s = Script::new("missing service account")
         .at(0, create_as("alice", deployments(), "default", d))
         .until(10_000);
     let out = s.run();
@@ -908,7 +908,7 @@ fn container_statuses_are_sorted_by_name() {
     {
         cs.push(second);
     }
-    let s = Scenario::new("two containers")
+    let s = Script::new("two containers")
         .at(0, create_as("alice", deployments(), "default", d))
         .until(5_000);
     let out = s.run();
@@ -971,7 +971,7 @@ fn old_replica_sets_are_cleaned_up_by_revision() {
         json!({"spec": {"template": {"spec": {"containers": [{"name": "app", "image": format!("nginx:{tag}"),
             "resources": {"requests": {"cpu": "100m", "memory": "64Mi"}}}]}}}})
     };
-    let s = Scenario::new("cleanup by revision")
+    let s = Script::new("cleanup by revision")
         .at(0, create_as("alice", deployments(), "default", d))
         .at(
             20_000,
@@ -1060,7 +1060,7 @@ fn scaling_mid_rollout_spreads_new_replicas_proportionally() {
 
 #[test]
 fn a_paused_controller_leaves_its_queue_waiting_until_resumed() {
-    let s = Scenario::new("paused controller")
+    let s = Script::new("paused controller")
         .at(
             0,
             Input::Fault {
@@ -1152,7 +1152,7 @@ fn step_reports_carry_requests_and_changed_fields() {
 
 /// A default cluster where alice has just created Deployment web (1 replica).
 /// A world with the scenario's inputs scheduled, not yet run.
-fn scheduled(s: &Scenario) -> super::world::World {
+fn scheduled(s: &Script) -> super::world::World {
     let mut w = super::world::World::new(s.config.clone());
     for (ms, input) in &s.inputs {
         w.schedule(crate::time::SimTime::from_ms(*ms), input.clone());

@@ -12,7 +12,7 @@ use crate::time::SimTime;
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Scenario {
+pub struct Script {
     pub name: String,
     pub config: ClusterConfig,
     /// Inputs with the simulated time (ms) they happen at.
@@ -27,14 +27,14 @@ pub struct Scenario {
 
 /// What a run produced.
 #[derive(Clone, Debug)]
-pub struct Outcome {
+pub struct ScriptResult {
     pub world: World,
     pub stop: StopReason,
 }
 
-impl Scenario {
+impl Script {
     pub fn new(name: &str) -> Self {
-        Scenario {
+        Script {
             name: name.to_owned(),
             config: ClusterConfig::default(),
             inputs: Vec::new(),
@@ -65,7 +65,7 @@ impl Scenario {
     }
 
     /// Builds the world, schedules the inputs, and runs until converged or the bound.
-    pub fn run(&self) -> Outcome {
+    pub fn run(&self) -> ScriptResult {
         let mut world = World::new(self.config.clone());
         for (ms, input) in &self.inputs {
             world.schedule(SimTime::from_ms(*ms), input.clone());
@@ -75,7 +75,7 @@ impl Scenario {
         }
         let rest = self.until_ms.saturating_sub(self.min_ms);
         let report = world.run_until_converged(self.max_events, rest);
-        Outcome {
+        ScriptResult {
             world,
             stop: report.stop.unwrap_or(StopReason::Bound),
         }
