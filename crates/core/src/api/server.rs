@@ -342,11 +342,7 @@ impl ApiServer {
         } else {
             self.dispatch(now, &req, body)
         };
-        let (code, message) = match &result {
-            Ok(_) if req.verb == Verb::Create => (201, String::new()),
-            Ok(_) => (200, String::new()),
-            Err(e) => (e.code(), e.message.clone()),
-        };
+        let (code, message) = super::types::response_status(req.verb, &result);
         if result.is_err() {
             self.state = checkpoint;
         }

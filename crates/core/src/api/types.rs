@@ -197,6 +197,17 @@ impl ApiError {
 /// The server's answer: the object (or list) on success, the failure otherwise.
 pub type ApiResult = Result<Value, ApiError>;
 
+/// The HTTP status code and message an answer to `verb` carries: 201 for a created object,
+/// 200 for any other success, the error's own code and message otherwise (audit entries and
+/// the engine's request records both show it).
+pub fn response_status(verb: Verb, result: &ApiResult) -> (u16, String) {
+    match result {
+        Ok(_) if verb == Verb::Create => (201, String::new()),
+        Ok(_) => (200, String::new()),
+        Err(e) => (e.code(), e.message.clone()),
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "UPPERCASE")]
 pub enum WatchEventType {

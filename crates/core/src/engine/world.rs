@@ -329,11 +329,7 @@ impl Client for Recorder<'_> {
             Vec::new()
         };
         self.failures.retain(|r| r.remaining > 0);
-        let (code, message) = match &result {
-            Ok(_) if req.verb == crate::api::Verb::Create => (201, String::new()),
-            Ok(_) => (200, String::new()),
-            Err(e) => (e.code(), e.message.clone()),
-        };
+        let (code, message) = crate::api::response_status(req.verb, &result);
         self.requests
             .push(RequestRecord::new(&req, &name, code, message));
         self.requests.extend(server_side);
