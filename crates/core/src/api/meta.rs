@@ -53,7 +53,8 @@ fn array_index(token: &str) -> Option<usize> {
     token.parse().ok()
 }
 
-fn meta_str<'a>(obj: &'a Value, key: &str) -> &'a str {
+/// `metadata.<key>` as a string (empty if absent or not a string).
+pub fn meta_str<'a>(obj: &'a Value, key: &str) -> &'a str {
     obj.get("metadata")
         .and_then(|m| m.get(key))
         .and_then(Value::as_str)
@@ -123,6 +124,79 @@ pub fn owner_reference(owner: &Value, controller: bool) -> Value {
         "controller": controller,
         "blockOwnerDeletion": controller,
     })
+}
+
+/// `metadata` as a map, if the object has one.
+pub fn object_meta(obj: &Value) -> Option<&Map<String, Value>> {
+    obj.get("metadata").and_then(Value::as_object)
+}
+
+/// `metadata`, created (and the object made an object) when missing: for the server's writes.
+pub fn meta_mut(obj: &mut Value) -> &mut Map<String, Value> {
+    if !obj.is_object() {
+        *obj = json!({});
+    }
+    let map = obj.as_object_mut().expect("just made an object");
+    let m = map.entry("metadata").or_insert_with(|| json!({}));
+    if !m.is_object() {
+        *m = json!({});
+    }
+    m.as_object_mut().expect("just made an object")
+}
+
+/// `metadata.finalizers`.
+pub fn finalizers(obj: &Value) -> Vec<String> {
+    object_meta(obj)
+        .and_then(|m| m.get("finalizers"))
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_owned)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Whether `metadata.deletionTimestamp` is set (the object is being deleted).
+pub fn is_deleting(obj: &Value) -> bool {
+    !meta_str(obj, "deletionTimestamp").is_empty()
+}
+
+/// `metadata.ownerReferences`, or none.
+pub fn owner_refs(obj: &Value) -> &[Value] {
+    obj.at("/metadata/ownerReferences")
+        .and_then(Value::as_array)
+        .map_or(&[], Vec::as_slice)
+}
+
+/// The uid an ownerReference names.
+pub fn ref_uid(r: &Value) -> Option<&str> {
+    r.get("uid").and_then(Value::as_str)
+}
+
+/// `metadata.ownerReferences[*].uid` of an object.
+pub fn owner_uids(obj: &Value) -> Vec<String> {
+    owner_refs(obj)
+        .iter()
+        .filter_map(ref_uid)
+        .map(str::to_owned)
+        .collect()
+}
+
+/// Sets `key` to `v`, or removes it for `None`.
+pub fn set_or_remove(map: &mut Map<String, Value>, key: &str, v: Option<&Value>) {
+    match v {
+        // Clients send back what they read, so the value is usually there already: compare
+        // before copying (an insert over an equal value would change nothing, not even order).
+        Some(v) if map.get(key) == Some(v) => {}
+        Some(v) => {
+            map.insert(key.to_owned(), v.clone());
+        }
+        None => {
+            map.remove(key);
+        }
+    }
 }
 
 #[cfg(test)]

@@ -20,9 +20,14 @@
     reason = "ApiError mirrors metav1.Status (the agreed contract); requests are not a hot path"
 )]
 
+mod admission;
+mod create;
 pub mod decode;
+mod delete;
 pub mod errors;
+mod gc;
 pub mod kinds;
+mod manifest;
 pub mod meta;
 #[cfg(test)]
 mod properties;
@@ -32,11 +37,14 @@ mod server;
 pub mod store;
 pub mod strategy;
 pub mod types;
+mod update;
 pub mod validation;
+mod watch;
 
 pub use decode::parse_manifests;
+pub use gc::{GcMode, FOREGROUND, ORPHAN};
 pub use kinds::{KindRules, ResourceInfo};
 pub use rbac::principals;
 pub use selector::Selector;
-pub use server::{ApiServer, GcMode, FOREGROUND, INITIAL_NAMESPACES, ORPHAN};
+pub use server::{ApiServer, INITIAL_NAMESPACES};
 pub use types::*;

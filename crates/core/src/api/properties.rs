@@ -444,7 +444,7 @@ fn check_step(s: &mut ApiServer, op: &Op) -> Result<(), TestCaseError> {
 
     // Background garbage collection leaves no orphans behind.
     for (k, o) in s.objects() {
-        let owners = super::store::owner_uids(o);
+        let owners = super::meta::owner_uids(o);
         if !owners.is_empty() && o.pointer("/metadata/deletionTimestamp").is_none() {
             prop_assert!(
                 owners.iter().any(|u| s.key_for_uid(u).is_some()),
@@ -467,7 +467,7 @@ fn check_step(s: &mut ApiServer, op: &Op) -> Result<(), TestCaseError> {
     // Dependents are orphaned at once, so no object being deleted is left holding `orphan`.
     for (k, o) in s.objects() {
         prop_assert!(
-            !testkit::deleting_with(o, super::server::ORPHAN),
+            !testkit::deleting_with(o, super::gc::ORPHAN),
             "{} is held by the orphan finalizer",
             k.path()
         );
@@ -586,7 +586,7 @@ fn check_step(s: &mut ApiServer, op: &Op) -> Result<(), TestCaseError> {
 /// dependents.
 fn waits(s: &ApiServer, k: &ObjectKey) -> bool {
     s.get(k)
-        .is_some_and(|o| testkit::deleting_with(o, super::server::FOREGROUND))
+        .is_some_and(|o| testkit::deleting_with(o, super::gc::FOREGROUND))
 }
 
 /// When `start` waits and every chain of blocking dependents from it meets only objects that

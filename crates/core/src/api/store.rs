@@ -2,7 +2,6 @@
 //! secondary indexes by uid and by owner uid (for garbage collection). Cloning is O(1), so the
 //! engine can snapshot the world after every step.
 
-use super::meta::JsonPointer;
 use std::sync::Arc;
 
 use imbl::{OrdMap, OrdSet};
@@ -19,26 +18,6 @@ pub struct Store {
     by_uid: OrdMap<Arc<str>, Arc<ObjectKey>>,
     /// owner uid -> keys of objects whose ownerReferences name it.
     dependents: OrdMap<Arc<str>, OrdSet<Arc<ObjectKey>>>,
-}
-
-/// `metadata.ownerReferences[*].uid` of an object.
-pub fn owner_uids(obj: &Value) -> Vec<String> {
-    obj.at("/metadata/ownerReferences")
-        .and_then(Value::as_array)
-        .map(|refs| {
-            refs.iter()
-                .filter_map(|r| r.get("uid").and_then(Value::as_str))
-                .map(str::to_owned)
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
-/// `metadata.uid`, or empty.
-pub fn uid_of(obj: &Value) -> &str {
-    obj.at("/metadata/uid")
-        .and_then(Value::as_str)
-        .unwrap_or("")
 }
 
 impl Store {
@@ -81,11 +60,11 @@ impl Store {
     }
 
     fn unindex(&mut self, key: &ObjectKey, obj: &Value) {
-        let uid = uid_of(obj);
+        let uid = super::meta::uid(obj);
         if !uid.is_empty() && self.by_uid.get(uid).map(AsRef::as_ref) == Some(key) {
             self.by_uid.remove(uid);
         }
-        for owner in owner_uids(obj) {
+        for owner in super::meta::owner_uids(obj) {
             let now_empty = match self.dependents.get_mut(owner.as_str()) {
                 Some(set) => {
                     set.remove(key);
@@ -100,11 +79,11 @@ impl Store {
     }
 
     fn index(&mut self, key: &Arc<ObjectKey>, obj: &Value) {
-        let uid = uid_of(obj);
+        let uid = super::meta::uid(obj);
         if !uid.is_empty() {
             self.by_uid.insert(Arc::from(uid), Arc::clone(key));
         }
-        for owner in owner_uids(obj) {
+        for owner in super::meta::owner_uids(obj) {
             self.dependents
                 .entry(Arc::from(owner.as_str()))
                 .or_default()

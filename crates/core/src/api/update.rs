@@ -1,0 +1,262 @@
+//! Update: kube's generic registry `Update` for the main resource and for `/status`, two
+//! separate paths as kube's two REST storages are. Both check the target (names, admission,
+//! optimistic concurrency, identity) and finish the same way (server-owned metadata, the kind's
+//! defaults and validation, no-op detection, deletion once the last finalizer goes); in between,
+//! a main-resource write keeps the stored status and may bump `metadata.generation`, a status
+//! write keeps the stored spec (the kind's `ResetFieldsStatus`).
+
+use std::sync::Arc;
+
+use serde_json::{Map, Value};
+
+use super::errors::{bad_request, conflict, invalid, not_found};
+use super::kinds::{crd_resource_info, KindRules, ResourceInfo};
+use super::meta::{finalizers, is_deleting, meta_mut, meta_str, object_meta, set_or_remove};
+use super::server::ApiServer;
+use super::strategy;
+use super::types::{ApiResult, ObjectKey, Subresource, WatchEventType};
+use super::validation::{go_quote, FieldError};
+use crate::api::meta::JsonPointer;
+use crate::time::SimTime;
+
+impl ApiServer {
+    /// `PUT` (or a patch) of the main resource: status stays as stored when the kind has the
+    /// subresource, and a change the kind's rule counts bumps `metadata.generation`.
+    pub(super) fn update(
+        &mut self,
+        now: SimTime,
+        info: &ResourceInfo,
+        ns: &str,
+        name: &str,
+        mut new: Value,
+        principal: &str,
+    ) -> ApiResult {
+        let (key, old) = self.write_target(info, ns, name, &new, principal, None)?;
+        if info.status_subresource {
+            if let Some(o) = new.as_object_mut() {
+                set_or_remove(o, "status", old.get("status"));
+            }
+        }
+        let mut result = self.keep_server_metadata(info, name, &old, new)?;
+        strategy::apply_defaults(info, &mut result);
+        let mut errs = Vec::new();
+        strategy::validate_metadata(info, &result, &mut errs);
+        strategy::validate_spec(info, &result, &mut errs);
+        strategy::validate_update(info, &old, &result, &mut errs);
+        if !info.status_subresource {
+            strategy::validate_status(info, &result, &mut errs);
+        }
+        if !errs.is_empty() {
+            return Err(self.invalid(info, name, &errs));
+        }
+        if info.has_generation() && strategy::generation_bumps(info, &old, &result) {
+            let g = old
+                .at("/metadata/generation")
+                .and_then(Value::as_i64)
+                .unwrap_or(0);
+            meta_mut(&mut result).insert("generation".into(), Value::from(g + 1));
+        }
+        self.commit_update(now, info, key, &old, result)
+    }
+
+    /// `PUT` (or a patch) of `/status`: the request's status and metadata over the stored spec.
+    pub(super) fn update_status(
+        &mut self,
+        now: SimTime,
+        info: &ResourceInfo,
+        ns: &str,
+        name: &str,
+        new: Value,
+        principal: &str,
+    ) -> ApiResult {
+        let status = Some(Subresource::Status);
+        let (key, old) = self.write_target(info, ns, name, &new, principal, status)?;
+        let result = status_result(info, &old, new);
+        let mut result = self.keep_server_metadata(info, name, &old, result)?;
+        strategy::apply_defaults(info, &mut result);
+        let mut errs = Vec::new();
+        strategy::validate_metadata(info, &result, &mut errs);
+        strategy::validate_status(info, &result, &mut errs);
+        if !errs.is_empty() {
+            return Err(self.invalid(info, name, &errs));
+        }
+        self.commit_update(now, info, key, &old, result)
+    }
+
+    /// What both paths check before anything changes, in kube's order: typed decoding, the
+    /// object exists, the body names the same object, admission (before the storage layer's
+    /// concurrency check), `resourceVersion`, and an unchanged uid.
+    fn write_target(
+        &self,
+        info: &ResourceInfo,
+        ns: &str,
+        name: &str,
+        new: &Value,
+        principal: &str,
+        subresource: Option<Subresource>,
+    ) -> Result<(ObjectKey, Arc<Value>), super::types::ApiError> {
+        let gr = &info.gr;
+        strategy::type_check(info, new).map_err(bad_request)?;
+        if new
+            .get("metadata")
+            .is_some_and(|m| !m.is_object() && !m.is_null())
+        {
+            return Err(bad_request("metadata must be an object"));
+        }
+        let key = ObjectKey::new(gr.clone(), ns, name);
+        let Some(old) = self.state.store.get(&key).cloned() else {
+            return Err(not_found(gr, name));
+        };
+        let body_name = meta_str(new, "name");
+        if !body_name.is_empty() && body_name != name {
+            return Err(bad_request(format!(
+                "the name of the object ({body_name}) does not match the name on the URL ({name})"
+            )));
+        }
+        let body_ns = meta_str(new, "namespace");
+        if info.namespaced && !body_ns.is_empty() && body_ns != ns {
+            return Err(bad_request("the namespace of the provided object does not match the namespace sent on the request"));
+        }
+        self.node_restriction(principal, info, &old, subresource)?;
+        let req_rv = meta_str(new, "resourceVersion");
+        if req_rv.is_empty() {
+            if !info.allows_unconditional_update() {
+                let err = FieldError::invalid(
+                    "metadata.resourceVersion",
+                    Value::from(0),
+                    "must be specified for an update",
+                );
+                return Err(invalid(
+                    &gr.qualified(),
+                    &gr.group,
+                    &gr.resource,
+                    name,
+                    &[err],
+                ));
+            }
+        } else if req_rv != meta_str(&old, "resourceVersion") {
+            return Err(conflict(gr, name));
+        }
+        // Identity: uid may be omitted, not changed.
+        let req_uid = meta_str(new, "uid");
+        if !req_uid.is_empty() && req_uid != meta_str(&old, "uid") {
+            let err = FieldError::invalid(
+                "metadata.uid",
+                Value::from(req_uid.to_owned()),
+                "field is immutable",
+            );
+            return Err(self.invalid(info, name, &[err]));
+        }
+        Ok((key, old))
+    }
+
+    /// Server-owned metadata always comes from the stored object; a terminating object takes
+    /// no new finalizers.
+    fn keep_server_metadata(
+        &self,
+        info: &ResourceInfo,
+        name: &str,
+        old: &Value,
+        mut result: Value,
+    ) -> Result<Value, super::types::ApiError> {
+        let empty = Map::new();
+        let old_meta = object_meta(old).unwrap_or(&empty);
+        let m = meta_mut(&mut result);
+        for k in [
+            "name",
+            "namespace",
+            "uid",
+            "creationTimestamp",
+            "generation",
+            "deletionTimestamp",
+            "deletionGracePeriodSeconds",
+        ] {
+            set_or_remove(m, k, old_meta.get(k));
+        }
+        m.insert(
+            "resourceVersion".into(),
+            old_meta
+                .get("resourceVersion")
+                .cloned()
+                .unwrap_or(Value::Null),
+        );
+        if is_deleting(old) {
+            let before = finalizers(old);
+            let added: Vec<String> = finalizers(&result)
+                .into_iter()
+                .filter(|f| !before.contains(f))
+                .collect();
+            if !added.is_empty() {
+                let list: Vec<String> = added.iter().map(|f| go_quote(f)).collect();
+                let err = FieldError::forbidden(
+                    "metadata.finalizers",
+                    format!("no new finalizers can be added if the object is being deleted, found new finalizers []string{{{}}}", list.join(", ")),
+                );
+                return Err(self.invalid(info, name, &[err]));
+            }
+        }
+        Ok(result)
+    }
+
+    /// Stores a validated update: nothing for a no-op, removal when the last finalizer went
+    /// (`ShouldDeleteDuringUpdate`), else a new resourceVersion and a MODIFIED event.
+    fn commit_update(
+        &mut self,
+        now: SimTime,
+        info: &ResourceInfo,
+        key: ObjectKey,
+        old: &Value,
+        result: Value,
+    ) -> ApiResult {
+        if result == *old {
+            return Ok(old.clone());
+        }
+        // No grace period may be pending (a terminating Pod stays until its kubelet deletes it).
+        let no_grace_left = result
+            .at("/metadata/deletionGracePeriodSeconds")
+            .and_then(Value::as_i64)
+            .is_none_or(|g| g == 0);
+        if is_deleting(&result) && finalizers(&result).is_empty() && no_grace_left {
+            self.queue_graph_changes(old, &result);
+            self.state.store.put(key.clone(), result);
+            let removed = self.remove(now, &key).unwrap_or_default();
+            return Ok(removed);
+        }
+        let saved = self.persist(now, key, result, WatchEventType::Modified);
+        if info.rules == KindRules::CustomResourceDefinition {
+            if let Some(new_info) = crd_resource_info(&saved) {
+                self.state.registry.insert(new_info);
+            }
+        }
+        Ok(saved)
+    }
+}
+
+/// The object a `/status` write produces: built-in kinds take the request's status and
+/// metadata but keep the stored spec (Deployments also keep their labels); custom resources
+/// keep everything stored except status.
+fn status_result(info: &ResourceInfo, old: &Value, new: Value) -> Value {
+    if info.rules == KindRules::Custom {
+        let mut result = old.clone();
+        if let Some(o) = result.as_object_mut() {
+            set_or_remove(o, "status", new.get("status"));
+        }
+        let managed = new.at("/metadata/managedFields").cloned();
+        set_or_remove(meta_mut(&mut result), "managedFields", managed.as_ref());
+        return result;
+    }
+    let mut result = new;
+    if let (Some(r), Some(o)) = (result.as_object_mut(), old.as_object()) {
+        let keys: Vec<String> = r.keys().chain(o.keys()).cloned().collect();
+        for k in keys {
+            if !matches!(k.as_str(), "metadata" | "status" | "apiVersion" | "kind") {
+                set_or_remove(r, &k, o.get(&k));
+            }
+        }
+    }
+    if info.rules == KindRules::Deployment {
+        let labels = old.at("/metadata/labels").cloned();
+        set_or_remove(meta_mut(&mut result), "labels", labels.as_ref());
+    }
+    result
+}

@@ -1,0 +1,85 @@
+//! Watch and audit: every persisted write leaves a pending watch event (the object shared with
+//! the store, not copied) for the engine to drain and deliver, and every request leaves an audit
+//! entry.
+
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use super::server::ApiServer;
+use super::types::{AuditEntry, ObjectKey, WatchEvent, WatchEventType};
+use crate::time::SimTime;
+
+/// A watch event not yet drained: the event (its `object` left `Null`) and the object, shared
+/// with the store rather than copied.
+#[derive(Clone, Debug)]
+pub(super) struct PendingEvent {
+    pub(super) event: WatchEvent,
+    pub(super) object: Arc<Value>,
+}
+
+impl ApiServer {
+    /// Watch events of every persisted write since the last drain, in order.
+    pub fn drain_watch_events(&mut self) -> Vec<WatchEvent> {
+        self.drain_shared_watch_events()
+            .into_iter()
+            .map(|(event, object)| WatchEvent {
+                object: Arc::unwrap_or_clone(object),
+                ..event
+            })
+            .collect()
+    }
+
+    /// [`Self::drain_watch_events`] without copying objects: each event (its `object` left
+    /// `Null`) with the object as stored, shared.
+    pub fn drain_shared_watch_events(&mut self) -> Vec<(WatchEvent, Arc<Value>)> {
+        let pending = std::mem::take(&mut self.state.pending);
+        pending
+            .into_iter()
+            .map(|e| {
+                let e = Arc::unwrap_or_clone(e);
+                (e.event, e.object)
+            })
+            .collect()
+    }
+
+    /// Number of watch events waiting to be drained.
+    pub fn pending_watch_events(&self) -> usize {
+        self.state.pending.len()
+    }
+
+    /// The full audit log, oldest first.
+    pub fn audit(&self) -> impl Iterator<Item = &AuditEntry> {
+        self.state.audit.iter().map(AsRef::as_ref)
+    }
+
+    /// Number of audit entries.
+    pub fn audit_len(&self) -> usize {
+        self.state.audit.len()
+    }
+
+    /// Audit entries from index `from` on (for incremental display).
+    pub fn audit_since(&self, from: usize) -> impl Iterator<Item = &AuditEntry> {
+        self.state.audit.iter().skip(from).map(AsRef::as_ref)
+    }
+
+    pub(super) fn emit(
+        &mut self,
+        now: SimTime,
+        event_type: WatchEventType,
+        key: ObjectKey,
+        object: Arc<Value>,
+        rv: u64,
+    ) {
+        self.state.pending.push_back(Arc::new(PendingEvent {
+            event: WatchEvent {
+                event_type,
+                key,
+                object: Value::Null,
+                resource_version: rv,
+                time: now,
+            },
+            object,
+        }));
+    }
+}
