@@ -125,7 +125,10 @@ impl ApiServer {
         if !errs.is_empty() {
             return Err(self.invalid(info, &name, &errs));
         }
-        self.prepare_create(now, info, &mut obj);
+        if info.rules == KindRules::Pod {
+            default_tolerations_and_priority(&mut obj);
+        }
+        strategy::prepare_for_create(info, &mut obj, &mut self.state.ip_counter);
         let created = self.persist(now, key, obj, WatchEventType::Added);
         if info.rules == KindRules::CustomResourceDefinition {
             self.install_crd(now, &created, principal);
@@ -146,50 +149,6 @@ impl ApiServer {
             self.state.gc_queue.insert(u);
         }
         Ok(created)
-    }
-
-    /// Server-side fields some kinds get on create (kube's registries and controllers that
-    /// run inside the API server).
-    pub(super) fn prepare_create(&mut self, _now: SimTime, info: &ResourceInfo, obj: &mut Value) {
-        match info.rules {
-            KindRules::Pod => {
-                default_tolerations_and_priority(obj);
-                let qos = strategy::qos_class(obj);
-                obj["status"] = json!({"phase": "Pending", "qosClass": qos});
-            }
-            KindRules::Namespace => {
-                obj["status"] = json!({"phase": "Active"});
-            }
-            // PrepareForCreate resets status to the kind's empty Go struct, which prints every
-            // field without omitempty [k8s.io/api apps/v1 types.go]: ReplicaSetStatus.replicas
-            // has none, every DeploymentStatus field has it.
-            KindRules::ReplicaSet => {
-                obj["status"] = json!({"replicas": 0});
-            }
-            KindRules::Deployment => {
-                obj["status"] = json!({});
-            }
-            KindRules::Service => {
-                let ty = obj
-                    .at("/spec/type")
-                    .and_then(Value::as_str)
-                    .unwrap_or("ClusterIP");
-                let ip = obj
-                    .at("/spec/clusterIP")
-                    .and_then(Value::as_str)
-                    .unwrap_or("")
-                    .to_owned();
-                if ty != "ExternalName" && ip.is_empty() {
-                    self.state.ip_counter += 1;
-                    let n = self.state.ip_counter;
-                    let ip = format!("10.96.{}.{}", (n / 250) % 256, n % 250 + 1);
-                    obj["spec"]["clusterIP"] = json!(ip);
-                    obj["spec"]["clusterIPs"] = json!([ip]);
-                }
-                obj["status"] = json!({"loadBalancer": {}});
-            }
-            _ => {}
-        }
     }
 
     /// Registers a new CRD's resource, marks the CRD Established (as kube's apiextensions

@@ -5,7 +5,7 @@
 //! builders (`create`, `get`, `list`, `update`, `update_status`, `patch`, `patch_status`,
 //! `delete`, `bind`). Submodules:
 //! - [`types`]: the wire vocabulary shared with the engine, controllers, CLI and web view.
-//! - [`kinds`]: the kind registry (built-in kinds and CRD-defined ones).
+//! - [`kinds`]: the kind registry and one strategy per kind (`kinds/<kind>.rs`).
 //! - [`meta`]: typed reads of object metadata.
 //! - [`store`]: persistent object storage with uid and owner indexes.
 //! - [`strategy`]: per-kind defaults, typed decoding checks, validation and generation rules.
@@ -36,6 +36,7 @@ pub mod selector;
 mod server;
 pub mod store;
 pub mod strategy;
+pub mod typed;
 pub mod types;
 mod update;
 pub mod validation;

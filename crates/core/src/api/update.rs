@@ -71,7 +71,7 @@ impl ApiServer {
     ) -> ApiResult {
         let status = Some(Subresource::Status);
         let (key, old) = self.write_target(info, ns, name, &new, principal, status)?;
-        let result = status_result(info, &old, new);
+        let result = strategy::status_result(info, &old, new);
         let mut result = self.keep_server_metadata(info, name, &old, result)?;
         strategy::apply_defaults(info, &mut result);
         let mut errs = Vec::new();
@@ -230,33 +230,4 @@ impl ApiServer {
         }
         Ok(saved)
     }
-}
-
-/// The object a `/status` write produces: built-in kinds take the request's status and
-/// metadata but keep the stored spec (Deployments also keep their labels); custom resources
-/// keep everything stored except status.
-fn status_result(info: &ResourceInfo, old: &Value, new: Value) -> Value {
-    if info.rules == KindRules::Custom {
-        let mut result = old.clone();
-        if let Some(o) = result.as_object_mut() {
-            set_or_remove(o, "status", new.get("status"));
-        }
-        let managed = new.at("/metadata/managedFields").cloned();
-        set_or_remove(meta_mut(&mut result), "managedFields", managed.as_ref());
-        return result;
-    }
-    let mut result = new;
-    if let (Some(r), Some(o)) = (result.as_object_mut(), old.as_object()) {
-        let keys: Vec<String> = r.keys().chain(o.keys()).cloned().collect();
-        for k in keys {
-            if !matches!(k.as_str(), "metadata" | "status" | "apiVersion" | "kind") {
-                set_or_remove(r, &k, o.get(&k));
-            }
-        }
-    }
-    if info.rules == KindRules::Deployment {
-        let labels = old.at("/metadata/labels").cloned();
-        set_or_remove(meta_mut(&mut result), "labels", labels.as_ref());
-    }
-    result
 }

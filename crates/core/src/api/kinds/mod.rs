@@ -1,6 +1,29 @@
-//! The kind registry: which REST resources the server serves, their Kind, scope, versions and
-//! whether they have a `/status` subresource. Built-in kinds are fixed; custom resources are
-//! added and removed as CustomResourceDefinitions are created and deleted.
+//! The kinds the server serves: the registry (which REST resources exist, their Kind, scope,
+//! versions and whether they have a `/status` subresource; built-in kinds are fixed, custom
+//! resources come and go with their CustomResourceDefinitions) and each kind's strategy, one
+//! file per kind as kube's `pkg/registry/<group>/<kind>/strategy.go`, behind [`KindStrategy`].
+//! [`KindRules::strategy`] is the one place that maps a kind to its rules.
+
+mod binding;
+pub(crate) mod common;
+mod configmap;
+mod crd;
+mod custom;
+mod deployment;
+mod event;
+mod hpa;
+mod namespace;
+mod node;
+mod pod;
+mod rbac;
+mod replicaset;
+mod service;
+mod serviceaccount;
+mod workload;
+
+use super::meta::set_or_remove;
+use super::typed::FieldTypes;
+use super::validation::{dns1123_subdomain, FieldError};
 
 use super::meta::JsonPointer;
 use std::sync::Arc;
@@ -71,19 +94,121 @@ impl ResourceInfo {
     /// Whether an update without `metadata.resourceVersion` is accepted (last write wins).
     /// Built-in strategies allow it; custom resources don't.
     pub fn allows_unconditional_update(&self) -> bool {
-        self.rules != KindRules::Custom
+        self.rules.strategy().allows_unconditional_update()
     }
 
     /// Whether the kind's strategy sets `metadata.generation`.
     pub fn has_generation(&self) -> bool {
-        matches!(
-            self.rules,
-            KindRules::Deployment
-                | KindRules::ReplicaSet
-                | KindRules::Pod
-                | KindRules::CustomResourceDefinition
-                | KindRules::Custom
-        )
+        self.rules.strategy().has_generation()
+    }
+}
+
+/// A kind's rules, the parts of kube's `rest.RESTCreateStrategy`, `RESTUpdateStrategy` and
+/// `ResetFieldsStrategy` the simulation has (plus the typed-decoding table kube gets from the Go
+/// struct). Every method has the behaviour of a kind that has no such rule, so a kind states
+/// only what it has.
+pub(crate) trait KindStrategy: Sync {
+    /// Fields typed decoding checks beyond metadata: JSON pointer, type, Go field name.
+    fn field_types(&self) -> FieldTypes {
+        &[]
+    }
+
+    /// Status fields typed decoding checks (after [`Self::field_types`]).
+    fn status_types(&self) -> FieldTypes {
+        &[]
+    }
+
+    /// The container list typed decoding checks: JSON pointer and Go path.
+    fn containers(&self) -> Option<(&'static str, &'static str)> {
+        None
+    }
+
+    /// Why `metadata.name` is not a valid name for the kind (DNS-1123 subdomain by default).
+    fn name_format(&self, name: &str) -> Vec<String> {
+        dns1123_subdomain(name)
+    }
+
+    /// Whether the kind has `metadata.generation`.
+    fn has_generation(&self) -> bool {
+        false
+    }
+
+    /// Whether an update may omit `metadata.resourceVersion` (`AllowUnconditionalUpdate`).
+    fn allows_unconditional_update(&self) -> bool {
+        true
+    }
+
+    /// The scheme's defaults (`SetDefaults_<Kind>`).
+    fn defaults(&self, _obj: &mut Value) {}
+
+    /// Spec-side validation on create and update (`Validate`).
+    fn validate(&self, _info: &ResourceInfo, _obj: &Value, _errs: &mut Vec<FieldError>) {}
+
+    /// Status validation (`ValidateUpdate` of the status strategy, and any write of a kind
+    /// without the subresource).
+    fn validate_status(&self, _obj: &Value, _errs: &mut Vec<FieldError>) {}
+
+    /// What an update may not change (`ValidateUpdate`).
+    fn validate_update(
+        &self,
+        _info: &ResourceInfo,
+        _old: &Value,
+        _new: &Value,
+        _errs: &mut Vec<FieldError>,
+    ) {
+    }
+
+    /// Whether a main-resource update bumps `metadata.generation` (`PrepareForUpdate`); asked
+    /// only of kinds that have one.
+    fn generation_bumps(&self, _old: &Value, _new: &Value) -> bool {
+        false
+    }
+
+    /// `PrepareForCreate`: the status the object starts with, and fields the server allocates
+    /// (`cluster_ips` counts the cluster IPs handed out).
+    fn prepare_for_create(&self, _obj: &mut Value, _cluster_ips: &mut u64) {}
+
+    /// The object a `/status` write produces: built-in kinds keep the stored spec and take the
+    /// request's status and metadata.
+    fn reset_fields_status(&self, old: &Value, new: Value) -> Value {
+        keep_stored_spec(old, new)
+    }
+}
+
+/// A built-in kind's status write: every top-level field but `metadata`, `status`,
+/// `apiVersion` and `kind` comes from the stored object.
+fn keep_stored_spec(old: &Value, new: Value) -> Value {
+    let mut result = new;
+    if let (Some(r), Some(o)) = (result.as_object_mut(), old.as_object()) {
+        let keys: Vec<String> = r.keys().chain(o.keys()).cloned().collect();
+        for k in keys {
+            if !matches!(k.as_str(), "metadata" | "status" | "apiVersion" | "kind") {
+                set_or_remove(r, &k, o.get(&k));
+            }
+        }
+    }
+    result
+}
+
+impl KindRules {
+    /// The kind's strategy.
+    pub(crate) fn strategy(self) -> &'static dyn KindStrategy {
+        match self {
+            KindRules::Deployment => &deployment::Deployment,
+            KindRules::ReplicaSet => &replicaset::ReplicaSet,
+            KindRules::Pod => &pod::Pod,
+            KindRules::Node => &node::Node,
+            KindRules::ConfigMap => &configmap::ConfigMap,
+            KindRules::ServiceAccount => &serviceaccount::ServiceAccount,
+            KindRules::Service => &service::Service,
+            KindRules::HorizontalPodAutoscaler => &hpa::HorizontalPodAutoscaler,
+            KindRules::Namespace => &namespace::Namespace,
+            KindRules::CustomResourceDefinition => &crd::CustomResourceDefinition,
+            KindRules::Rbac => &rbac::RbacObject,
+            KindRules::Binding => &binding::Binding,
+            KindRules::Event => &event::Event,
+            KindRules::Custom => &custom::CustomResource,
+        }
     }
 }
 
