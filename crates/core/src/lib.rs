@@ -9,6 +9,7 @@ pub mod controllers;
 pub mod engine;
 pub mod kstatus;
 pub mod parse;
+pub mod rest;
 pub mod rollout;
 pub mod scenario;
 #[doc(hidden)]

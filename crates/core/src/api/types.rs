@@ -153,6 +153,10 @@ pub enum StatusReason {
     Invalid,
     BadRequest,
     MethodNotAllowed,
+    /// A watch from a resourceVersion the server no longer has (410).
+    Expired,
+    RequestEntityTooLarge,
+    UnsupportedMediaType,
     InternalError,
     ServiceUnavailable,
 }
@@ -166,6 +170,9 @@ impl StatusReason {
             StatusReason::Invalid => 422,
             StatusReason::BadRequest => 400,
             StatusReason::MethodNotAllowed => 405,
+            StatusReason::Expired => 410,
+            StatusReason::RequestEntityTooLarge => 413,
+            StatusReason::UnsupportedMediaType => 415,
             StatusReason::InternalError => 500,
             StatusReason::ServiceUnavailable => 503,
         }

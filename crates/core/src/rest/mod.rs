@@ -1,0 +1,7 @@
+//! The Kubernetes HTTP API over the simulated API server, for `converge serve`: paths, methods
+//! and query strings to requests ([`route`]), and the discovery documents clients read first
+//! ([`discovery`]). Pure functions with no I/O; the CLI owns the sockets, the clock and the
+//! tokens.
+
+pub mod discovery;
+pub mod route;
