@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use crate::api::{
     errors::bad_request, ApiError, ApiRequest, ApiServer, GroupResource, PatchType, StatusReason,
-    Subresource, Verb,
+    Subresource,
 };
 
 /// What a path names.
@@ -282,7 +282,7 @@ pub fn operation(
     let gr = path.group_resource();
     let info = server
         .resource_info(&gr)
-        .filter(|i| i.versions.iter().any(|v| *v == path.version))
+        .filter(|i| i.versions.contains(&path.version))
         .ok_or_else(not_found_path)?;
     if !info.namespaced && path.namespace.is_some() {
         return Err(not_found_path());
@@ -409,6 +409,7 @@ fn method_not_allowed(method: &str) -> ApiError {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::api::Verb;
 
     fn res(
         group: &str,
