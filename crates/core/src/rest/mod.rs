@@ -1,6 +1,6 @@
 //! The Kubernetes HTTP API over the simulated API server, for `converge serve`: paths, methods
-//! and query strings to requests ([`route`]), and the discovery documents clients read first
-//! ([`discovery`]). Pure functions with no I/O; the CLI owns the sockets, the clock and the
+//! and query strings to requests ([`route`]), field selectors ([`fields`]), and the discovery documents clients read
+//! first ([`discovery`]). Pure functions with no I/O; the CLI owns the sockets, the clock and the
 //! tokens.
 
 #![allow(
@@ -9,4 +9,5 @@
 )]
 
 pub mod discovery;
+pub mod fields;
 pub mod route;
