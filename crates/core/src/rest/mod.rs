@@ -1,6 +1,6 @@
 //! The Kubernetes HTTP API over the simulated API server, for `converge serve`: paths, methods
 //! and query strings to requests ([`route`]), field selectors ([`fields`]), and the discovery documents clients read
-//! first ([`discovery`]). Pure functions with no I/O; the CLI owns the sockets, the clock and the
+//! first ([`discovery`]), and watch streams ([`watch`]). Pure functions with no I/O; the CLI owns the sockets, the clock and the
 //! tokens.
 
 #![allow(
@@ -11,3 +11,4 @@
 pub mod discovery;
 pub mod fields;
 pub mod route;
+pub mod watch;
