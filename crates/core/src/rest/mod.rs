@@ -1,5 +1,5 @@
 //! The Kubernetes HTTP API over the simulated API server, for `converge serve`: paths, methods
-//! and query strings to requests ([`route`]), field selectors ([`fields`]), and the discovery documents clients read
+//! and query strings to requests ([`route`]), answers to HTTP responses ([`respond`]), field selectors ([`fields`]), and the discovery documents clients read
 //! first ([`discovery`]), and watch streams ([`watch`]). Pure functions with no I/O; the CLI owns the sockets, the clock and the
 //! tokens.
 
@@ -10,5 +10,6 @@
 
 pub mod discovery;
 pub mod fields;
+pub mod respond;
 pub mod route;
 pub mod watch;
