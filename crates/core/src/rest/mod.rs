@@ -1,6 +1,7 @@
 //! The Kubernetes HTTP API over the simulated API server, for `converge serve`: paths, methods
 //! and query strings to requests ([`route`]), answers to HTTP responses ([`respond`]), field selectors ([`fields`]), and the discovery documents clients read
-//! first ([`discovery`]), and watch streams ([`watch`]). Pure functions with no I/O; the CLI owns the sockets, the clock and the
+//! first ([`discovery`]), watch streams ([`watch`]) and the
+//! Tables `kubectl get` prints ([`table`]). Pure functions with no I/O; the CLI owns the sockets, the clock and the
 //! tokens.
 
 #![allow(
@@ -12,4 +13,5 @@ pub mod discovery;
 pub mod fields;
 pub mod respond;
 pub mod route;
+pub mod table;
 pub mod watch;
