@@ -137,6 +137,34 @@ impl ApiServer {
         self.rbac_enforced
     }
 
+    /// The authorization step on its own: whether `principal` may `verb` (an RBAC verb, so
+    /// also `watch`) the resource, with kube's 403 when not. Always allowed with RBAC off.
+    pub fn authorize(
+        &self,
+        principal: &str,
+        verb: &str,
+        gr: &GroupResource,
+        subresource: Option<Subresource>,
+        namespace: &str,
+        name: &str,
+    ) -> Result<(), ApiError> {
+        if !self.rbac_enforced {
+            return Ok(());
+        }
+        let attrs = Attributes {
+            user: principal,
+            verb,
+            gr,
+            subresource,
+            namespace,
+            name,
+        };
+        rbac::check(&self.state.store, &attrs).map_err(|lookup_errors| {
+            let reason = rbac::denial_reason_with_errors(&attrs, &lookup_errors);
+            forbidden(gr, name, &reason)
+        })
+    }
+
     /// Handles one request with every rule applied: authorization, decoding, the kind's
     /// strategy, optimistic concurrency, validation, persistence, the watch event and the audit
     /// entry. A refused request changes nothing but the audit log.
@@ -343,20 +371,14 @@ impl ApiServer {
         } else {
             req.name.as_str()
         };
-        if self.rbac_enforced {
-            let attrs = Attributes {
-                user: &req.principal,
-                verb: req.verb.as_str(),
-                gr: &req.gr,
-                subresource: req.subresource,
-                namespace: &ns,
-                name: authz_name,
-            };
-            if let Err(lookup_errors) = rbac::check(&self.state.store, &attrs) {
-                let reason = rbac::denial_reason_with_errors(&attrs, &lookup_errors);
-                return Err(forbidden(&req.gr, authz_name, &reason));
-            }
-        }
+        self.authorize(
+            &req.principal,
+            req.verb.as_str(),
+            &req.gr,
+            req.subresource,
+            &ns,
+            authz_name,
+        )?;
         if req.verb != Verb::Create && req.verb != Verb::List && req.name.is_empty() {
             return Err(bad_request("resource name may not be empty"));
         }

@@ -3,7 +3,11 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::api::{ApiRequest, AuditEntry, ObjectKey, Subresource, Verb, WatchEventType};
+use std::sync::Arc;
+
+use crate::api::{
+    ApiRequest, AuditEntry, ObjectKey, Subresource, Verb, WatchEvent, WatchEventType,
+};
 use crate::time::SimTime;
 
 /// One API request and the server's answer.
@@ -172,6 +176,10 @@ pub struct StepReport {
     pub events: Vec<EventRecord>,
     pub feedback_loops: Vec<FeedbackLoop>,
     pub stop: Option<StopReason>,
+    /// Every watch event the step's writes caused, in resourceVersion order, with the object
+    /// as stored (shared): what a watch on the API server would have seen (`converge serve`).
+    #[serde(skip)]
+    pub watch: Vec<(WatchEvent, Arc<Value>)>,
 }
 
 impl StepReport {
@@ -187,6 +195,7 @@ impl StepReport {
         self.to = other.to;
         self.events.extend(other.events);
         self.feedback_loops.extend(other.feedback_loops);
+        self.watch.extend(other.watch);
         if other.stop.is_some() {
             self.stop = other.stop;
         }

@@ -668,6 +668,22 @@ impl World {
         self.finish(report)
     }
 
+    /// Sends one request now, exactly as `apply(Input::Request { .. })` does (same trace, same
+    /// input log), and also returns the API server's answer: what an HTTP client of the
+    /// simulated cluster receives (`converge serve`).
+    pub fn request(&mut self, request: ApiRequest) -> (ApiResult, StepReport) {
+        let mut report = self.start_report();
+        let answer = self
+            .process_input_answered(Input::Request { request }, &mut report)
+            .unwrap_or_else(|| {
+                Err(crate::api::ApiError::new(
+                    StatusReason::InternalError,
+                    "the request was not processed",
+                ))
+            });
+        (answer, self.finish(report))
+    }
+
     /// Processes exactly one event.
     pub fn step(&mut self) -> StepReport {
         let mut report = self.start_report();
@@ -804,6 +820,15 @@ impl World {
     }
 
     fn process_input(&mut self, input: Input, report: &mut StepReport) {
+        self.process_input_answered(input, report);
+    }
+
+    /// [`Self::process_input`], with the API server's answer when the input is a request.
+    fn process_input_answered(
+        &mut self,
+        input: Input,
+        report: &mut StepReport,
+    ) -> Option<ApiResult> {
         self.inputs.push_back((self.now, input.clone()));
         let seq = self.seq;
         match input {
@@ -811,7 +836,7 @@ impl World {
                 let lane = format!("user:{}", request.principal);
                 let key = ObjectKey::new(request.gr.clone(), &request.namespace, &request.name);
                 self.loops.remove(&key);
-                let (requests, events) = {
+                let (requests, events, answer) = {
                     let mut rec = Recorder {
                         api: &mut self.api,
                         failures: &mut self.failures,
@@ -819,8 +844,8 @@ impl World {
                         requests: Vec::new(),
                         events: Vec::new(),
                     };
-                    let _ = rec.send(request);
-                    (rec.requests, rec.events)
+                    let answer = rec.send(request);
+                    (rec.requests, rec.events, answer)
                 };
                 for (_, ev, _) in &events {
                     self.loops.remove(&ev.key);
@@ -846,6 +871,7 @@ impl World {
                     line,
                 };
                 self.record(report, rec);
+                return Some(answer);
             }
             Input::Advance { .. } => {}
             Input::Fault { fault } => {
@@ -868,6 +894,7 @@ impl World {
                 self.record_input(report, seq, "environment", description);
             }
         }
+        None
     }
 
     fn apply_fault(&mut self, fault: &Fault) -> String {
@@ -1182,6 +1209,7 @@ impl World {
     ) -> Vec<ObjectChange> {
         let mut changes = Vec::with_capacity(events.len());
         for (principal, ev, object) in events {
+            report.watch.push((ev.clone(), Arc::clone(&object)));
             let before = self.objects.get(&ev.key).cloned();
             let after = (ev.event_type != WatchEventType::Deleted).then(|| object.clone());
             changes.push(ObjectChange {

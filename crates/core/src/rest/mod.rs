@@ -1,8 +1,9 @@
-//! The Kubernetes HTTP API over the simulated API server, for `converge serve`: paths, methods
-//! and query strings to requests ([`route`]), answers to HTTP responses ([`respond`]), field selectors ([`fields`]), and the discovery documents clients read
-//! first ([`discovery`]), watch streams ([`watch`]) and the
-//! Tables `kubectl get` prints ([`table`]). Pure functions with no I/O; the CLI owns the sockets, the clock and the
-//! tokens.
+//! The Kubernetes HTTP API over the simulated cluster, for `converge serve`. [`session`] holds
+//! the served world and answers requests; [`route`] reads paths, methods and query strings;
+//! [`respond`] turns the API server's answers into HTTP responses; [`fields`] reads field
+//! selectors; [`discovery`] and [`openapi`] serve what clients read first; [`watch`] filters
+//! watch streams; [`table`] prints the Tables `kubectl get` shows. No I/O: the CLI owns the
+//! sockets, the clock and the tokens.
 
 #![allow(
     clippy::result_large_err,
@@ -11,7 +12,9 @@
 
 pub mod discovery;
 pub mod fields;
+pub mod openapi;
 pub mod respond;
 pub mod route;
+pub mod session;
 pub mod table;
 pub mod watch;

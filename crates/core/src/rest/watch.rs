@@ -134,6 +134,22 @@ impl WatchFilter {
         self.seen.extend(keys);
     }
 
+    /// Marks `key` as not shown (created after the client's list).
+    pub fn forget(&mut self, key: &ObjectKey) {
+        self.seen.remove(key);
+    }
+
+    /// Marks `key` as shown when the watch selects `object` (it existed at the client's list).
+    pub fn remember(&mut self, key: &ObjectKey, object: &Value) {
+        if self.selects(key, object) {
+            self.seen.insert(key.clone());
+        }
+    }
+
+    pub fn group_resource(&self) -> &GroupResource {
+        &self.gr
+    }
+
     /// A BOOKMARK frame at `resource_version` (only when the client asked for bookmarks).
     pub fn bookmark(&self, server: &ApiServer, resource_version: u64) -> Option<Value> {
         if !self.allow_bookmarks {

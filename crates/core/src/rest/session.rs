@@ -1,0 +1,429 @@
+//! A simulated cluster served over the Kubernetes HTTP API: one [`World`], the requests clients
+//! send it (each one input of the world, so the trace shows them as any user's), the watch
+//! history watches start from, and the control API (`/converge/v1/step`, `/run`, `/trace`)
+//! that moves simulated time. Deterministic and free of I/O: the CLI's `converge serve` owns
+//! sockets, tokens and the wall clock, and feeds this type parsed requests.
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+
+use serde_json::{json, Value};
+
+use super::respond::{response, Response};
+use super::route::{self, Operation, WatchRequest};
+use super::table::{self, IncludeObject};
+use super::watch::{self, WatchFilter, WatchStart};
+use super::{discovery, openapi};
+use crate::api::{ApiError, ApiRequest, StatusReason, Verb, WatchEvent};
+use crate::engine::{StepReport, World};
+
+/// How many watch events the session keeps for watches that start from a resourceVersion
+/// (kube's watch cache keeps a window too; older versions get 410 Expired).
+pub const WATCH_HISTORY: usize = 10_000;
+
+/// One HTTP request, already authenticated.
+#[derive(Clone, Copy, Debug)]
+pub struct HttpRequest<'a> {
+    /// The user the bearer token (or impersonation) names.
+    pub principal: &'a str,
+    pub method: &'a str,
+    pub path: &'a str,
+    /// The raw query string, without `?`.
+    pub query: &'a str,
+    pub content_type: &'a str,
+    pub accept: &'a str,
+    pub body: &'a [u8],
+}
+
+/// What the server answers.
+#[derive(Debug)]
+pub enum Reply {
+    /// A complete JSON response.
+    Json(Response),
+    /// Plain text (the control API's trace).
+    Text { status: u16, body: String },
+    /// An open watch: the frames to send now, then [`OpenWatch::frames`] after every change.
+    Watch(OpenWatch),
+}
+
+/// A watch the CLI keeps open: it asks for frames each time the session reports new events.
+#[derive(Debug)]
+pub struct OpenWatch {
+    filter: WatchFilter,
+    /// Frames to send at once (the current objects, or the history after the asked version).
+    pub initial: Vec<Value>,
+    /// Events up to this index of the session's history have been offered to this watch.
+    next: u64,
+    /// `kubectl get -w` asks for each event's object as a one-row Table.
+    as_table: Option<(IncludeObject, bool)>,
+    /// The watch ended with an ERROR frame (410): the CLI closes it after `initial`.
+    pub finished: bool,
+}
+
+/// The served cluster.
+#[derive(Clone, Debug)]
+pub struct Session {
+    world: World,
+    /// Watch events with their sequence number (0-based, over the session's life).
+    history: VecDeque<(u64, WatchEvent, Arc<Value>)>,
+    next_seq: u64,
+}
+
+fn wants_table(accept: &str) -> bool {
+    accept
+        .split(',')
+        .next()
+        .is_some_and(|first| first.contains("as=Table") && first.contains("g=meta.k8s.io"))
+}
+
+impl Session {
+    pub fn new(world: World) -> Session {
+        Session {
+            world,
+            history: VecDeque::new(),
+            next_seq: 0,
+        }
+    }
+
+    pub fn world(&self) -> &World {
+        &self.world
+    }
+
+    /// Keeps the watch events of a step for watches.
+    fn record(&mut self, report: &StepReport) {
+        for (ev, obj) in &report.watch {
+            self.history
+                .push_back((self.next_seq, ev.clone(), Arc::clone(obj)));
+            self.next_seq += 1;
+            if self.history.len() > WATCH_HISTORY {
+                self.history.pop_front();
+            }
+        }
+    }
+
+    /// Lets `ms` of simulated time pass.
+    pub fn advance(&mut self, ms: u64) -> StepReport {
+        let report = self.world.advance(ms);
+        self.record(&report);
+        report
+    }
+
+    /// Processes the next event.
+    pub fn step(&mut self) -> StepReport {
+        let report = self.world.step();
+        self.record(&report);
+        report
+    }
+
+    /// Runs until the cluster converges (bounded).
+    pub fn run_until_converged(&mut self, max_events: u64, max_ms: u64) -> StepReport {
+        let report = self.world.run_until_converged(max_events, max_ms);
+        self.record(&report);
+        report
+    }
+
+    /// Answers one request.
+    pub fn serve(&mut self, req: HttpRequest<'_>) -> Reply {
+        match self.serve_inner(req) {
+            Ok(reply) => reply,
+            Err(e) => Reply::Json(Response::error(&e)),
+        }
+    }
+
+    fn serve_inner(&mut self, req: HttpRequest<'_>) -> Result<Reply, ApiError> {
+        if let Some(control) = req.path.strip_prefix("/converge/v1/") {
+            return Ok(self.control(control, req));
+        }
+        if req.method == "GET" {
+            let path = req.path.trim_end_matches('/');
+            if path == "/openapi/v3" {
+                return Ok(Reply::Json(Response {
+                    status: 200,
+                    body: openapi::root(self.world.api()),
+                }));
+            }
+            if let Some(gv) = path.strip_prefix("/openapi/v3/") {
+                return openapi::group_version(self.world.api(), gv)
+                    .map(|body| Reply::Json(Response { status: 200, body }))
+                    .ok_or_else(crate::api::errors::unknown_resource);
+            }
+        }
+        let target = route::parse_path(req.path)?;
+        let query = route::parse_query(req.query)?;
+        let include = IncludeObject::parse(
+            form_urlencoded::parse(req.query.as_bytes())
+                .find(|(k, _)| k == "includeObject")
+                .map(|(_, v)| v.into_owned())
+                .as_deref(),
+        )
+        .map_err(crate::api::errors::bad_request)?;
+        let op = route::operation(
+            self.world.api(),
+            req.principal,
+            req.method,
+            target,
+            &query,
+            req.content_type,
+            req.body,
+        )?;
+        let table = wants_table(req.accept);
+        match op {
+            Operation::Discovery(target) => Ok(Reply::Json(Response {
+                status: 200,
+                body: discovery::document(self.world.api(), &target)?,
+            })),
+            Operation::Watch(w) => self.open_watch(&w, table.then_some(include)),
+            Operation::Request(api_req) => {
+                if query.dry_run && api_req.verb != Verb::Get && api_req.verb != Verb::List {
+                    return Err(ApiError::new(
+                        StatusReason::BadRequest,
+                        "dryRun is not simulated by Converge yet; send the request without it",
+                    ));
+                }
+                let verb = api_req.verb;
+                let header = ApiRequest {
+                    body: crate::api::RequestBody::None,
+                    ..api_req.clone()
+                };
+                let result = if matches!(verb, Verb::Get | Verb::List) {
+                    // Reads change nothing: answered without a world step, as an informer or
+                    // kubectl reading the cluster would not show up in the trace either.
+                    let mut api = self.world.api().clone();
+                    api.handle(self.world.now(), api_req)
+                } else {
+                    let (result, report) = self.world.request(api_req);
+                    self.record(&report);
+                    result
+                };
+                let mut resp = response(self.world.api(), &header, result, &query);
+                if table && resp.status == 200 && matches!(verb, Verb::Get | Verb::List) {
+                    resp.body = self.as_table(&header, resp.body, include);
+                }
+                Ok(Reply::Json(resp))
+            }
+        }
+    }
+
+    /// The Table of a get or list answer.
+    fn as_table(&self, req: &ApiRequest, body: Value, include: IncludeObject) -> Value {
+        let (items, list_meta) = match body.get("items").and_then(Value::as_array) {
+            Some(items) => (
+                items.clone(),
+                body.get("metadata").cloned().unwrap_or_else(|| json!({})),
+            ),
+            None => {
+                let rv = body
+                    .pointer("/metadata/resourceVersion")
+                    .cloned()
+                    .unwrap_or(Value::Null);
+                (vec![body], json!({"resourceVersion": rv}))
+            }
+        };
+        let custom = self.printer_columns(req);
+        table::table(
+            &req.gr,
+            &items,
+            list_meta,
+            self.world.now(),
+            include,
+            custom.as_deref(),
+        )
+    }
+
+    /// A custom resource's `additionalPrinterColumns` (its storage version's), or `None` for
+    /// a built-in resource.
+    fn printer_columns(&self, req: &ApiRequest) -> Option<Vec<Value>> {
+        if crate::api::kinds::Registry::is_builtin(&req.gr) {
+            return None;
+        }
+        let key = crate::api::ObjectKey::new(
+            crate::api::GroupResource::new("apiextensions.k8s.io", "customresourcedefinitions"),
+            "",
+            &format!("{}.{}", req.gr.resource, req.gr.group),
+        );
+        let crd = self.world.api().get(&key)?;
+        let versions = crd.pointer("/spec/versions").and_then(Value::as_array)?;
+        let version = versions
+            .iter()
+            .find(|v| v.get("storage").and_then(Value::as_bool) == Some(true))
+            .or_else(|| versions.first())?;
+        Some(
+            version
+                .get("additionalPrinterColumns")
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_default(),
+        )
+    }
+
+    fn open_watch(
+        &mut self,
+        w: &WatchRequest,
+        as_table: Option<IncludeObject>,
+    ) -> Result<Reply, ApiError> {
+        self.world
+            .api()
+            .authorize(&w.principal, "watch", &w.gr, None, &w.namespace, "")?;
+        let (mut filter, start) = WatchFilter::new(w)?;
+        let mut watch = OpenWatch {
+            filter: filter.clone(),
+            initial: Vec::new(),
+            next: self.next_seq,
+            as_table: as_table.map(|i| (i, true)),
+            finished: false,
+        };
+        match start {
+            WatchStart::Current => {
+                let frames = filter.initial(self.world.api());
+                watch.filter = filter;
+                watch.initial = frames
+                    .into_iter()
+                    .map(|f| self.table_frame(&mut watch.as_table, &w.gr, f))
+                    .collect();
+            }
+            WatchStart::After(rv) => {
+                let current = self.world.api().resource_version();
+                let oldest_kept = self
+                    .history
+                    .front()
+                    .map_or(current, |(_, e, _)| e.resource_version.saturating_sub(1));
+                if rv < oldest_kept && rv < current {
+                    watch.initial = vec![watch::error_frame(&watch::expired(rv, oldest_kept + 1))];
+                    watch.finished = true;
+                    return Ok(Reply::Watch(watch));
+                }
+                // The client has the list at `rv`: what it holds is what existed then, which
+                // is the current objects minus what happened after (replayed below).
+                filter.assume_present(self.world.api());
+                let after: Vec<(WatchEvent, Arc<Value>)> = self
+                    .history
+                    .iter()
+                    .filter(|(_, e, _)| e.resource_version > rv)
+                    .map(|(_, e, o)| (e.clone(), Arc::clone(o)))
+                    .collect();
+                // Objects created after `rv` were not in the client's list; objects deleted
+                // after it were.
+                for (e, o) in &after {
+                    match e.event_type {
+                        crate::api::WatchEventType::Added => filter.forget(&e.key),
+                        crate::api::WatchEventType::Deleted => filter.remember(&e.key, o),
+                        crate::api::WatchEventType::Modified => {}
+                    }
+                }
+                let mut frames = Vec::new();
+                for (e, o) in &after {
+                    if let Some(f) = filter.frame(e, o) {
+                        frames.push(f);
+                    }
+                }
+                watch.filter = filter;
+                watch.initial = frames
+                    .into_iter()
+                    .map(|f| self.table_frame(&mut watch.as_table, &w.gr, f))
+                    .collect();
+            }
+        }
+        Ok(Reply::Watch(watch))
+    }
+
+    /// A frame whose object becomes a one-row Table (the first with its columns).
+    fn table_frame(
+        &self,
+        as_table: &mut Option<(IncludeObject, bool)>,
+        gr: &crate::api::GroupResource,
+        mut frame: Value,
+    ) -> Value {
+        let Some((include, first)) = as_table else {
+            return frame;
+        };
+        if frame["type"] == "ERROR" || frame["type"] == "BOOKMARK" {
+            return frame;
+        }
+        let object = frame["object"].take();
+        let rv = object
+            .pointer("/metadata/resourceVersion")
+            .cloned()
+            .unwrap_or(Value::Null);
+        let req = ApiRequest::get("", gr.clone(), "", "");
+        let mut t = self.as_table(&req, object, *include);
+        t["metadata"] = json!({"resourceVersion": rv});
+        if !*first {
+            t["columnDefinitions"] = Value::Null;
+        }
+        *first = false;
+        frame["object"] = t;
+        frame
+    }
+
+    /// The frames `watch` has not seen yet, from the session's history.
+    pub fn frames(&self, watch: &mut OpenWatch) -> Vec<Value> {
+        let mut out = Vec::new();
+        let start = watch.next;
+        let gr = watch.filter_gr();
+        for (seq, e, o) in self.history.iter().filter(|(s, _, _)| *s >= start) {
+            watch.next = seq + 1;
+            if let Some(f) = watch.filter.frame(e, o) {
+                out.push(self.table_frame(&mut watch.as_table, &gr, f));
+            }
+        }
+        out
+    }
+
+    /// `/converge/v1/...`: move time and read the trace.
+    fn control(&mut self, path: &str, req: HttpRequest<'_>) -> Reply {
+        let query: Vec<(String, String)> = form_urlencoded::parse(req.query.as_bytes())
+            .map(|(k, v)| (k.into_owned(), v.into_owned()))
+            .collect();
+        let get = |k: &str| query.iter().find(|(q, _)| q == k).map(|(_, v)| v.as_str());
+        match (req.method, path) {
+            ("GET", "trace") => Reply::Text {
+                status: 200,
+                body: self.world.trace_text(),
+            },
+            ("POST", "step") => {
+                let report = self.step();
+                Reply::Json(Response {
+                    status: 200,
+                    body: json!({"time_ms": self.world.now().as_ms(), "lines": report.lines().collect::<Vec<_>>()}),
+                })
+            }
+            ("POST", "run") => {
+                let report = match get("until") {
+                    None | Some("converged") => self.run_until_converged(200_000, 3_600_000),
+                    Some(d) => match crate::scenario::Until::parse(d) {
+                        Ok(crate::scenario::Until::Time(t)) => self.advance(t.0),
+                        _ => {
+                            return Reply::Json(Response::error(&crate::api::errors::bad_request(
+                                format!("until must be converged or a duration such as 30s, not {d:?}"),
+                            )))
+                        }
+                    },
+                };
+                Reply::Json(Response {
+                    status: 200,
+                    body: json!({
+                        "time_ms": self.world.now().as_ms(),
+                        "converged": self.world.is_converged(),
+                        "lines": report.lines().collect::<Vec<_>>(),
+                    }),
+                })
+            }
+            _ => Reply::Json(Response::error(&ApiError::new(
+                StatusReason::NotFound,
+                "the control API serves GET /converge/v1/trace, POST /converge/v1/step and POST /converge/v1/run?until=converged|DURATION",
+            ))),
+        }
+    }
+}
+
+impl OpenWatch {
+    fn filter_gr(&self) -> crate::api::GroupResource {
+        self.filter.group_resource().clone()
+    }
+
+    /// A BOOKMARK frame at the server's current version, when the client asked for them.
+    pub fn bookmark(&self, session: &Session) -> Option<Value> {
+        self.filter
+            .bookmark(session.world.api(), session.world.api().resource_version())
+    }
+}
