@@ -9,6 +9,7 @@ mod input;
 mod rollout_status;
 mod run;
 mod scenario_file;
+mod serve;
 mod status;
 
 use std::process::ExitCode;
@@ -55,6 +56,12 @@ enum Command {
     ///
     /// Exit 0 when every expectation passes, 1 otherwise.
     Check(check::Args),
+    /// Serve the simulated cluster as a Kubernetes API over HTTPS, for kubectl and clients.
+    ///
+    /// Writes a kubeconfig with one context per principal (admin, alice, bob, app). Time runs
+    /// at --speed times real time, or only through POST /converge/v1/step and
+    /// /converge/v1/run?until=converged with --manual. Runs until interrupted.
+    Serve(serve::Args),
 }
 
 /// Exit code for bad input (unreadable, unparseable) and for kubectl's errors.
@@ -103,6 +110,7 @@ fn main() -> ExitCode {
         Command::RolloutStatus(args) => rollout_status::run(&args),
         Command::Run(args) => run::run(&args),
         Command::Check(args) => check::run(&args),
+        Command::Serve(args) => serve::run(&args),
     };
     match outcome {
         Ok(code) => ExitCode::from(code),

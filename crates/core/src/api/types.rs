@@ -153,6 +153,8 @@ pub enum StatusReason {
     Invalid,
     BadRequest,
     MethodNotAllowed,
+    /// No valid credentials (401).
+    Unauthorized,
     /// A watch from a resourceVersion the server no longer has (410).
     Expired,
     RequestEntityTooLarge,
@@ -170,6 +172,7 @@ impl StatusReason {
             StatusReason::Invalid => 422,
             StatusReason::BadRequest => 400,
             StatusReason::MethodNotAllowed => 405,
+            StatusReason::Unauthorized => 401,
             StatusReason::Expired => 410,
             StatusReason::RequestEntityTooLarge => 413,
             StatusReason::UnsupportedMediaType => 415,
