@@ -331,6 +331,10 @@ fn replayed(w: &Workspace) -> String {
 fn damaged_saves() -> Vec<(&'static str, String)> {
     let good = share::to_json(&sessions()[2].1);
     let base = share::to_json(&Workspace::default());
+    let all = sessions();
+    let clock = share::to_json(&all[2].1);
+    let faults = share::to_json(&all[4].1);
+    let images = share::to_json(&all[5].1);
     vec![
         (
             "seed is a string",
@@ -434,6 +438,111 @@ fn damaged_saves() -> Vec<(&'static str, String)> {
         ("not an object", "[1]".into()),
         ("v is a string", base.replacen("\"v\":1", "\"v\":\"1\"", 1)),
         ("trailing text", format!("{base} x")),
+        ("workspace is a list", "{\"v\":1,\"x\":[]}".into()),
+        (
+            "action is a number",
+            base.replacen("{\"a\":\"runUntilConverged\"}", "7", 1),
+        ),
+        (
+            "input is a number",
+            base.replacen(
+                "\"input\":{\"input\":\"request\"",
+                "\"input\":7,\"x\":{\"input\":\"request\"",
+                1,
+            ),
+        ),
+        (
+            "request is a number",
+            base.replacen("\"request\":{", "\"request\":7,\"x\":{", 1),
+        ),
+        (
+            "gr is a number",
+            base.replacen("\"gr\":{", "\"gr\":7,\"x\":{", 1),
+        ),
+        (
+            "body is a number",
+            base.replacen("\"body\":{", "\"body\":7,\"x\":{", 1),
+        ),
+        (
+            "patch body is an object",
+            faults.replacen(
+                "{\"Patch\":[\"merge\",{\"spec\":{\"replicas\":4}}]}",
+                "{\"Patch\":{\"merge\":{\"spec\":{\"replicas\":4}}}}",
+                1,
+            ),
+        ),
+        (
+            "patch body is a string",
+            faults.replacen(
+                "{\"Patch\":[\"merge\",{\"spec\":{\"replicas\":4}}]}",
+                "{\"Patch\":\"merge\"}",
+                1,
+            ),
+        ),
+        (
+            "patch body is short",
+            faults.replacen(
+                "{\"Patch\":[\"merge\",{\"spec\":{\"replicas\":4}}]}",
+                "{\"Patch\":[\"merge\"]}",
+                1,
+            ),
+        ),
+        (
+            "unknown patch type",
+            faults.replacen("\"Patch\":[\"merge\"", "\"Patch\":[\"strategic\"", 1),
+        ),
+        (
+            "fault is a number",
+            faults.replacen(
+                "\"fault\":{\"fault\":\"pauseController\"",
+                "\"fault\":7,\"x\":{\"fault\":\"pauseController\"",
+                1,
+            ),
+        ),
+        (
+            "unknown fault",
+            faults.replacen("\"fault\":\"pauseController\"", "\"fault\":\"unplug\"", 1),
+        ),
+        (
+            "fault without controller",
+            faults.replacen(
+                "\"fault\":\"pauseController\",\"controller\"",
+                "\"fault\":\"pauseController\",\"c\"",
+                1,
+            ),
+        ),
+        (
+            "failure code too large",
+            faults.replacen("\"code\":409", "\"code\":70000", 1),
+        ),
+        (
+            "behaviour is a number",
+            images.replacen(
+                "\"behaviour\":{\"behaviour\":\"pullFails\"}",
+                "\"behaviour\":7",
+                1,
+            ),
+        ),
+        (
+            "unknown behaviour",
+            images.replacen("\"behaviour\":\"pullFails\"", "\"behaviour\":\"hangs\"", 1),
+        ),
+        (
+            "crash without run time",
+            images.replacen("\"run_ms\":1500", "\"runMs\":1500", 1),
+        ),
+        (
+            "rbac flag is a string",
+            images.replacen("\"enforced\":true", "\"enforced\":\"yes\"", 1),
+        ),
+        (
+            "load without millicores",
+            images.replacen("\"millicores\":2500", "\"cores\":2", 1),
+        ),
+        (
+            "selected without gr",
+            clock.replacen("\"selected\":{\"gr\"", "\"selected\":{\"g\"", 1),
+        ),
         (
             "extra fields are ignored",
             base.replacen("\"seed\":1,", "\"seed\":1,\"extra\":[1],", 1),
