@@ -1,13 +1,15 @@
 //! Expectations: a scenario's `expect` entries as checks at a time, over a window
 //! (`always`/`never`), or on an action's answer; and how each one reads in a report.
 
-use super::checks::{check_text, object_check, Bounds, Check};
-use super::requests::{compile_request, CompiledAction};
-use super::{err, resolve_target};
+use super::err;
+use super::requests::CompiledAction;
 use crate::api::selector::Selector;
 use crate::api::ObjectKey;
 use crate::engine::World;
 use crate::scenario::format::{Expectation, Scenario};
+use crate::scenario::predicates::{
+    check_text, compile_request, object_check, resolve_target, Bounds, Check,
+};
 use crate::scenario::ScenarioError;
 
 /// Over a `within` window: once (`Eventually`), at every moment (`always`), at none (`never`).

@@ -4,10 +4,11 @@
 use serde_json::Value;
 
 use super::cluster::image_behaviour;
-use super::{err, resolve_target};
+use super::err;
 use crate::controllers::util;
 use crate::engine::{Fault, Input, World};
 use crate::scenario::format::Scenario;
+use crate::scenario::predicates::resolve_target;
 use crate::scenario::ScenarioError;
 
 /// `(at_ms, index of the entry, input)` for every fault entry, in file order.

@@ -3,32 +3,29 @@
 //! path (`actions[2].target`) so the loader can point at its line.
 //!
 //! - [`cluster`]: the engine's cluster config (nodes, controllers, images);
-//! - [`target`]: `resource[.group]/[namespace/]name[/status]` against the world's resources;
 //! - [`faults`]: timed faults to engine inputs;
-//! - [`requests`]: timed requests to API requests, and request matches for the audit log;
-//! - [`expectations`]: `expect` entries to timed checks;
-//! - [`checks`]: the state predicates expectations and lessons share, and how they read.
+//! - [`requests`]: timed requests to API requests;
+//! - [`expectations`]: `expect` entries to timed checks (the checks themselves are
+//!   `scenario::predicates`', shared with lessons);
+//! - this module: the world at t=0 and the order everything is resolved in, the lesson last.
 
-mod checks;
 mod cluster;
 mod expectations;
 mod faults;
 mod requests;
-mod target;
 
 use serde_json::Value;
 
 use super::format::Scenario;
+use super::lesson::LessonGuide;
 use super::ScenarioError;
 use crate::engine::world::ADMIN;
 use crate::engine::{Input, StepReport, World};
 
-pub(crate) use checks::{check_text, object_check, Check};
 pub(crate) use cluster::cluster_config;
 pub use cluster::CONTROLLERS;
 pub(crate) use expectations::{CompiledExpectation, Mode, When};
-pub(crate) use requests::{compile_request, CompiledAction, RequestCheck};
-pub(crate) use target::resolve_target;
+pub(crate) use requests::CompiledAction;
 
 /// Everything a run starts from.
 #[derive(Clone, Debug)]
@@ -38,7 +35,7 @@ pub(crate) struct Compiled {
     pub actions: Vec<CompiledAction>,
     pub faults: Vec<(u64, usize, Input)>,
     pub expectations: Vec<CompiledExpectation>,
-    pub lesson: Option<super::lesson::LessonGuide>,
+    pub lesson: Option<LessonGuide>,
 }
 
 fn err(path: impl Into<String>, message: impl Into<String>) -> ScenarioError {
@@ -100,7 +97,7 @@ pub(crate) fn compile_with_seed(s: &Scenario, seed: u64) -> Result<Compiled, Sce
         )?);
     }
     let lesson = match &s.lesson {
-        Some(l) => Some(super::lesson::LessonGuide::compile(&world, l)?),
+        Some(l) => Some(LessonGuide::compile(&world, l)?),
         None => None,
     };
     Ok(Compiled {
@@ -111,4 +108,12 @@ pub(crate) fn compile_with_seed(s: &Scenario, seed: u64) -> Result<Compiled, Sce
         expectations,
         lesson,
     })
+}
+
+impl LessonGuide {
+    /// The scenario's lesson resolved against its world at t=0 (None: it has no lesson). Here,
+    /// not in `lesson`, so lessons do not depend on the compiler that calls them.
+    pub fn for_scenario(s: &Scenario) -> Result<Option<LessonGuide>, ScenarioError> {
+        compile(s).map(|c| c.lesson)
+    }
 }

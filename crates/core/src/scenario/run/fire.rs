@@ -4,7 +4,7 @@
 use super::{ActionResponse, ExpectationResult, RunProblem, ScenarioRun};
 use crate::api::RequestBody;
 use crate::engine::Input;
-use crate::scenario::compile::Check;
+use crate::scenario::predicates::Check;
 
 impl ScenarioRun {
     pub(super) fn fire(&mut self, i: usize) {

@@ -8,7 +8,7 @@
 //! - [`fire`]: sending an action's request (its `bodyFrom` copy resolved) and deciding the
 //!   expectations on its answer;
 //! - [`decide`]: when expectations are decided (`at`, `within` windows, `always`/`never`);
-//! - [`evaluate`]: whether a check holds on an object or the whole world;
+//! - [`evaluate`]: whether an expectation holds on the whole world or its object;
 //! - [`results`]: what a run reports (answers, results, the audit log, problems).
 
 mod decide;
@@ -18,14 +18,15 @@ mod results;
 
 use serde_json::Value;
 
-use super::compile::{Check, Compiled, CompiledAction, CompiledExpectation, When};
+use super::compile::{Compiled, CompiledAction, CompiledExpectation, When};
 use super::format::{Scenario, Until};
 use super::lesson::{LessonGuide, LessonProgress};
+use super::predicates::Check;
 use super::ScenarioError;
 use crate::engine::{EventRecord, Input, StepReport, StopReason, World};
 use crate::time::SimTime;
 
-pub(crate) use evaluate::{evaluate, evaluate_in};
+pub(crate) use evaluate::evaluate_in;
 use fire::response_text_for;
 pub use results::{ActionResponse, AuditRecord, ExpectationResult, RunOptions, RunProblem};
 

@@ -1,16 +1,31 @@
 //! The state predicates an expectation or a lesson step checks on one object (kstatus, a field,
-//! a condition, existence) or on a tally (a count of objects, answered requests), and the text
-//! each reads as.
+//! a condition, existence) or on a tally (a count of objects, answered requests), the text each
+//! reads as, and whether it holds. Expectations (`compile`, `run`) and lessons share them, so
+//! both sit above this module and neither depends on the other's internals:
+//!
+//! - [`target`]: `resource[.group]/[namespace/]name[/status]` against the world's resources;
+//! - [`request`]: request matches against the audit log;
+//! - [`evaluate`]: whether a check holds on an object at a time.
+
+mod evaluate;
+mod request;
+mod target;
 
 use serde_json::Value;
 
-use super::err;
-use super::requests::RequestCheck;
+pub(crate) use evaluate::evaluate;
+pub(crate) use request::{compile_request, RequestCheck};
+pub(crate) use target::{resolve_target, verb_name};
+
 use crate::api::selector::Selector;
 use crate::api::{GroupResource, ObjectKey};
 use crate::scenario::format::{Expectation, KstatusName};
 use crate::scenario::path::FieldPath;
 use crate::scenario::ScenarioError;
+
+fn err(path: impl Into<String>, message: impl Into<String>) -> ScenarioError {
+    ScenarioError::new(path, message)
+}
 
 #[derive(Clone, Debug)]
 pub(crate) enum Check {

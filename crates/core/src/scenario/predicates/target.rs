@@ -84,7 +84,7 @@ pub(crate) fn resolve_target(world: &World, text: &str) -> Result<ResolvedTarget
     })
 }
 
-pub(super) fn verb_name(v: ActionVerb) -> &'static str {
+pub(crate) fn verb_name(v: ActionVerb) -> &'static str {
     match v {
         ActionVerb::Get => "get",
         ActionVerb::List => "list",
