@@ -5,7 +5,7 @@
 //!
 //! - [`target`]: `resource[.group]/[namespace/]name[/status]` against the world's resources;
 //! - [`request`]: request matches against the audit log;
-//! - [`evaluate`]: whether a check holds on an object at a time.
+//! - `evaluate`: whether a check holds on an object at a time.
 
 mod evaluate;
 mod request;
@@ -27,6 +27,7 @@ fn err(path: impl Into<String>, message: impl Into<String>) -> ScenarioError {
     ScenarioError::new(path, message)
 }
 
+/// What one predicate checks, resolved against the world at t=0.
 #[derive(Clone, Debug)]
 pub(crate) enum Check {
     Kstatus {

@@ -5,11 +5,15 @@
 //! a new engine input fails to compile until this file says how links write it.
 //!
 //! Version 1 is the JSON the first links were made of (before these types existed, it was the
-//! engine types' own serde form); `tests/fixtures/share/` pins it byte for byte. Each type keeps
-//! the serde name (`#[serde(rename)]`) and the variant names of the type it was written from,
-//! because serde puts them in its error messages ("expected internally tagged enum Input",
-//! "tuple variant RequestBody::Patch") and a damaged save must read as it did. A version 2
-//! would add its own types beside these and a conversion from version 1.
+//! engine types' own serde form); `tests/fixtures/share/` pins it byte for byte, with the
+//! messages damaged saves give. serde's derive writes the Rust type's name into some messages
+//! ("expected struct ApiRequest", "tuple variant RequestBody::Patch"), so each type here keeps
+//! the variant names of the type it was written from and says the old name in
+//! `#[serde(expecting)]`, and `RequestBodyV1` is read by hand. One difference is left: a value
+//! written as an array where an object belongs (serde accepts `["apply", ...]` for a struct or
+//! a tagged enum; Converge never wrote one) names the type without its variant and field count.
+//!
+//! A version 2 would add its own types beside these and a conversion from version 1.
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
