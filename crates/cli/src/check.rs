@@ -1,19 +1,19 @@
 //! `converge check SCENARIO...`: runs each scenario, prints one PASS/FAIL line per expectation
 //! and a summary; exit 1 if anything failed.
 
-use clap::Args as ClapArgs;
+use clap::Args;
 use converge_core::scenario::RunOptions;
 
 use crate::{scenario_file, CliError, CommandResult};
 
-#[derive(Debug, ClapArgs)]
-pub struct Args {
+#[derive(Debug, Args)]
+pub struct CheckArgs {
     /// Scenario files (JSON or YAML).
     #[arg(value_name = "SCENARIO", required = true)]
     scenarios: Vec<String>,
 }
 
-pub fn run(args: &Args) -> CommandResult {
+pub fn run(args: &CheckArgs) -> CommandResult {
     // Every file is loaded before anything runs, so bad input fails fast with one line.
     let mut loaded = Vec::new();
     for path in &args.scenarios {

@@ -42,26 +42,26 @@ enum Command {
     /// condition kstatus computes. An object kstatus cannot judge (say, a wrongly typed
     /// metadata.generation) gets status Unknown with kstatus' error as message. Exit 0 unless a
     /// FILE cannot be read or parsed.
-    Status(status::Args),
+    Status(status::StatusArgs),
     /// Print what `kubectl rollout status` prints for the object in FILE.
     ///
     /// Exit 0 when the rollout is done, 3 while in progress, 1 on kubectl's errors.
-    RolloutStatus(rollout_status::Args),
+    RolloutStatus(rollout_status::RolloutStatusArgs),
     /// Run a scenario headless and print the trace, one line per event.
     ///
     /// With --json, print one JSON document {time_ms, objects, audit, events}. Exit 1 when the
     /// scenario cannot be loaded or an action's target does not exist.
-    Run(run::Args),
+    Run(run::RunArgs),
     /// Run scenarios and print PASS/FAIL per expectation, then a summary.
     ///
     /// Exit 0 when every expectation passes, 1 otherwise.
-    Check(check::Args),
+    Check(check::CheckArgs),
     /// Serve the simulated cluster as a Kubernetes API over HTTPS, for kubectl and clients.
     ///
     /// Writes a kubeconfig with one context per principal (admin, alice, bob, app). Time runs
     /// at --speed times real time, or only through POST /converge/v1/step and
     /// /converge/v1/run?until=converged with --manual. Runs until interrupted.
-    Serve(serve::Args),
+    Serve(serve::ServeArgs),
 }
 
 /// Exit code for bad input (unreadable, unparseable) and for kubectl's errors.

@@ -8,7 +8,7 @@ use crate::{input, CliError, CommandResult, EXIT_FAILURE};
 pub const EXIT_IN_PROGRESS: u8 = 3;
 
 #[derive(Debug, clap::Args)]
-pub struct Args {
+pub struct RolloutStatusArgs {
     /// A file holding one Deployment, DaemonSet or StatefulSet (JSON or YAML); `-` is stdin.
     #[arg(value_name = "FILE")]
     file: String,
@@ -17,7 +17,7 @@ pub struct Args {
     revision: Option<i64>,
 }
 
-pub fn run(args: &Args) -> CommandResult {
+pub fn run(args: &RolloutStatusArgs) -> CommandResult {
     let objects = input::read_objects(&args.file)?;
     let [obj] = objects.as_slice() else {
         return Err(kubectl_error(

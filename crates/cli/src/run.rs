@@ -1,14 +1,14 @@
 //! `converge run SCENARIO [--seed N] [--until converged|<duration>] [--json]`: runs a scenario
 //! headless and prints the engine's trace, one line per event, or one JSON document.
 
-use clap::Args as ClapArgs;
+use clap::Args;
 use converge_core::scenario::{RunOptions, Until};
 use serde_json::{json, Value};
 
 use crate::{scenario_file, CliError, CommandResult};
 
-#[derive(Debug, ClapArgs)]
-pub struct Args {
+#[derive(Debug, Args)]
+pub struct RunArgs {
     /// The scenario file (JSON or YAML; `-` for stdin).
     #[arg(value_name = "SCENARIO")]
     scenario: String,
@@ -27,7 +27,7 @@ fn parse_until(s: &str) -> Result<Until, String> {
     Until::parse(s)
 }
 
-pub fn run(args: &Args) -> CommandResult {
+pub fn run(args: &RunArgs) -> CommandResult {
     let scenario = scenario_file::read_scenario(&args.scenario)?;
     let options = RunOptions {
         seed: args.seed,

@@ -7,7 +7,7 @@ use serde_json::{Map, Value};
 use crate::{input, CliError, CommandResult};
 
 #[derive(Debug, clap::Args)]
-pub struct Args {
+pub struct StatusArgs {
     /// Files holding Kubernetes objects (JSON or YAML; an object, a List or a stream); `-` is stdin.
     #[arg(value_name = "FILE", required = true)]
     files: Vec<String>,
@@ -16,7 +16,7 @@ pub struct Args {
     now: Option<String>,
 }
 
-pub fn run(args: &Args) -> CommandResult {
+pub fn run(args: &StatusArgs) -> CommandResult {
     let now_unix_ms = match &args.now {
         Some(text) => parse_rfc3339_unix_ms(text).ok_or_else(|| {
             CliError::usage(format!(

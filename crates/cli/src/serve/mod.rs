@@ -43,7 +43,7 @@ const TICK: Duration = Duration::from_millis(100);
 const USERS: &[&str] = &["admin", "alice", "bob", "app"];
 
 #[derive(Debug, ClapArgs)]
-pub struct Args {
+pub struct ServeArgs {
     /// A scenario to start from (its cluster, objects and scheduled actions); without one, an
     /// empty cluster of three nodes.
     #[arg(value_name = "SCENARIO")]
@@ -249,7 +249,7 @@ async fn handle(
     Ok(response)
 }
 
-fn build_world(args: &Args) -> Result<World, CliError> {
+fn build_world(args: &ServeArgs) -> Result<World, CliError> {
     match &args.scenario {
         Some(path) => {
             let scenario = scenario_file::read_scenario(path)?;
@@ -265,7 +265,7 @@ fn build_world(args: &Args) -> Result<World, CliError> {
     }
 }
 
-pub fn run(args: &Args) -> CommandResult {
+pub fn run(args: &ServeArgs) -> CommandResult {
     if !(args.speed.is_finite() && args.speed > 0.0) {
         return Err(CliError::usage("--speed must be a positive number"));
     }
@@ -278,7 +278,7 @@ pub fn run(args: &Args) -> CommandResult {
     local.block_on(&runtime, serve(args, world))
 }
 
-async fn serve(args: &Args, world: World) -> CommandResult {
+async fn serve(args: &ServeArgs, world: World) -> CommandResult {
     let addr = SocketAddr::new(args.address, args.port);
     let listener = tokio::net::TcpListener::bind(addr)
         .await

@@ -5,9 +5,9 @@
 //! `Reconciling`/`Stalled` condition kstatus would add. The order of checks, the reasons and the
 //! messages are kstatus' own (`pkg/kstatus/status/{status,generic,core,util}.go`):
 //!
-//! 1. generic checks ([`generic`]): deletionTimestamp, generation vs observedGeneration, and
+//! 1. generic checks (`generic`): deletionTimestamp, generation vs observedGeneration, and
 //!    `Reconciling`/`Stalled` conditions the object already carries;
-//! 2. the per-kind rules ([`kinds`]), looked up by `group/Kind` (`Kind` alone for the core group);
+//! 2. the per-kind rules (`kinds`), looked up by `group/Kind` (`Kind` alone for the core group);
 //! 3. for other kinds, the first `Ready` condition; otherwise Current, "Resource is current".
 //!
 //! Field reads follow kstatus' helpers: a number counts only if it is a JSON integer, a string

@@ -116,8 +116,8 @@ pub struct Quantity(pub String);
 
 impl<'de> Deserialize<'de> for Quantity {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl serde::de::Visitor<'_> for V {
+        struct QuantityVisitor;
+        impl serde::de::Visitor<'_> for QuantityVisitor {
             type Value = Quantity;
             fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
                 f.write_str("a quantity such as 4, 500m or 8Gi")
@@ -141,7 +141,7 @@ impl<'de> Deserialize<'de> for Quantity {
                 self.visit_str(&f.to_string())
             }
         }
-        d.deserialize_any(V)
+        d.deserialize_any(QuantityVisitor)
     }
 }
 
@@ -642,8 +642,8 @@ impl Serialize for Duration {
 impl<'de> Deserialize<'de> for Duration {
     /// A visitor rather than an untagged enum, so errors point at the value itself.
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl serde::de::Visitor<'_> for V {
+        struct DurationVisitor;
+        impl serde::de::Visitor<'_> for DurationVisitor {
             type Value = Duration;
             fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
                 f.write_str("a duration such as 1500ms, 30s, 1.5s or 2m")
@@ -677,6 +677,6 @@ impl<'de> Deserialize<'de> for Duration {
                 }
             }
         }
-        d.deserialize_any(V)
+        d.deserialize_any(DurationVisitor)
     }
 }

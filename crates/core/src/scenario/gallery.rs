@@ -4,14 +4,14 @@
 
 /// One gallery entry: a short URL-safe id (the file name without `.yaml`) and the file's text.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Entry {
+pub struct GalleryEntry {
     pub id: &'static str,
     pub text: &'static str,
 }
 
 macro_rules! entries {
     ($($id:literal),* $(,)?) => {
-        &[$(Entry {
+        &[$(GalleryEntry {
             id: $id,
             text: include_str!(concat!("../../../../tests/scenarios/", $id, ".yaml")),
         }),*]
@@ -19,7 +19,7 @@ macro_rules! entries {
 }
 
 /// The gallery, in teaching order.
-pub const GALLERY: &[Entry] = entries![
+pub const GALLERY: &[GalleryEntry] = entries![
     "scale-up",
     "feedback-loop",
     "reconcile-loop",
@@ -33,6 +33,6 @@ pub const GALLERY: &[Entry] = entries![
 ];
 
 /// The entry with this id.
-pub fn find(id: &str) -> Option<&'static Entry> {
+pub fn find(id: &str) -> Option<&'static GalleryEntry> {
     GALLERY.iter().find(|e| e.id == id)
 }

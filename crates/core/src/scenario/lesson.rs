@@ -2,11 +2,10 @@
 //! against a [`World`]. `converge check` follows a lesson with the scenario's own inputs (so a
 //! lesson that no longer completes fails CI) and the playground follows it with the reader's.
 
-use super::compile::{
-    check_text, compile_request, object_check, resolve_target, Check, RequestCheck,
+use super::format::{Expectation, Lesson, Predicate};
+use super::predicates::{
+    check_text, compile_request, evaluate, object_check, resolve_target, Check, RequestCheck,
 };
-use super::format::{Expectation, Lesson, Predicate, Scenario};
-use super::run::evaluate;
 use super::ScenarioError;
 use crate::api::ObjectKey;
 use crate::engine::World;
@@ -62,11 +61,6 @@ pub struct LessonGuide {
 }
 
 impl LessonGuide {
-    /// The scenario's lesson resolved against its world at t=0 (None: it has no lesson).
-    pub fn for_scenario(s: &Scenario) -> Result<Option<LessonGuide>, ScenarioError> {
-        super::compile::compile(s).map(|c| c.lesson)
-    }
-
     pub(crate) fn compile(world: &World, lesson: &Lesson) -> Result<LessonGuide, ScenarioError> {
         if lesson.title.trim().is_empty() {
             return Err(err("lesson.title", "must not be empty"));

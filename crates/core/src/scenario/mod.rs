@@ -17,6 +17,7 @@ pub mod gallery;
 mod lesson;
 mod load;
 pub mod path;
+mod predicates;
 mod run;
 
 use std::fmt;

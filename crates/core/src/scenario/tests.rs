@@ -4,9 +4,8 @@
 
 use serde_json::{json, Value};
 
-use super::compile::Check;
 use super::format::Duration;
-use super::run::evaluate;
+use super::predicates::{evaluate, Check};
 use super::*;
 use crate::time::SimTime;
 

@@ -13,9 +13,9 @@ pub const RUN_MAX_EVENTS: u64 = 50_000;
 /// Simulated-time bound for one "Run until converged" (10 minutes).
 pub const RUN_MAX_MS: u64 = 600_000;
 
-/// One thing the user did to the world; each is exactly one world step.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "a", rename_all = "camelCase")]
+/// One thing the user did to the world; each is exactly one world step. Its serde form (in
+/// saves and share links) is `share::link::ActionV1`'s.
+#[derive(Clone, Debug, PartialEq)]
 #[allow(
     clippy::large_enum_variant,
     reason = "actions are few and short-lived; boxing would only obscure the log"

@@ -4,8 +4,9 @@
 use crate::engine::report::FieldChange;
 use crate::engine::{EventKind, StepReport};
 
+/// One request (with its answer) or watch event on an actor's lane.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Entry {
+pub struct TimelineEntry {
     /// The world step that produced it.
     pub step: u64,
     pub seq: u64,
@@ -23,13 +24,13 @@ pub struct Entry {
 pub struct Lane {
     /// `user:alice`, `deployment-controller`, `kubelet/node-1`, ...
     pub actor: String,
-    pub entries: Vec<Entry>,
+    pub entries: Vec<TimelineEntry>,
 }
 
 /// Lanes for the given reports (step number, report, oldest first), holding the newest `limit`
 /// entries. Only those entries are built: a long run's report can hold thousands of events.
 pub fn lanes(reports: &[(u64, &StepReport)], limit: usize) -> Vec<Lane> {
-    let mut all: Vec<(String, Entry)> = Vec::new();
+    let mut all: Vec<(String, TimelineEntry)> = Vec::new();
     let mut budget = limit;
     let mut from = reports.len();
     let mut first_event = 0;
@@ -68,7 +69,7 @@ pub fn lanes(reports: &[(u64, &StepReport)], limit: usize) -> Vec<Lane> {
                 };
                 all.push((
                     e.lane.clone(),
-                    Entry {
+                    TimelineEntry {
                         step,
                         seq: e.seq,
                         time_ms: e.time.as_ms(),
@@ -82,7 +83,7 @@ pub fn lanes(reports: &[(u64, &StepReport)], limit: usize) -> Vec<Lane> {
                 for (i, req) in e.requests.iter().enumerate() {
                     all.push((
                         e.lane.clone(),
-                        Entry {
+                        TimelineEntry {
                             step,
                             seq: e.seq,
                             time_ms: e.time.as_ms(),

@@ -103,7 +103,7 @@ fn kind_rank(resource: &str) -> u8 {
 
 /// What the tree knows about one object.
 #[derive(Clone, Debug)]
-struct Entry {
+struct TreeEntry {
     key: ObjectKey,
     obj: Arc<Value>,
     kind: String,
@@ -115,8 +115,8 @@ struct Entry {
     at: SimTime,
 }
 
-impl Entry {
-    fn new(key: &ObjectKey, obj: &Arc<Value>, now: SimTime) -> Entry {
+impl TreeEntry {
+    fn new(key: &ObjectKey, obj: &Arc<Value>, now: SimTime) -> TreeEntry {
         let str_at = |p: &str| obj.pointer(p).and_then(Value::as_str).map(str::to_owned);
         let owners = obj
             .pointer("/metadata/ownerReferences")
@@ -127,7 +127,7 @@ impl Entry {
                     .collect()
             })
             .unwrap_or_default();
-        Entry {
+        TreeEntry {
             key: key.clone(),
             obj: Arc::clone(obj),
             kind: str_at("/kind").unwrap_or_else(|| "Object".to_owned()),
@@ -138,7 +138,7 @@ impl Entry {
         }
     }
 
-    fn same_place(&self, other: &Entry) -> bool {
+    fn same_place(&self, other: &TreeEntry) -> bool {
         self.uid == other.uid && self.owners == other.owners
     }
 }
@@ -147,7 +147,7 @@ impl Entry {
 #[derive(Clone, Debug, Default)]
 pub struct Tree {
     /// In key order (the world's order).
-    entries: Vec<Entry>,
+    entries: Vec<TreeEntry>,
     roots: Vec<usize>,
     children: Vec<Vec<usize>>,
 }
@@ -195,7 +195,7 @@ impl Tree {
                     e
                 }
                 previous => {
-                    let fresh = Entry::new(key, obj, now);
+                    let fresh = TreeEntry::new(key, obj, now);
                     restructure |= previous.is_none_or(|p| !p.same_place(&fresh));
                     fresh
                 }

@@ -3,12 +3,16 @@
 //! (`#w1.<base64url(deflate(json))>`). Everything read back is untrusted: decoding checks the
 //! format version and bounds every field, and [`replay`] rebuilds the world within an event
 //! budget, so a damaged, hostile or outdated link gives a [`ShareError`] instead of a panic, a
-//! hung tab or a half-built world.
+//! hung tab or a half-built world. The JSON itself is [`link`]'s: its own versioned types, so
+//! the engine's types can change without changing what links hold.
+
+pub mod link;
 
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;
 use serde::{Deserialize, Serialize};
 
+use self::link::WorkspaceV1;
 use crate::api::ObjectKey;
 use crate::engine::{Input, World};
 use crate::view::session::{self, SessionAction, Starter};
@@ -48,8 +52,8 @@ pub enum Theme {
 }
 
 /// Everything that is saved and shared: the session (starter, seed, actions, cursor) and the
-/// user's workspace around it.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+/// user's workspace around it. Its serde form is [`link::WorkspaceV1`]'s.
+#[derive(Clone, Debug, PartialEq)]
 pub struct Workspace {
     pub v: u32,
     pub starter: Starter,
@@ -199,7 +203,7 @@ fn invalid(field: &str, message: String) -> ShareError {
 
 /// The workspace as JSON (the localStorage form and the share link's payload).
 pub fn to_json(w: &Workspace) -> String {
-    serde_json::to_string(w).unwrap_or_default()
+    serde_json::to_string(&WorkspaceV1::from(w)).unwrap_or_default()
 }
 
 /// Reads a saved workspace: the version first (so an old format says so rather than naming a
@@ -215,7 +219,7 @@ pub fn from_json(text: &str) -> Result<Workspace, ShareError> {
     if found != Workspace::VERSION {
         return Err(ShareError::Version { found });
     }
-    let w: Workspace = serde_json::from_value(v).map_err(|e| json_error(&e))?;
+    let w = Workspace::from(serde_json::from_value::<WorkspaceV1>(v).map_err(|e| json_error(&e))?);
     w.validate()?;
     Ok(w)
 }

@@ -1,0 +1,72 @@
+//! Whether an expectation's check holds on the whole world (a count of objects, answered
+//! requests) or, through [`evaluate`], on its object.
+
+use serde_json::Value;
+
+use crate::engine::World;
+use crate::scenario::compile::{CompiledExpectation, When};
+use crate::scenario::predicates::{evaluate, Check};
+use crate::time::SimTime;
+
+/// Whether an expectation's check holds in `world` at `now`: on its object, or, for a count or
+/// requests, on the whole world (requests in a window with `after` are counted from its start).
+pub(crate) fn evaluate_in(
+    e: &CompiledExpectation,
+    world: &World,
+    now: SimTime,
+) -> (bool, String, String) {
+    match &e.check {
+        Check::Count {
+            gr,
+            namespace,
+            selector,
+            owner,
+            bounds,
+        } => {
+            let owner_uid = owner.as_ref().map(|k| {
+                world
+                    .api()
+                    .get(k)
+                    .and_then(|o| o.pointer("/metadata/uid"))
+                    .and_then(Value::as_str)
+                    .map(str::to_owned)
+            });
+            let n = match owner_uid {
+                Some(None) => 0,
+                _ => world
+                    .objects()
+                    .filter(|(k, o)| {
+                        k.gr == *gr
+                            && (namespace.is_empty() || k.namespace == *namespace)
+                            && selector.as_ref().is_none_or(|(s, _)| s.matches_object(o))
+                            && owner_uid.as_ref().is_none_or(|u| owned_by(o, u.as_deref()))
+                    })
+                    .count(),
+            };
+            (bounds.holds(n as f64), bounds.text(), n.to_string())
+        }
+        Check::Requests { request, bounds } => {
+            let from = match e.when {
+                When::Within { from, .. } => from,
+                _ => 0,
+            };
+            let n = world
+                .api()
+                .audit()
+                .filter(|a| (from..=now.as_ms()).contains(&a.time.as_ms()) && request.matches(a))
+                .count();
+            (bounds.holds(n as f64), bounds.text(), n.to_string())
+        }
+        check => evaluate(check, e.key.as_ref().and_then(|k| world.api().get(k)), now),
+    }
+}
+
+/// Whether `obj` names `uid` among its ownerReferences.
+fn owned_by(obj: &Value, uid: Option<&str>) -> bool {
+    obj.pointer("/metadata/ownerReferences")
+        .and_then(Value::as_array)
+        .is_some_and(|refs| {
+            refs.iter()
+                .any(|r| r.get("uid").and_then(Value::as_str) == uid)
+        })
+}

@@ -1,0 +1,449 @@
+//! Running a scenario: the engine advanced event by event, the scenario's faults and actions
+//! applied at their times (after the engine events due at the same time), and each expectation
+//! decided as soon as it can be: `at` once time passes it, `within` the first time it holds (or
+//! at its deadline), an action's response when the action is sent.
+//!
+//! - this module: the runner, [`ScenarioRun`]: the plan of faults and actions by time, the loop
+//!   that interleaves it with the engine's events, and [`ScenarioRun::run`];
+//! - [`fire`]: sending an action's request (its `bodyFrom` copy resolved) and deciding the
+//!   expectations on its answer;
+//! - [`decide`]: when expectations are decided (`at`, `within` windows, `always`/`never`);
+//! - [`evaluate`]: whether an expectation holds on the whole world or its object;
+//! - [`results`]: what a run reports (answers, results, the audit log, problems).
+
+mod decide;
+mod evaluate;
+mod fire;
+mod results;
+
+use serde_json::Value;
+
+use super::compile::{Compiled, CompiledAction, CompiledExpectation, When};
+use super::format::{Scenario, Until};
+use super::lesson::{LessonGuide, LessonProgress};
+use super::predicates::Check;
+use super::ScenarioError;
+use crate::engine::{EventRecord, Input, StepReport, StopReason, World};
+use crate::time::SimTime;
+
+pub(crate) use evaluate::evaluate_in;
+use fire::response_text_for;
+pub use results::{ActionResponse, AuditRecord, ExpectationResult, RunOptions, RunProblem};
+
+#[derive(Clone, Debug)]
+enum Planned {
+    Fault(Box<Input>),
+    Action(usize),
+}
+
+/// A scenario in progress: the world plus the scenario's pending inputs and expectations. The
+/// playground steps it like a world; `converge run` and `check` call [`ScenarioRun::run`].
+#[derive(Clone, Debug)]
+pub struct ScenarioRun {
+    world: World,
+    /// Faults and actions by time, then file order (faults first at equal times).
+    plan: Vec<(u64, Planned)>,
+    next: usize,
+    actions: Vec<CompiledAction>,
+    expectations: Vec<CompiledExpectation>,
+    results: Vec<Option<ExpectationResult>>,
+    responses: Vec<Option<ActionResponse>>,
+    /// The object each action read or wrote, as the client holds it afterwards.
+    copies: Vec<Option<Value>>,
+    events: Vec<EventRecord>,
+    audit: Vec<AuditRecord>,
+    problems: Vec<RunProblem>,
+    processed: u64,
+    feedback_loop: bool,
+    stop: Option<StopReason>,
+    /// The request each action sent (its `bodyFrom` copy resolved).
+    sent: Vec<Option<crate::api::ApiRequest>>,
+    /// The lesson, followed with the scenario's own inputs.
+    lesson: Option<(LessonGuide, LessonProgress)>,
+}
+
+impl ScenarioRun {
+    /// The world at t=0 with everything scheduled.
+    pub fn new(scenario: &Scenario, seed: Option<u64>) -> Result<ScenarioRun, ScenarioError> {
+        let compiled = super::compile::compile_with_seed(scenario, seed.unwrap_or(scenario.seed))?;
+        Ok(ScenarioRun::from_compiled(compiled))
+    }
+
+    fn from_compiled(c: Compiled) -> ScenarioRun {
+        let Compiled {
+            world,
+            setup,
+            actions,
+            faults,
+            expectations,
+            lesson,
+        } = c;
+        let mut plan: Vec<(u64, usize, Planned)> = faults
+            .into_iter()
+            .map(|(t, i, input)| (t, i, Planned::Fault(Box::new(input))))
+            .collect();
+        let fault_count = plan.len();
+        plan.extend(
+            actions
+                .iter()
+                .map(|a| (a.at_ms, fault_count + a.index, Planned::Action(a.index))),
+        );
+        plan.sort_by_key(|(t, order, _)| (*t, *order));
+        let audit = world
+            .api()
+            .audit()
+            .map(|e| AuditRecord {
+                time_ms: e.time.as_ms(),
+                principal: e.principal.clone(),
+                verb: e.verb.as_str().to_owned(),
+                group: e.gr.group.clone(),
+                resource: e.gr.resource.clone(),
+                subresource: e.subresource.map(|_| "status".to_owned()),
+                namespace: e.namespace.clone(),
+                name: e.name.clone(),
+                code: e.code,
+                message: e.message.clone(),
+            })
+            .collect();
+        let mut run = ScenarioRun {
+            world,
+            plan: plan.into_iter().map(|(t, _, p)| (t, p)).collect(),
+            next: 0,
+            results: vec![None; expectations.len()],
+            responses: vec![None; actions.len()],
+            copies: vec![None; actions.len()],
+            actions,
+            expectations,
+            events: Vec::new(),
+            audit,
+            problems: Vec::new(),
+            processed: 0,
+            feedback_loop: false,
+            stop: None,
+            sent: Vec::new(),
+            lesson: None,
+        };
+        run.sent = vec![None; run.actions.len()];
+        for report in setup {
+            run.events.extend(report.events);
+        }
+        run.lesson = lesson.map(|g| {
+            let mut progress = LessonProgress::start(&run.world, 0);
+            progress.advance(&g, &run.world);
+            (g, progress)
+        });
+        run
+    }
+
+    pub fn world(&self) -> &World {
+        &self.world
+    }
+
+    pub fn now_ms(&self) -> u64 {
+        self.world.now().as_ms()
+    }
+
+    /// Every event since t=0 (the scenario's objects, faults, actions and the engine's work).
+    pub fn events(&self) -> &[EventRecord] {
+        &self.events
+    }
+
+    /// Every API request since the cluster was set up.
+    pub fn audit(&self) -> &[AuditRecord] {
+        &self.audit
+    }
+
+    pub fn problems(&self) -> &[RunProblem] {
+        &self.problems
+    }
+
+    pub fn responses(&self) -> impl Iterator<Item = &ActionResponse> {
+        self.responses.iter().flatten()
+    }
+
+    /// Results in file order; expectations not decided yet are absent.
+    pub fn decided(&self) -> impl Iterator<Item = &ExpectationResult> {
+        self.results.iter().flatten()
+    }
+
+    pub fn stop_reason(&self) -> Option<&StopReason> {
+        self.stop.as_ref()
+    }
+
+    /// Every expectation's result after [`ScenarioRun::run`] (undecided ones as failures),
+    /// then the lesson's: whether the scenario's own inputs take a reader through every step.
+    pub fn results(&self) -> Vec<ExpectationResult> {
+        let mut all: Vec<ExpectationResult> = self.results.iter().flatten().cloned().collect();
+        if let Some(r) = self.lesson_result() {
+            all.push(r);
+        }
+        all
+    }
+
+    /// The lesson and how far the scenario's own inputs have taken it.
+    pub fn lesson(&self) -> Option<(&LessonGuide, &LessonProgress)> {
+        self.lesson.as_ref().map(|(g, p)| (g, p))
+    }
+
+    /// The request action `i` sent, if it was sent.
+    pub fn sent_request(&self, i: usize) -> Option<&crate::api::ApiRequest> {
+        self.sent.get(i).and_then(Option::as_ref)
+    }
+
+    fn lesson_result(&self) -> Option<ExpectationResult> {
+        let (guide, progress) = self.lesson.as_ref()?;
+        let total = guide.steps.len();
+        let passed = progress.finished(guide);
+        let got = match guide.steps.get(progress.step) {
+            None => format!("all {total} steps"),
+            Some(step) => format!(
+                "stuck at step {} of {total}, waiting for {}",
+                progress.step + 1,
+                step.waiting_for().join(" and ")
+            ),
+        };
+        Some(ExpectationResult {
+            index: self.expectations.len(),
+            description: format!(
+                "lesson {:?}: the scenario's own inputs complete all {total} steps",
+                guide.title
+            ),
+            passed,
+            time_ms: if passed {
+                progress.reached_ms.last().copied().unwrap_or(0)
+            } else {
+                self.now_ms()
+            },
+            expected: format!("all {total} steps"),
+            got,
+        })
+    }
+
+    fn next_plan_ms(&self) -> Option<u64> {
+        self.plan.get(self.next).map(|(t, _)| *t)
+    }
+
+    /// Processes one thing: the next engine event, or the next fault or action when it is due
+    /// first. Returns false when nothing at all is left.
+    pub fn step(&mut self) -> bool {
+        let next_plan = self.next_plan_ms();
+        let next_event = self.world.next_event_time().map(SimTime::as_ms);
+        let engine_first = match (next_event, next_plan) {
+            (None, None) => return false,
+            (Some(e), Some(p)) => e <= p,
+            (Some(_), None) => true,
+            (None, Some(_)) => false,
+        };
+        let t = if engine_first { next_event } else { next_plan }.unwrap_or(0);
+        self.settle_before(t);
+        if engine_first {
+            let report = self.world.step();
+            self.processed += 1;
+            self.absorb(report);
+        } else {
+            let now = self.now_ms();
+            if t > now {
+                let report = self.world.apply(Input::Advance { ms: t - now });
+                self.absorb(report);
+            }
+            let (_, item) = self.plan[self.next].clone();
+            self.next += 1;
+            match item {
+                Planned::Fault(input) => {
+                    let report = self.world.apply(*input);
+                    self.absorb(report);
+                }
+                Planned::Action(i) => self.fire(i),
+            }
+        }
+        self.check_windows();
+        if let Some((guide, progress)) = &mut self.lesson {
+            progress.advance(guide, &self.world);
+        }
+        true
+    }
+
+    fn absorb(&mut self, report: StepReport) {
+        if !report.feedback_loops.is_empty() {
+            self.feedback_loop = true;
+        }
+        for ev in report.events {
+            for r in &ev.requests {
+                self.audit.push(AuditRecord {
+                    time_ms: ev.time.as_ms(),
+                    principal: r.principal.clone(),
+                    verb: r.verb.as_str().to_owned(),
+                    group: r.group.clone(),
+                    resource: r.resource.clone(),
+                    subresource: r.subresource.map(|_| "status".to_owned()),
+                    namespace: r.namespace.clone(),
+                    name: r.name.clone(),
+                    code: r.code,
+                    message: r.message.clone(),
+                });
+            }
+            self.events.push(ev);
+        }
+    }
+
+    fn pending(&self) -> bool {
+        self.next < self.plan.len() || self.results.iter().any(Option::is_none)
+    }
+
+    /// The latest time the scenario names (action, fault or expectation).
+    fn horizon_ms(&self) -> u64 {
+        let plan = self.plan.last().map_or(0, |(t, _)| *t);
+        let exp = self
+            .expectations
+            .iter()
+            .map(|e| match e.when {
+                When::At(t) => t,
+                When::Within { deadline, .. } => deadline,
+                When::OnAction => 0,
+            })
+            .max()
+            .unwrap_or(0);
+        plan.max(exp)
+    }
+
+    /// Runs to the end: `until` a time, or until converged (every action sent, every
+    /// expectation decided, the world converged), within the options' bounds. Expectations still
+    /// undecided at the end fail with what was last observed.
+    pub fn run(&mut self, until: Until, options: &RunOptions) -> StopReason {
+        let stop = match until {
+            Until::Time(d) => {
+                let end = d.ms();
+                let mut bounded = false;
+                loop {
+                    let next = [
+                        self.next_plan_ms(),
+                        self.world.next_event_time().map(SimTime::as_ms),
+                    ]
+                    .into_iter()
+                    .flatten()
+                    .min();
+                    match next {
+                        Some(t) if t <= end => {
+                            if self.processed >= options.max_events {
+                                bounded = true;
+                                break;
+                            }
+                            self.step();
+                        }
+                        _ => break,
+                    }
+                }
+                if bounded {
+                    StopReason::Bound
+                } else {
+                    self.settle_before(end.saturating_add(1));
+                    let now = self.now_ms();
+                    if end > now {
+                        // Nothing is due before `end` any more: this only moves the clock.
+                        let report = self.world.apply(Input::Advance { ms: end - now });
+                        self.absorb(report);
+                    }
+                    StopReason::Done
+                }
+            }
+            Until::Converged => {
+                let cap = self.horizon_ms().saturating_add(options.max_extra_ms);
+                loop {
+                    // Expectations due before the next event are decided now, so a quiet world
+                    // is not run on to its next periodic resync just to pass their times.
+                    if let Some(t) = [
+                        self.next_plan_ms(),
+                        self.world.next_event_time().map(SimTime::as_ms),
+                    ]
+                    .into_iter()
+                    .flatten()
+                    .min()
+                    {
+                        self.settle_before(t);
+                    }
+                    if !self.pending() && (self.world.is_converged() || self.feedback_loop) {
+                        // The clock moves on to the latest time an expectation looked at.
+                        let horizon = self
+                            .results
+                            .iter()
+                            .flatten()
+                            .map(|r| r.time_ms)
+                            .max()
+                            .unwrap_or(0);
+                        let now = self.now_ms();
+                        let quiet = self
+                            .world
+                            .next_event_time()
+                            .is_none_or(|t| t.as_ms() > horizon);
+                        if horizon > now && quiet {
+                            let report = self.world.apply(Input::Advance { ms: horizon - now });
+                            self.absorb(report);
+                        }
+                        break if self.feedback_loop {
+                            StopReason::FeedbackLoop
+                        } else {
+                            StopReason::Converged
+                        };
+                    }
+                    if self.processed >= options.max_events {
+                        break StopReason::Bound;
+                    }
+                    let next = [
+                        self.next_plan_ms(),
+                        self.world.next_event_time().map(SimTime::as_ms),
+                    ]
+                    .into_iter()
+                    .flatten()
+                    .min();
+                    match next {
+                        Some(t) if t > cap => break StopReason::Bound,
+                        Some(_) => {
+                            self.step();
+                        }
+                        None => {
+                            // Nothing will happen any more: time passes to the last expectation.
+                            let horizon = self.horizon_ms();
+                            self.settle_before(horizon.saturating_add(1));
+                            let now = self.now_ms();
+                            if horizon > now {
+                                let report = self.world.apply(Input::Advance { ms: horizon - now });
+                                self.absorb(report);
+                            }
+                            break StopReason::Idle;
+                        }
+                    }
+                }
+            }
+        };
+        let now = self.now_ms();
+        self.settle_before(now.saturating_add(1));
+        for k in 0..self.expectations.len() {
+            if self.results[k].is_none() {
+                let e = &self.expectations[k];
+                let (expected, got) = match e.check {
+                    Check::Response { action, .. } => (
+                        response_text_for(&e.check),
+                        format!(
+                            "no response: action {} was not sent",
+                            self.actions[action].label
+                        ),
+                    ),
+                    _ => {
+                        let (_, expected, got) = evaluate_in(e, &self.world, self.world.now());
+                        (expected, format!("{got} when the run stopped"))
+                    }
+                };
+                self.results[k] = Some(ExpectationResult {
+                    index: k,
+                    description: e.description.clone(),
+                    passed: false,
+                    time_ms: now,
+                    expected,
+                    got,
+                });
+            }
+        }
+        self.stop = Some(stop.clone());
+        stop
+    }
+}

@@ -1,0 +1,110 @@
+//! What a scenario run reports: the options it ran with, each action's answer, each
+//! expectation's result, the audit log and the problems met on the way.
+
+use serde::{Deserialize, Serialize};
+
+use crate::scenario::format::Until;
+use crate::time::SimTime;
+
+/// How far to run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RunOptions {
+    /// Overrides the scenario's `seed`.
+    pub seed: Option<u64>,
+    /// Overrides the scenario's `until` (default `converged`).
+    pub until: Option<Until>,
+    /// Safety bound on processed engine events.
+    pub max_events: u64,
+    /// With `until: converged`, give up this long after the last scheduled action, fault or
+    /// expectation time.
+    pub max_extra_ms: u64,
+}
+
+impl Default for RunOptions {
+    fn default() -> Self {
+        RunOptions {
+            seed: None,
+            until: None,
+            max_events: 500_000,
+            max_extra_ms: 600_000,
+        }
+    }
+}
+
+/// The answer an action got.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ActionResponse {
+    pub index: usize,
+    pub id: Option<String>,
+    pub time_ms: u64,
+    pub code: u16,
+    pub message: String,
+}
+
+/// A decided (or undecidable) expectation.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ExpectationResult {
+    pub index: usize,
+    /// `deployments/default/web kstatus is Current within 60s`.
+    pub description: String,
+    pub passed: bool,
+    /// When it was decided (passed: the first time it held).
+    pub time_ms: u64,
+    pub expected: String,
+    /// What was observed at `time_ms`.
+    pub got: String,
+}
+
+impl ExpectationResult {
+    /// `deployments/default/web kstatus is Current within 60s (at t=23.400s)` or
+    /// `...: expected Current, got InProgress (at t=60.000s)`.
+    pub fn line(&self) -> String {
+        let t = SimTime::from_ms(self.time_ms);
+        if self.passed {
+            format!("{} (at {t})", self.description)
+        } else {
+            format!(
+                "{}: expected {}, got {} (at {t})",
+                self.description, self.expected, self.got
+            )
+        }
+    }
+}
+
+/// One API request as a client sent it and the answer (the audit log, with requests that an
+/// injected fault refused before they reached the server).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AuditRecord {
+    pub time_ms: u64,
+    pub principal: String,
+    pub verb: String,
+    pub group: String,
+    pub resource: String,
+    pub subresource: Option<String>,
+    pub namespace: String,
+    pub name: String,
+    pub code: u16,
+    pub message: String,
+}
+
+/// Something that went wrong while running (not an expectation): a missing action target, a
+/// `bodyFrom` with nothing to copy.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RunProblem {
+    /// `actions[1]`.
+    pub path: String,
+    pub time_ms: u64,
+    pub message: String,
+}
+
+impl std::fmt::Display for RunProblem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{}: {} (at {})",
+            self.path,
+            self.message,
+            SimTime::from_ms(self.time_ms)
+        )
+    }
+}
