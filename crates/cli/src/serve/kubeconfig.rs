@@ -52,10 +52,15 @@ mod tests {
 
     #[test]
     fn one_context_per_user_and_admin_first() {
-        let users = vec![("admin".to_owned(), "t1".to_owned()), ("alice".to_owned(), "t2".to_owned())];
+        let users = vec![
+            ("admin".to_owned(), "t1".to_owned()),
+            ("alice".to_owned(), "t2".to_owned()),
+        ];
         let k = render("https://127.0.0.1:6443", "PEM", &users);
         assert!(k.contains("server: https://127.0.0.1:6443"));
-        assert!(k.contains("- name: converge-alice\n  context:\n    cluster: converge\n    user: alice"));
+        assert!(k.contains(
+            "- name: converge-alice\n  context:\n    cluster: converge\n    user: alice"
+        ));
         assert!(k.contains("current-context: converge-admin"));
         assert_eq!(token().map(|t| t.len()), Ok(64));
     }

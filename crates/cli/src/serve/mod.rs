@@ -58,7 +58,12 @@ pub struct ServeArgs {
     #[arg(long, value_name = "FILE", default_value = "converge.kubeconfig")]
     kubeconfig: PathBuf,
     /// Simulated time runs at X times real time.
-    #[arg(long, value_name = "X", default_value_t = 1.0, conflicts_with = "manual")]
+    #[arg(
+        long,
+        value_name = "X",
+        default_value_t = 1.0,
+        conflicts_with = "manual"
+    )]
     speed: f64,
     /// Simulated time moves only through POST /converge/v1/step and /converge/v1/run.
     #[arg(long)]
@@ -168,7 +173,9 @@ fn principal(server: &Server, req: &Request<Incoming>) -> Result<String, ApiErro
     };
     let as_user = header(req, "impersonate-user");
     if as_user.is_empty() {
-        if !header(req, "impersonate-group").is_empty() || !header(req, "impersonate-uid").is_empty() {
+        if !header(req, "impersonate-group").is_empty()
+            || !header(req, "impersonate-uid").is_empty()
+        {
             return Err(ApiError::new(
                 StatusReason::InternalError,
                 "requested [groups or uid] without impersonating a user",
@@ -202,11 +209,19 @@ async fn handle(
     let body = match Limited::new(req.into_body(), MAX_BODY).collect().await {
         Ok(b) => b.to_bytes(),
         Err(e) => {
-            let too_large = e.downcast_ref::<http_body_util::LengthLimitError>().is_some();
+            let too_large = e
+                .downcast_ref::<http_body_util::LengthLimitError>()
+                .is_some();
             let err = if too_large {
-                ApiError::new(StatusReason::RequestEntityTooLarge, "Request entity too large: limit is 3145728")
+                ApiError::new(
+                    StatusReason::RequestEntityTooLarge,
+                    "Request entity too large: limit is 3145728",
+                )
             } else {
-                ApiError::new(StatusReason::BadRequest, format!("the request body could not be read: {e}"))
+                ApiError::new(
+                    StatusReason::BadRequest,
+                    format!("the request body could not be read: {e}"),
+                )
             };
             return Ok(error_response(&err));
         }
@@ -223,7 +238,9 @@ async fn handle(
     });
     let response = match reply {
         Reply::Json(r) => json_response(&r),
-        Reply::Text { status, body } => full(status, "text/plain; charset=utf-8", body.into_bytes()),
+        Reply::Text { status, body } => {
+            full(status, "text/plain; charset=utf-8", body.into_bytes())
+        }
         Reply::Watch(watch) => {
             let (tx, rx) = mpsc::channel(WATCH_BUFFER);
             let mut ok = true;
@@ -295,12 +312,19 @@ async fn serve(args: &ServeArgs, world: World) -> CommandResult {
         users.push(((*user).to_owned(), token));
     }
     let url = format!("https://{bound}");
-    kubeconfig::write(&args.kubeconfig, &kubeconfig::render(&url, &identity.ca_pem, &users))
-        .map_err(CliError::input)?;
+    kubeconfig::write(
+        &args.kubeconfig,
+        &kubeconfig::render(&url, &identity.ca_pem, &users),
+    )
+    .map_err(CliError::input)?;
     println!(
         "converge serve: the cluster is at {url} (kubeconfig {}; contexts {})",
         args.kubeconfig.display(),
-        USERS.iter().map(|u| format!("converge-{u}")).collect::<Vec<_>>().join(", ")
+        USERS
+            .iter()
+            .map(|u| format!("converge-{u}"))
+            .collect::<Vec<_>>()
+            .join(", ")
     );
     println!(
         "converge serve: simulated time {}",
@@ -339,7 +363,9 @@ async fn serve(args: &ServeArgs, world: World) -> CommandResult {
         let state = Rc::clone(&state);
         tokio::task::spawn_local(async move {
             // A client that never finishes its handshake is dropped after 10 s.
-            let Ok(Ok(tls)) = tokio::time::timeout(Duration::from_secs(10), acceptor.accept(stream)).await else {
+            let Ok(Ok(tls)) =
+                tokio::time::timeout(Duration::from_secs(10), acceptor.accept(stream)).await
+            else {
                 return;
             };
             let io = hyper_util::rt::TokioIo::new(tls);

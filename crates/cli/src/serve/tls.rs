@@ -32,8 +32,7 @@ pub fn identity(host: &str) -> Result<Identity, String> {
     leaf.distinguished_name
         .push(DnType::CommonName, "converge serve");
     let leaf_cert = leaf.signed_by(&leaf_key, &ca_cert, &ca_key).map_err(err)?;
-    let chain: Vec<CertificateDer<'static>> =
-        vec![leaf_cert.der().clone(), ca_cert.der().clone()];
+    let chain: Vec<CertificateDer<'static>> = vec![leaf_cert.der().clone(), ca_cert.der().clone()];
     let key = PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(leaf_key.serialize_der()));
     let provider = Arc::new(tokio_rustls::rustls::crypto::ring::default_provider());
     let config = ServerConfig::builder_with_provider(provider)

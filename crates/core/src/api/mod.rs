@@ -35,6 +35,7 @@ pub mod rbac;
 pub mod selector;
 mod server;
 pub mod store;
+mod strategic;
 pub mod strategy;
 pub mod typed;
 pub mod types;

@@ -465,6 +465,16 @@ impl ApiServer {
                         }
                         json_patch::merge(&mut doc, &patch);
                     }
+                    PatchType::Strategic => {
+                        if info.rules == KindRules::Custom {
+                            return Err(ApiError::new(
+                                StatusReason::UnsupportedMediaType,
+                                "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml",
+                            ));
+                        }
+                        super::strategic::apply(&info.gr.resource, &mut doc, &patch)
+                            .map_err(bad_request)?;
+                    }
                     PatchType::Json => {
                         let ops: json_patch::Patch = serde_json::from_value(patch)
                             .map_err(|e| bad_request(format!("invalid JSON patch: {e}")))?;

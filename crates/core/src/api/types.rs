@@ -116,6 +116,9 @@ pub enum PatchType {
     /// `application/json-patch+json` (RFC 6902).
     #[serde(rename = "json")]
     Json,
+    /// `application/strategic-merge-patch+json`: merge keys per list (built-in kinds only).
+    #[serde(rename = "strategic")]
+    Strategic,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

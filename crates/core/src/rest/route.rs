@@ -215,16 +215,14 @@ pub fn parse_query(query: &str) -> Result<Query, ApiError> {
     Ok(q)
 }
 
-/// The patch type a `Content-Type` names [apimachinery pkg/types/patch.go]. Strategic merge
-/// and server-side apply are not built yet: a clear 415 says so rather than a wrong merge.
+/// The patch type a `Content-Type` names [apimachinery pkg/types/patch.go]. Server-side apply
+/// is not built yet: a clear 415 says so rather than a wrong merge.
 pub fn patch_type(content_type: &str) -> Result<PatchType, ApiError> {
     let media = content_type.split(';').next().unwrap_or("").trim();
     match media {
         "application/merge-patch+json" => Ok(PatchType::Merge),
         "application/json-patch+json" => Ok(PatchType::Json),
-        "application/strategic-merge-patch+json" => Err(unsupported_media(
-            "strategic merge patches are not simulated yet; send a merge patch (kubectl patch --type=merge)",
-        )),
+        "application/strategic-merge-patch+json" => Ok(PatchType::Strategic),
         "application/apply-patch+yaml" | "application/apply-patch+cbor" => Err(unsupported_media(
             "server-side apply is not simulated yet; use client-side apply or a merge patch",
         )),
@@ -538,7 +536,7 @@ mod tests {
         let e = op(
             "PATCH",
             "/apis/apps/v1/namespaces/default/deployments/web",
-            "application/strategic-merge-patch+json",
+            "application/apply-patch+yaml",
             "{}",
         )
         .expect_err("not built yet");

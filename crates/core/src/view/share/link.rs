@@ -192,6 +192,9 @@ pub enum PatchTypeV1 {
     Merge,
     #[serde(rename = "json")]
     Json,
+    /// Added after format v1 was first written (by `converge serve`); older links never hold it.
+    #[serde(rename = "strategic")]
+    Strategic,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -620,6 +623,7 @@ impl From<PatchType> for PatchTypeV1 {
         match t {
             PatchType::Merge => PatchTypeV1::Merge,
             PatchType::Json => PatchTypeV1::Json,
+            PatchType::Strategic => PatchTypeV1::Strategic,
         }
     }
 }
@@ -629,6 +633,7 @@ impl From<PatchTypeV1> for PatchType {
         match t {
             PatchTypeV1::Merge => PatchType::Merge,
             PatchTypeV1::Json => PatchType::Json,
+            PatchTypeV1::Strategic => PatchType::Strategic,
         }
     }
 }
