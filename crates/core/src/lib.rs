@@ -10,6 +10,7 @@ pub mod engine;
 pub mod kstatus;
 pub mod parse;
 pub mod rollout;
+pub mod runtime;
 pub mod scenario;
 #[doc(hidden)]
 pub mod testkit;

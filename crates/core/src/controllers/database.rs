@@ -10,7 +10,7 @@ use serde_json::{json, Value};
 use super::util::{self, configmaps, databases, deployments, str_at, Cond};
 use super::{owner_key, Ctx, ReconcileAction, ReconcileError, Reconciler};
 use crate::api::{GroupResource, ObjectKey, StatusReason, WatchEvent};
-use crate::engine::informer::Informer;
+use crate::runtime::Informer;
 
 #[derive(Clone, Debug, Default)]
 pub struct DatabaseController {}

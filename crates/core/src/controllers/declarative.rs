@@ -12,8 +12,8 @@ use serde_json::{json, Value};
 use super::util::{self, Cond};
 use super::{Ctx, ReconcileAction, ReconcileError, Reconciler};
 use crate::api::{GroupResource, ObjectKey, StatusReason, WatchEvent};
-use crate::engine::health::{self, Health};
-use crate::engine::informer::Informer;
+use crate::runtime::health::{self, Health};
+use crate::runtime::Informer;
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "step", rename_all = "camelCase")]

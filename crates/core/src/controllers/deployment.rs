@@ -15,7 +15,7 @@ use serde_json::{json, Map, Value};
 use super::util::{self, deployments, pods, replicasets, str_at, Cond};
 use super::{owner_key, Ctx, ReconcileAction, ReconcileError, Reconciler};
 use crate::api::{GroupResource, ObjectKey, StatusReason, WatchEvent, WatchEventType};
-use crate::engine::informer::Informer;
+use crate::runtime::Informer;
 
 pub const REVISION: &str = "deployment.kubernetes.io/revision";
 pub const DESIRED_REPLICAS: &str = "deployment.kubernetes.io/desired-replicas";

@@ -52,7 +52,7 @@ use serde_json::{json, Value};
 use super::util::{self, deployments, hpas, pods, str_at};
 use super::{Ctx, ReconcileAction, ReconcileError, Reconciler};
 use crate::api::{GroupResource, ObjectKey, WatchEvent, WatchEventType};
-use crate::engine::informer::Informer;
+use crate::runtime::Informer;
 use crate::time::SimTime;
 
 /// `--horizontal-pod-autoscaler-sync-period`.

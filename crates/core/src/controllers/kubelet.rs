@@ -25,7 +25,7 @@ use crate::api::{
     ApiRequest, GroupResource, ObjectKey, PatchType, RequestBody, StatusReason, Subresource, Verb,
     WatchEvent, WatchEventType,
 };
-use crate::engine::informer::Informer;
+use crate::runtime::Informer;
 use crate::time::SimTime;
 
 /// kubelet's initial image-pull and container-restart back-off.

@@ -11,7 +11,7 @@ use serde_json::{json, Value};
 use super::util;
 use super::{Ctx, ReconcileAction, ReconcileError, Reconciler};
 use crate::api::{GroupResource, ObjectKey, WatchEvent};
-use crate::engine::informer::Informer;
+use crate::runtime::Informer;
 
 #[derive(Clone, Debug)]
 pub struct NaiveController {

@@ -14,7 +14,7 @@ use serde_json::{json, Value};
 use super::util::{self, pods, replicasets, str_at};
 use super::{owner_key, Ctx, ReconcileAction, ReconcileError, Reconciler};
 use crate::api::{GroupResource, ObjectKey, StatusReason, WatchEvent, WatchEventType};
-use crate::engine::informer::{pod_is_active, pod_is_ready, Informer};
+use crate::runtime::informer::{pod_is_active, pod_is_ready, Informer};
 use crate::time::SimTime;
 
 /// `burstReplicas`: at most this many creations or deletions per sync.

@@ -24,7 +24,7 @@ use serde_json::Value;
 use super::util::{self, nodes, pods, str_at, Cond};
 use super::{Ctx, ReconcileAction, ReconcileError, Reconciler};
 use crate::api::{ApiRequest, GroupResource, ObjectKey, StatusReason, WatchEvent, WatchEventType};
-use crate::engine::informer::{pod_is_active, Informer};
+use crate::runtime::informer::{pod_is_active, Informer};
 
 /// Retry interval for unschedulable pods (kube's podMaxBackoffDuration is 10 s).
 pub const UNSCHEDULABLE_RETRY_MS: u64 = 10_000;

@@ -17,13 +17,9 @@ use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
-use super::health::{self, Health};
-use super::informer::Informer;
 use super::report::{
-    diff, EventKind, EventRecord, FeedbackLoop, ObjectChange, ReconcileOutcome, RequestRecord,
-    StepReport, StopReason,
+    diff, EventKind, EventRecord, FeedbackLoop, ObjectChange, RequestRecord, StepReport, StopReason,
 };
-use super::workqueue::WorkQueue;
 use super::ApiServer;
 use crate::api::{
     ApiError, ApiRequest, ApiResult, GroupResource, ObjectKey, StatusReason, WatchEvent,
@@ -33,9 +29,11 @@ use crate::controllers::declarative::{DeclarativeController, DeclarativeSpec, St
 use crate::controllers::{
     database::DatabaseController, deployment::DeploymentController, hpa::HpaController,
     kubelet::Kubelet, naive::NaiveController, replicaset::ReplicaSetController,
-    scheduler::Scheduler, util, Client, Controller, Ctx, Environment, ImageBehaviour,
-    ReconcileAction, Reconciler,
+    scheduler::Scheduler, util, Controller,
 };
+use crate::runtime::health::{self, Health};
+use crate::runtime::{reconcile, Client, Ctx, Environment, ImageBehaviour, Informer, Reconciler};
+use crate::runtime::{ReconcileOutcome, WorkQueue};
 use crate::time::SimTime;
 
 /// Generation bumps by controllers must happen within this window to count as a loop.
@@ -1107,37 +1105,8 @@ impl World {
         };
         let (requests, events) = (recorder.requests, recorder.events);
         slot.queue.done(&key);
-        let outcome = match result {
-            Ok(ReconcileAction::AwaitChange) => {
-                slot.queue.forget(&key);
-                ReconcileOutcome::AwaitChange
-            }
-            Ok(ReconcileAction::RequeueAfter { ms }) => {
-                slot.queue.forget(&key);
-                slot.queue.add_after(key.clone(), now.plus_ms(ms), now);
-                ReconcileOutcome::RequeueAfter { ms }
-            }
-            Err(e) => {
-                let dropped = slot
-                    .controller
-                    .max_retries()
-                    .is_some_and(|m| slot.queue.num_requeues(&key) >= m);
-                if dropped {
-                    slot.queue.forget(&key);
-                    ReconcileOutcome::Error {
-                        message: e.to_string(),
-                        retry_ms: None,
-                    }
-                } else {
-                    let delay = slot.queue.when(&key);
-                    slot.queue.add_after(key.clone(), now.plus_ms(delay), now);
-                    ReconcileOutcome::Error {
-                        message: e.to_string(),
-                        retry_ms: Some(delay),
-                    }
-                }
-            }
-        };
+        let max_retries = slot.controller.max_retries();
+        let outcome = reconcile::settle(&mut slot.queue, &key, result, max_retries, now);
         let changes = self.absorb(events, report, false);
         let mut line = format!("{controller} reconcile {}", short_key(&key));
         if requests.is_empty() {
