@@ -7,14 +7,16 @@
 //! deadline; the exact status arithmetic and the Available/Progressing/ReplicaFailure conditions
 //! with kube's reasons and messages.
 
-use crate::api::meta::JsonPointer;
 use std::sync::Arc;
 
 use serde_json::{json, Map, Value};
 
-use super::util::{self, deployments, pods, replicasets, str_at, Cond};
+use super::util::{self, deployments, pods, replicasets};
 use super::{owner_key, Ctx, ReconcileAction, ReconcileError, Reconciler};
-use crate::api::{GroupResource, ObjectKey, StatusReason, WatchEvent, WatchEventType};
+use crate::api::meta::{self, str_at, JsonPointer};
+use crate::api::{ApiRequest, GroupResource, ObjectKey, StatusReason, WatchEvent, WatchEventType};
+use crate::conditions::{self, Cond};
+use crate::runtime::client;
 use crate::runtime::Informer;
 
 pub const REVISION: &str = "deployment.kubernetes.io/revision";
@@ -317,24 +319,19 @@ impl DeploymentController {
 }
 
 fn rs_spec(rs: &Value) -> i64 {
-    util::i64_at(rs, "/spec/replicas").unwrap_or(1)
+    meta::i64_at(rs, "/spec/replicas").unwrap_or(1)
 }
 fn rs_status(rs: &Value, field: &str) -> i64 {
-    util::i64_at(rs, &format!("/status/{field}")).unwrap_or(0)
-}
-fn annotation<'a>(o: &'a Value, k: &str) -> Option<&'a str> {
-    o.at("/metadata/annotations")
-        .and_then(|a| a.get(k))
-        .and_then(Value::as_str)
+    meta::i64_at(rs, &format!("/status/{field}")).unwrap_or(0)
 }
 fn revision_of(rs: &Value) -> i64 {
-    annotation(rs, REVISION)
+    meta::annotation(rs, REVISION)
         .and_then(|s| s.parse().ok())
         .unwrap_or(0)
 }
 fn counts(rs: &Value) -> RsCounts {
     RsCounts {
-        name: util::name(rs).to_owned(),
+        name: meta::name(rs).to_owned(),
         spec_replicas: rs_spec(rs),
         replicas: rs_status(rs, "replicas"),
         ready: rs_status(rs, "readyReplicas"),
@@ -358,7 +355,7 @@ fn annotations_only(obj: &Value) -> Value {
 fn by_creation(a: &Value, b: &Value) -> std::cmp::Ordering {
     str_at(a, "/metadata/creationTimestamp")
         .cmp(str_at(b, "/metadata/creationTimestamp"))
-        .then_with(|| util::name(a).cmp(util::name(b)))
+        .then_with(|| meta::name(a).cmp(meta::name(b)))
 }
 fn has_deadline(spec: &DeploymentSpec) -> bool {
     spec.progress_deadline_seconds.is_some()
@@ -387,16 +384,18 @@ impl Sync<'_, '_> {
     fn update_status(&mut self, status: Value) -> Result<(), ReconcileError> {
         let mut body = self.d.clone();
         body["status"] = status;
-        self.d = self
-            .ctx
-            .send(util::update_status(&self.principal, deployments(), body))?;
+        self.d = self.ctx.send(client::update_status_object(
+            &self.principal,
+            deployments(),
+            body,
+        ))?;
         Ok(())
     }
 
     fn update_rs(&mut self, rs: Value) -> Result<Value, ReconcileError> {
         Ok(self
             .ctx
-            .send(util::update(&self.principal, replicasets(), rs))?)
+            .send(client::update_object(&self.principal, replicasets(), rs))?)
     }
 
     fn set_annotation(obj: &mut Value, k: &str, v: String) -> bool {
@@ -416,7 +415,7 @@ impl Sync<'_, '_> {
 
     /// Whether [`Self::set_annotation`] would change `obj`.
     fn annotation_differs(obj: &Value, k: &str, v: &str) -> bool {
-        obj.get("metadata").is_some_and(Value::is_object) && annotation(obj, k) != Some(v)
+        obj.get("metadata").is_some_and(Value::is_object) && meta::annotation(obj, k) != Some(v)
     }
 
     fn replicas_annotations(&self, rs: &mut Value) -> bool {
@@ -445,14 +444,16 @@ impl Sync<'_, '_> {
             }
         }
         // SetNewReplicaSetAnnotations [deployment/util/deployment_util.go].
-        let old_revision = annotation(rs, REVISION).map(str::to_owned);
+        let old_revision = meta::annotation(rs, REVISION).map(str::to_owned);
         if revision_of(rs) < new_revision {
             changed |= Self::set_annotation(rs, REVISION, new_revision.to_string());
             // A ReplicaSet that had a revision and gets a newer one is being rolled back to:
             // its old revision joins the history, which keeps its newest entries within 2,000
             // characters.
             if let Some(old) = old_revision {
-                let history = annotation(rs, REVISION_HISTORY).unwrap_or("").to_owned();
+                let history = meta::annotation(rs, REVISION_HISTORY)
+                    .unwrap_or("")
+                    .to_owned();
                 let next = if history.is_empty() {
                     Some(old)
                 } else {
@@ -536,7 +537,7 @@ impl Sync<'_, '_> {
             // ReplicaSet is copied only when it has to be written.
             let mut probe = annotations_only(&rss[i]);
             let annotations_updated = self.new_rs_annotations(&mut probe, new_revision, true);
-            let min_ready = util::i64_at(&rss[i], "/spec/minReadySeconds").unwrap_or(0);
+            let min_ready = meta::i64_at(&rss[i], "/spec/minReadySeconds").unwrap_or(0);
             if annotations_updated || min_ready != self.spec.min_ready_seconds {
                 let mut copy = rss[i].clone();
                 self.new_rs_annotations(&mut copy, new_revision, true);
@@ -544,13 +545,17 @@ impl Sync<'_, '_> {
                 rss[i] = self.update_rs(copy)?;
                 return Ok(Some(i));
             }
-            let rev = annotation(&rss[i], REVISION).unwrap_or_default().to_owned();
+            let rev = meta::annotation(&rss[i], REVISION)
+                .unwrap_or_default()
+                .to_owned();
             let annotate = Self::annotation_differs(&self.d, REVISION, &rev);
             let mut needs_update = annotate;
             let mut status = self.status();
-            if has_deadline(&self.spec) && util::find_condition(&status, "Progressing").is_none() {
-                let msg = format!("Found new replica set \"{}\"", util::name(&rss[i]));
-                util::set_deployment_condition(
+            if has_deadline(&self.spec)
+                && conditions::find_condition(&status, "Progressing").is_none()
+            {
+                let msg = format!("Found new replica set \"{}\"", meta::name(&rss[i]));
+                conditions::set_deployment_condition(
                     &mut status,
                     Cond {
                         type_: "Progressing",
@@ -574,13 +579,13 @@ impl Sync<'_, '_> {
             return Ok(None);
         }
         let template = self.d.at("/spec/template").cloned().unwrap_or(Value::Null);
-        let collision = util::i64_at(&self.d, "/status/collisionCount");
+        let collision = meta::i64_at(&self.d, "/status/collisionCount");
         let hash = pod_template_hash(&template, collision);
         let mut new_template = template.clone();
         add_label(&mut new_template, &hash);
         let mut selector = self.d.at("/spec/selector").cloned().unwrap_or(json!({}));
         selector["matchLabels"][POD_TEMPLATE_HASH] = json!(hash);
-        let name = format!("{}-{hash}", util::name(&self.d));
+        let name = format!("{}-{hash}", meta::name(&self.d));
         let total: i64 = rss.iter().map(rs_spec).sum();
         let replicas = new_rs_new_replicas(&self.spec, total, 0);
         let mut rs = json!({
@@ -588,9 +593,9 @@ impl Sync<'_, '_> {
             "kind": "ReplicaSet",
             "metadata": {
                 "name": name,
-                "namespace": util::namespace(&self.d),
+                "namespace": meta::namespace(&self.d),
                 "labels": new_template.at("/metadata/labels").cloned().unwrap_or(json!({})),
-                "ownerReferences": [util::owner_reference(&self.d)],
+                "ownerReferences": [meta::owner_reference(&self.d, true)],
             },
             "spec": {
                 "replicas": replicas,
@@ -600,50 +605,51 @@ impl Sync<'_, '_> {
             },
         });
         self.new_rs_annotations(&mut rs, new_revision, false);
-        let ns = util::namespace(&self.d).to_owned();
-        let created = match self
-            .ctx
-            .send(util::create(&self.principal, replicasets(), &ns, rs))
-        {
-            Ok(rs) => Some(rs),
-            Err(e) if e.reason == StatusReason::AlreadyExists => {
-                let key = ObjectKey::new(replicasets(), &ns, &name);
-                match self.ctx.cache.get(&key) {
-                    Some(rs)
-                        if equal_ignore_hash(
-                            rs.at("/spec/template").unwrap_or(&Value::Null),
-                            &template,
-                        ) =>
-                    {
-                        None
+        let ns = meta::namespace(&self.d).to_owned();
+        let created =
+            match self
+                .ctx
+                .send(ApiRequest::create(&self.principal, replicasets(), &ns, rs))
+            {
+                Ok(rs) => Some(rs),
+                Err(e) if e.reason == StatusReason::AlreadyExists => {
+                    let key = ObjectKey::new(replicasets(), &ns, &name);
+                    match self.ctx.cache.get(&key) {
+                        Some(rs)
+                            if equal_ignore_hash(
+                                rs.at("/spec/template").unwrap_or(&Value::Null),
+                                &template,
+                            ) =>
+                        {
+                            None
+                        }
+                        _ => {
+                            let mut status = self.status();
+                            status["collisionCount"] = json!(collision.unwrap_or(0) + 1);
+                            self.update_status(status)?;
+                            return Err(e.into());
+                        }
                     }
-                    _ => {
+                }
+                Err(e) => {
+                    if has_deadline(&self.spec) {
+                        let msg = format!("Failed to create new replica set \"{name}\": {e}");
                         let mut status = self.status();
-                        status["collisionCount"] = json!(collision.unwrap_or(0) + 1);
+                        conditions::set_deployment_condition(
+                            &mut status,
+                            Cond {
+                                type_: "Progressing",
+                                status: "False",
+                                reason: "ReplicaSetCreateError",
+                                message: &msg,
+                            },
+                            self.ctx.now,
+                        );
                         self.update_status(status)?;
-                        return Err(e.into());
                     }
+                    return Err(e.into());
                 }
-            }
-            Err(e) => {
-                if has_deadline(&self.spec) {
-                    let msg = format!("Failed to create new replica set \"{name}\": {e}");
-                    let mut status = self.status();
-                    util::set_deployment_condition(
-                        &mut status,
-                        Cond {
-                            type_: "Progressing",
-                            status: "False",
-                            reason: "ReplicaSetCreateError",
-                            message: &msg,
-                        },
-                        self.ctx.now,
-                    );
-                    self.update_status(status)?;
-                }
-                return Err(e.into());
-            }
-        };
+            };
         let already_existed = created.is_none();
         let rs = match created {
             Some(rs) => rs,
@@ -660,7 +666,7 @@ impl Sync<'_, '_> {
         let mut status = self.status();
         if !already_existed && has_deadline(&self.spec) {
             let msg = format!("Created new replica set \"{name}\"");
-            util::set_deployment_condition(
+            conditions::set_deployment_condition(
                 &mut status,
                 Cond {
                     type_: "Progressing",
@@ -687,7 +693,7 @@ impl Sync<'_, '_> {
             status_counts(&all, new_rs.map(|i| &all[i]));
         let old = self.status_ref();
         let mut status = json!({
-            "observedGeneration": util::generation(&self.d),
+            "observedGeneration": meta::generation(&self.d),
             "replicas": replicas,
             "updatedReplicas": updated,
             "readyReplicas": ready,
@@ -711,7 +717,7 @@ impl Sync<'_, '_> {
                 "Deployment does not have minimum availability.",
             )
         };
-        util::set_deployment_condition(
+        conditions::set_deployment_condition(
             &mut status,
             Cond {
                 type_: "Available",
@@ -747,10 +753,10 @@ impl Sync<'_, '_> {
         let now = self.ctx.now;
         let mut status = self.calculate_status(rss, new_rs);
         if !has_deadline(&self.spec) {
-            util::remove_condition(&mut status, "Progressing");
+            conditions::remove_condition(&mut status, "Progressing");
         }
         let old = self.status_ref();
-        let current = util::find_condition(old, "Progressing").cloned();
+        let current = conditions::find_condition(old, "Progressing").cloned();
         let is_complete = num(&status, "replicas") == num(&status, "updatedReplicas")
             && current
                 .as_ref()
@@ -758,13 +764,13 @@ impl Sync<'_, '_> {
         // The messages name the new ReplicaSet, or the Deployment while there is none (mid
         // Recreate, between scaling the old ones down and creating the new one).
         let subject = match new_rs {
-            Some(i) => format!("ReplicaSet \"{}\"", util::name(&rss[i])),
-            None => format!("Deployment \"{}\"", util::name(&self.d)),
+            Some(i) => format!("ReplicaSet \"{}\"", meta::name(&rss[i])),
+            None => format!("Deployment \"{}\"", meta::name(&self.d)),
         };
         if has_deadline(&self.spec) && !is_complete {
             if self.complete(&status) {
                 let msg = format!("{subject} has successfully progressed.");
-                util::set_deployment_condition(
+                conditions::set_deployment_condition(
                     &mut status,
                     Cond {
                         type_: "Progressing",
@@ -780,8 +786,8 @@ impl Sync<'_, '_> {
                     .as_ref()
                     .filter(|c| str_at(c, "/status") == "True")
                     .map(|c| str_at(c, "/lastTransitionTime").to_owned());
-                util::remove_condition(&mut status, "Progressing");
-                util::set_deployment_condition(
+                conditions::remove_condition(&mut status, "Progressing");
+                conditions::set_deployment_condition(
                     &mut status,
                     Cond {
                         type_: "Progressing",
@@ -801,7 +807,7 @@ impl Sync<'_, '_> {
                 }
             } else if self.timed_out(&status) {
                 let msg = format!("{subject} has timed out progressing.");
-                util::set_deployment_condition(
+                conditions::set_deployment_condition(
                     &mut status,
                     Cond {
                         type_: "Progressing",
@@ -814,7 +820,7 @@ impl Sync<'_, '_> {
             }
         }
         match replica_failure(rss, new_rs) {
-            Some(c) => util::set_deployment_condition(
+            Some(c) => conditions::set_deployment_condition(
                 &mut status,
                 Cond {
                     type_: "ReplicaFailure",
@@ -825,7 +831,7 @@ impl Sync<'_, '_> {
                 now,
             ),
             None => {
-                util::remove_condition(&mut status, "ReplicaFailure");
+                conditions::remove_condition(&mut status, "ReplicaFailure");
             }
         }
         if status == *old {
@@ -841,7 +847,7 @@ impl Sync<'_, '_> {
         num(status, "updatedReplicas") == r
             && num(status, "replicas") == r
             && num(status, "availableReplicas") == r
-            && num(status, "observedGeneration") >= util::generation(&self.d)
+            && num(status, "observedGeneration") >= meta::generation(&self.d)
     }
 
     /// `DeploymentTimedOut`.
@@ -849,7 +855,7 @@ impl Sync<'_, '_> {
         let Some(deadline) = self.spec.progress_deadline_seconds else {
             return false;
         };
-        let Some(c) = util::find_condition(status, "Progressing") else {
+        let Some(c) = conditions::find_condition(status, "Progressing") else {
             return false;
         };
         match str_at(c, "/reason") {
@@ -865,7 +871,7 @@ impl Sync<'_, '_> {
         let Some(deadline) = self.spec.progress_deadline_seconds else {
             return ReconcileAction::AwaitChange;
         };
-        let Some(c) = util::find_condition(self.status_ref(), "Progressing").cloned() else {
+        let Some(c) = conditions::find_condition(self.status_ref(), "Progressing").cloned() else {
             return ReconcileAction::AwaitChange;
         };
         if self.complete(status) || str_at(&c, "/reason") == "ProgressDeadlineExceeded" {
@@ -911,7 +917,7 @@ impl Sync<'_, '_> {
         }
         if let Some(n) = new_rs {
             let rs = &rss[n];
-            let saturated = annotation(rs, DESIRED_REPLICAS).and_then(|s| s.parse().ok())
+            let saturated = meta::annotation(rs, DESIRED_REPLICAS).and_then(|s| s.parse().ok())
                 == Some(self.spec.replicas)
                 && rs_spec(rs) == self.spec.replicas
                 && rs_status(rs, "availableReplicas") == self.spec.replicas;
@@ -951,7 +957,7 @@ impl Sync<'_, '_> {
         for &i in &order {
             let spec_r = rs_spec(&rss[i]);
             if to_add != 0 {
-                let max_ann = annotation(&rss[i], MAX_REPLICAS).and_then(|s| s.parse().ok());
+                let max_ann = meta::annotation(&rss[i], MAX_REPLICAS).and_then(|s| s.parse().ok());
                 let fraction = replica_set_fraction(&self.spec, spec_r, max_ann, status_replicas);
                 let p = proportion(fraction, spec_r, to_add, added);
                 sizes.push(spec_r + p);
@@ -979,7 +985,7 @@ impl Sync<'_, '_> {
         let mut alive: Vec<&Value> = rss
             .iter()
             .enumerate()
-            .filter(|(i, rs)| Some(*i) != new_rs && !util::is_terminating(rs))
+            .filter(|(i, rs)| Some(*i) != new_rs && !meta::is_terminating(rs))
             .map(|(_, rs)| rs)
             .collect();
         let diff = alive.len() as i64 - self.spec.revision_history_limit;
@@ -988,8 +994,8 @@ impl Sync<'_, '_> {
         }
         alive.sort_by(|a, b| {
             match (
-                annotation(a, REVISION).and_then(|r| r.parse::<i64>().ok()),
-                annotation(b, REVISION).and_then(|r| r.parse::<i64>().ok()),
+                meta::annotation(a, REVISION).and_then(|r| r.parse::<i64>().ok()),
+                meta::annotation(b, REVISION).and_then(|r| r.parse::<i64>().ok()),
             ) {
                 (Some(x), Some(y)) if x != y => x.cmp(&y),
                 _ => by_creation(a, b),
@@ -1001,15 +1007,17 @@ impl Sync<'_, '_> {
             .filter(|rs| {
                 rs_spec(rs) == 0
                     && rs_status(rs, "replicas") == 0
-                    && util::generation(rs) <= rs_status(rs, "observedGeneration")
+                    && meta::generation(rs) <= rs_status(rs, "observedGeneration")
             })
-            .map(|rs| (util::namespace(rs).to_owned(), util::name(rs).to_owned()))
+            .map(|rs| (meta::namespace(rs).to_owned(), meta::name(rs).to_owned()))
             .collect();
         for (ns, name) in victims {
-            match self
-                .ctx
-                .send(util::delete(&self.principal, replicasets(), &ns, &name))
-            {
+            match self.ctx.send(ApiRequest::delete(
+                &self.principal,
+                replicasets(),
+                &ns,
+                &name,
+            )) {
                 Ok(_) => {}
                 Err(e) if e.reason == StatusReason::NotFound => {}
                 Err(e) => return Err(e.into()),
@@ -1140,9 +1148,9 @@ impl Sync<'_, '_> {
         if (0..rss.len()).any(|i| Some(i) != new_rs && rs_status(&rss[i], "replicas") > 0) {
             return true;
         }
-        let new_uid = new_rs.map(|n| util::uid(&rss[n]));
+        let new_uid = new_rs.map(|n| meta::uid(&rss[n]));
         rss.iter()
-            .map(util::uid)
+            .map(meta::uid)
             .filter(|uid| Some(*uid) != new_uid)
             .any(|uid| {
                 self.ctx.cache.owned_by(uid).any(|p| {
@@ -1158,7 +1166,7 @@ impl Sync<'_, '_> {
             return Ok(());
         }
         let mut status = self.status();
-        let reason = util::find_condition(&status, "Progressing")
+        let reason = conditions::find_condition(&status, "Progressing")
             .map(|c| str_at(c, "/reason").to_owned())
             .unwrap_or_default();
         if reason == "ProgressDeadlineExceeded" {
@@ -1172,7 +1180,7 @@ impl Sync<'_, '_> {
         } else {
             return Ok(());
         };
-        util::set_deployment_condition(
+        conditions::set_deployment_condition(
             &mut status,
             Cond {
                 type_: "Progressing",
@@ -1239,7 +1247,7 @@ fn progressing(old: &Value, new: &Value) -> bool {
 fn replica_failure(rss: &[Value], new_rs: Option<usize>) -> Option<Value> {
     let find = |rs: &Value| {
         rs.get("status")
-            .and_then(|s| util::find_condition(s, "ReplicaFailure"))
+            .and_then(|s| conditions::find_condition(s, "ReplicaFailure"))
             .cloned()
     };
     new_rs
@@ -1261,13 +1269,13 @@ fn recreate_without_pods(ev: &WatchEvent, pod: &Value, cache: &Informer) -> Opti
         return None;
     }
     let rs_gr = replicasets();
-    let d_uid = util::uid(d);
+    let d_uid = meta::uid(d);
     let pods_left = cache
         .list(&rs_gr)
-        .filter(|r| util::controller_of(r).is_some_and(|(_, _, u)| u == d_uid))
+        .filter(|r| meta::controller_of(r).is_some_and(|(_, _, u)| u == d_uid))
         .any(|r| {
             cache
-                .owned_by(util::uid(r))
+                .owned_by(meta::uid(r))
                 .any(|p| p.get("kind").and_then(Value::as_str) == Some("Pod"))
         });
     (!pods_left).then_some(d_key)
@@ -1332,7 +1340,7 @@ impl Reconciler for DeploymentController {
         };
         let spec = DeploymentSpec::from_object(&d);
         let principal = self.principal();
-        let uid = util::uid(&d).to_owned();
+        let uid = meta::uid(&d).to_owned();
         let mut rss: Vec<Value> = ctx
             .cache
             .owned_by(&uid)
@@ -1352,7 +1360,7 @@ impl Reconciler for DeploymentController {
             .and_then(Value::as_object)
             .is_none_or(Map::is_empty);
         if selector_empty {
-            let generation = util::generation(&sync.d);
+            let generation = meta::generation(&sync.d);
             let mut status = sync.status();
             if num(&status, "observedGeneration") < generation {
                 status["observedGeneration"] = json!(generation);
@@ -1360,7 +1368,7 @@ impl Reconciler for DeploymentController {
             }
             return Ok(ReconcileAction::AwaitChange);
         }
-        if util::is_terminating(&sync.d) {
+        if meta::is_terminating(&sync.d) {
             let new_rs = sync.new_rs(&mut rss, false)?;
             return sync.sync_status(&rss, new_rs);
         }
@@ -1375,7 +1383,7 @@ impl Reconciler for DeploymentController {
         let new_rs = sync.new_rs(&mut rss, false)?;
         let scaling = rss.iter().any(|rs| {
             rs_spec(rs) > 0
-                && annotation(rs, DESIRED_REPLICAS)
+                && meta::annotation(rs, DESIRED_REPLICAS)
                     .and_then(|s| s.parse::<i64>().ok())
                     .is_some_and(|d| d != sync.spec.replicas)
         });

@@ -12,19 +12,20 @@
 //! (`syncBatch(all)` every 10 s, `needsReconcile`), keeping conditions kubelet does not own.
 //! The 10 s ticks count from t=0 (every kubelet starts with the world).
 
-use crate::api::meta::JsonPointer;
 use std::sync::Arc;
 
 use imbl::OrdMap;
 use rand::Rng;
 use serde_json::{json, Value};
 
-use super::util::{self, pods, str_at, Cond};
+use super::util::pods;
 use super::{Ctx, ImageBehaviour, ReconcileAction, ReconcileError, Reconciler};
+use crate::api::meta::{self, str_at, JsonPointer};
 use crate::api::{
     ApiRequest, GroupResource, ObjectKey, PatchType, RequestBody, StatusReason, Subresource, Verb,
     WatchEvent, WatchEventType,
 };
+use crate::conditions::{self, Cond};
 use crate::runtime::Informer;
 use crate::time::SimTime;
 
@@ -485,9 +486,9 @@ impl Kubelet {
                     "message": format!(
                         "back-off {} restarting failed container={name} pod={}_{}({})",
                         go_duration(rt.crash_backoff_ms),
-                        util::name(pod),
-                        util::namespace(pod),
-                        util::uid(pod)
+                        meta::name(pod),
+                        meta::namespace(pod),
+                        meta::uid(pod)
                     ),
                 }}),
                 Stage::Running { .. }
@@ -561,7 +562,7 @@ impl Kubelet {
         } else {
             "True"
         };
-        util::set_pod_condition(
+        conditions::set_pod_condition(
             &mut status,
             Cond {
                 type_: "PodReadyToStartContainers",
@@ -571,7 +572,7 @@ impl Kubelet {
             },
             now,
         );
-        util::set_pod_condition(
+        conditions::set_pod_condition(
             &mut status,
             Cond {
                 type_: "Initialized",
@@ -591,7 +592,7 @@ impl Kubelet {
         } else {
             ("False", "ContainersNotReady", not_ready_msg.as_str())
         };
-        util::set_pod_condition(
+        conditions::set_pod_condition(
             &mut status,
             Cond {
                 type_: "Ready",
@@ -601,7 +602,7 @@ impl Kubelet {
             },
             now,
         );
-        util::set_pod_condition(
+        conditions::set_pod_condition(
             &mut status,
             Cond {
                 type_: "ContainersReady",
@@ -739,7 +740,7 @@ impl Reconciler for Kubelet {
         // deletionTimestamp, or when someone else changed the status kubelet owns (put back at
         // the periodic sync).
         let newly_deleting =
-            util::is_terminating(new) && old.is_some_and(|o| !util::is_terminating(o));
+            meta::is_terminating(new) && old.is_some_and(|o| !meta::is_terminating(o));
         if !newly_deleting && old.is_some_and(|o| o.get("spec") == new.get("spec")) {
             let foreign = self.pods.get(&ev.key).is_some_and(|rt| {
                 rt.reported.is_some()
@@ -770,7 +771,7 @@ impl Reconciler for Kubelet {
             None => self.start(&pod, ctx),
         };
         self.advance(&mut rt, &pod, ctx);
-        if util::is_terminating(&pod) {
+        if meta::is_terminating(&pod) {
             self.terminate(&mut rt, &pod, ctx);
             self.advance(&mut rt, &pod, ctx);
         }
@@ -848,7 +849,7 @@ impl Kubelet {
             pods(),
             &key.namespace,
             &key.name,
-            json!({"gracePeriodSeconds": 0, "preconditions": {"uid": util::uid(pod)}}),
+            json!({"gracePeriodSeconds": 0, "preconditions": {"uid": meta::uid(pod)}}),
         );
         match ctx.send(req) {
             Ok(_) => Ok(ReconcileAction::AwaitChange),

@@ -25,6 +25,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
+use crate::api::meta;
 use crate::api::{GroupResource, ObjectKey, WatchEvent};
 use crate::runtime::Informer;
 
@@ -109,6 +110,6 @@ pub fn owner_key(
     owner_kind: &str,
     owner_gr: GroupResource,
 ) -> Option<ObjectKey> {
-    let (kind, name, _) = util::controller_of(obj)?;
+    let (kind, name, _) = meta::controller_of(obj)?;
     (kind == owner_kind).then(|| ObjectKey::new(owner_gr, &ev_key.namespace, name))
 }

@@ -1,17 +1,16 @@
-//! Small helpers shared by the controllers: JSON field access, owner references, label
-//! selectors, quantities, request builders and condition setters.
-//!
-//! The condition setters are local adapters with apimachinery's `SetStatusCondition` semantics
-//! and the Deployment controller's `SetDeploymentCondition` semantics; they operate on serde_json
-//! condition arrays so they work on any kind.
+//! Small helpers shared by the controllers: the resources they name, label selectors,
+//! quantities and kube's name hashing. Metadata readers are [`crate::api::meta`]'s, request
+//! builders [`crate::api::ApiRequest`]'s and condition setters [`crate::conditions`]'.
 
-use crate::api::meta::JsonPointer;
 use std::collections::BTreeMap;
 
-use serde_json::{json, Value};
+use serde_json::Value;
 
-use crate::api::{ApiRequest, GroupResource, PatchType, RequestBody, Subresource, Verb};
-use crate::time::SimTime;
+use crate::api::meta::{string_map, JsonPointer};
+use crate::api::GroupResource;
+
+// `scenario::compile` reads names through this old path.
+pub use crate::api::meta::name;
 
 pub fn deployments() -> GroupResource {
     GroupResource::new("apps", "deployments")
@@ -33,65 +32,6 @@ pub fn hpas() -> GroupResource {
 }
 pub fn databases() -> GroupResource {
     GroupResource::new("example.com", "databases")
-}
-
-pub fn str_at<'a>(v: &'a Value, ptr: &str) -> &'a str {
-    v.at(ptr).and_then(Value::as_str).unwrap_or_default()
-}
-
-pub fn i64_at(v: &Value, ptr: &str) -> Option<i64> {
-    v.at(ptr).and_then(Value::as_i64)
-}
-
-pub fn name(v: &Value) -> &str {
-    str_at(v, "/metadata/name")
-}
-pub fn namespace(v: &Value) -> &str {
-    str_at(v, "/metadata/namespace")
-}
-pub fn uid(v: &Value) -> &str {
-    str_at(v, "/metadata/uid")
-}
-pub fn generation(v: &Value) -> i64 {
-    i64_at(v, "/metadata/generation").unwrap_or(0)
-}
-pub fn is_terminating(v: &Value) -> bool {
-    v.at("/metadata/deletionTimestamp")
-        .is_some_and(|t| !t.is_null())
-}
-
-/// The `metadata.ownerReferences` entry with `controller: true`: (kind, name, uid).
-pub fn controller_of(v: &Value) -> Option<(&str, &str, &str)> {
-    v.at("/metadata/ownerReferences")?
-        .as_array()?
-        .iter()
-        .find(|r| r.get("controller").and_then(Value::as_bool) == Some(true))
-        .map(|r| (str_at(r, "/kind"), str_at(r, "/name"), str_at(r, "/uid")))
-}
-
-pub fn owner_reference(owner: &Value) -> Value {
-    json!({
-        "apiVersion": str_at(owner, "/apiVersion"),
-        "kind": str_at(owner, "/kind"),
-        "name": name(owner),
-        "uid": uid(owner),
-        "controller": true,
-        "blockOwnerDeletion": true,
-    })
-}
-
-pub fn labels(v: &Value) -> BTreeMap<String, String> {
-    string_map(v.at("/metadata/labels"))
-}
-
-pub fn string_map(v: Option<&Value>) -> BTreeMap<String, String> {
-    v.and_then(Value::as_object)
-        .map(|m| {
-            m.iter()
-                .filter_map(|(k, v)| v.as_str().map(|s| (k.clone(), s.to_owned())))
-                .collect()
-        })
-        .unwrap_or_default()
 }
 
 /// Whether `labels` satisfy a `matchLabels` selector. An empty selector matches nothing here,
@@ -181,194 +121,6 @@ pub fn pod_nonzero_requests(pod: &Value) -> (u64, u64) {
     sum_requests(pod, (DEFAULT_MILLI_CPU_REQUEST, DEFAULT_MEMORY_REQUEST))
 }
 
-// ---- request builders -------------------------------------------------------------------
-
-fn request(principal: &str, verb: Verb, gr: GroupResource, ns: &str, name: &str) -> ApiRequest {
-    ApiRequest {
-        principal: principal.to_owned(),
-        verb,
-        gr,
-        namespace: ns.to_owned(),
-        name: name.to_owned(),
-        subresource: None,
-        body: RequestBody::None,
-        label_selector: None,
-    }
-}
-
-pub fn create(principal: &str, gr: GroupResource, ns: &str, body: Value) -> ApiRequest {
-    let mut r = request(principal, Verb::Create, gr, ns, "");
-    r.body = RequestBody::Object(body);
-    r
-}
-
-pub fn update(principal: &str, gr: GroupResource, body: Value) -> ApiRequest {
-    let mut r = request(principal, Verb::Update, gr, namespace(&body), name(&body));
-    r.body = RequestBody::Object(body);
-    r
-}
-
-pub fn update_status(principal: &str, gr: GroupResource, body: Value) -> ApiRequest {
-    let mut r = update(principal, gr, body);
-    r.subresource = Some(Subresource::Status);
-    r
-}
-
-pub fn patch(principal: &str, gr: GroupResource, ns: &str, name: &str, p: Value) -> ApiRequest {
-    let mut r = request(principal, Verb::Patch, gr, ns, name);
-    r.body = RequestBody::Patch(PatchType::Merge, p);
-    r
-}
-
-pub fn get(principal: &str, gr: GroupResource, ns: &str, name: &str) -> ApiRequest {
-    request(principal, Verb::Get, gr, ns, name)
-}
-
-pub fn delete(principal: &str, gr: GroupResource, ns: &str, name: &str) -> ApiRequest {
-    request(principal, Verb::Delete, gr, ns, name)
-}
-
-// ---- conditions -----------------------------------------------------------------------
-
-/// A condition to set; `status` is `True`, `False` or `Unknown`.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Cond<'a> {
-    pub type_: &'a str,
-    pub status: &'a str,
-    pub reason: &'a str,
-    pub message: &'a str,
-}
-
-fn conditions_mut(status: &mut Value) -> Option<&mut Vec<Value>> {
-    let obj = status.as_object_mut()?;
-    let entry = obj.entry("conditions").or_insert_with(|| json!([]));
-    if !entry.is_array() {
-        *entry = json!([]);
-    }
-    entry.as_array_mut()
-}
-
-pub fn find_condition<'a>(status: &'a Value, type_: &str) -> Option<&'a Value> {
-    status
-        .get("conditions")?
-        .as_array()?
-        .iter()
-        .find(|c| str_at(c, "/type") == type_)
-}
-
-/// apimachinery `meta.SetStatusCondition` on `status.conditions` (metav1.Condition with
-/// observedGeneration): lastTransitionTime only moves when status changes; entries keep their
-/// position. Returns whether anything changed.
-pub fn set_status_condition(
-    status: &mut Value,
-    cond: Cond<'_>,
-    observed_generation: i64,
-    now: SimTime,
-) -> bool {
-    let Some(list) = conditions_mut(status) else {
-        return false;
-    };
-    let now_s = now.rfc3339();
-    if let Some(existing) = list.iter_mut().find(|c| str_at(c, "/type") == cond.type_) {
-        let mut changed = false;
-        let status_differs = str_at(existing, "/status") != cond.status;
-        let mut put = |field: &str, v: Value, changed: &mut bool| {
-            if existing.get(field) != Some(&v) {
-                existing[field] = v;
-                *changed = true;
-            }
-        };
-        if status_differs {
-            put("lastTransitionTime", json!(now_s), &mut changed);
-        }
-        put("status", json!(cond.status), &mut changed);
-        put("reason", json!(cond.reason), &mut changed);
-        put("message", json!(cond.message), &mut changed);
-        put(
-            "observedGeneration",
-            json!(observed_generation),
-            &mut changed,
-        );
-        return changed;
-    }
-    list.push(json!({
-        "type": cond.type_,
-        "status": cond.status,
-        "observedGeneration": observed_generation,
-        "lastTransitionTime": now_s,
-        "reason": cond.reason,
-        "message": cond.message,
-    }));
-    true
-}
-
-pub fn remove_condition(status: &mut Value, type_: &str) -> bool {
-    let Some(list) = status.get_mut("conditions").and_then(Value::as_array_mut) else {
-        return false;
-    };
-    let before = list.len();
-    list.retain(|c| str_at(c, "/type") != type_);
-    before != list.len()
-}
-
-/// The Deployment controller's `SetDeploymentCondition`: same type, status and reason is no
-/// change at all; otherwise the old entry is removed and the new one appended, keeping
-/// lastTransitionTime when the status is unchanged.
-pub fn set_deployment_condition(status: &mut Value, cond: Cond<'_>, now: SimTime) {
-    let Some(list) = conditions_mut(status) else {
-        return;
-    };
-    let now_s = now.rfc3339();
-    let mut transition = now_s.clone();
-    if let Some(pos) = list.iter().position(|c| str_at(c, "/type") == cond.type_) {
-        let old = &list[pos];
-        if str_at(old, "/status") == cond.status && str_at(old, "/reason") == cond.reason {
-            return;
-        }
-        if str_at(old, "/status") == cond.status {
-            transition = str_at(old, "/lastTransitionTime").to_owned();
-        }
-        list.remove(pos);
-    }
-    list.push(json!({
-        "type": cond.type_,
-        "status": cond.status,
-        "lastUpdateTime": now_s,
-        "lastTransitionTime": transition,
-        "reason": cond.reason,
-        "message": cond.message,
-    }));
-}
-
-/// Pod-style condition (no observedGeneration, lastProbeTime null), kubelet semantics:
-/// lastTransitionTime moves only when status changes.
-pub fn set_pod_condition(status: &mut Value, cond: Cond<'_>, now: SimTime) {
-    let Some(list) = conditions_mut(status) else {
-        return;
-    };
-    let now_s = now.rfc3339();
-    let mut entry = json!({
-        "type": cond.type_,
-        "status": cond.status,
-        "lastProbeTime": null,
-        "lastTransitionTime": now_s,
-    });
-    if !cond.reason.is_empty() {
-        entry["reason"] = json!(cond.reason);
-    }
-    if !cond.message.is_empty() {
-        entry["message"] = json!(cond.message);
-    }
-    if let Some(existing) = list.iter_mut().find(|c| str_at(c, "/type") == cond.type_) {
-        if str_at(existing, "/status") == cond.status {
-            entry["lastTransitionTime"] = existing["lastTransitionTime"].clone();
-        }
-        *existing = entry;
-    } else {
-        list.push(entry);
-    }
-}
-
 /// FNV-1a, 32 bits: the hash family kube uses for pod-template-hash.
 pub fn fnv32a(bytes: &[u8]) -> u32 {
     let mut h: u32 = 0x811c_9dc5;
@@ -391,6 +143,7 @@ pub fn safe_encode(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn quantities_parse_like_kube() {
@@ -399,70 +152,6 @@ mod tests {
         assert_eq!(cpu_millis(&json!(0.25)), 250);
         assert_eq!(memory_bytes(&json!("128Mi")), 128 << 20);
         assert_eq!(memory_bytes(&json!("1G")), 1_000_000_000);
-    }
-
-    #[test]
-    fn set_status_condition_keeps_transition_time_when_status_is_unchanged() {
-        let mut status = json!({});
-        let c = |s| Cond {
-            type_: "Ready",
-            status: s,
-            reason: "R",
-            message: "",
-        };
-        assert!(set_status_condition(&mut status, c("False"), 1, SimTime(0)));
-        assert!(!set_status_condition(
-            &mut status,
-            c("False"),
-            1,
-            SimTime(5000)
-        ));
-        assert_eq!(
-            str_at(&status, "/conditions/0/lastTransitionTime"),
-            "2025-01-01T00:00:00Z"
-        );
-        assert!(set_status_condition(
-            &mut status,
-            c("True"),
-            2,
-            SimTime(5000)
-        ));
-        assert_eq!(
-            str_at(&status, "/conditions/0/lastTransitionTime"),
-            "2025-01-01T00:00:05Z"
-        );
-    }
-
-    #[test]
-    fn deployment_conditions_are_appended_after_replacement() {
-        let mut status = json!({});
-        let c = |t, r| Cond {
-            type_: t,
-            status: "True",
-            reason: r,
-            message: "",
-        };
-        set_deployment_condition(
-            &mut status,
-            c("Progressing", "NewReplicaSetCreated"),
-            SimTime(0),
-        );
-        set_deployment_condition(
-            &mut status,
-            c("Available", "MinimumReplicasAvailable"),
-            SimTime(0),
-        );
-        set_deployment_condition(
-            &mut status,
-            c("Progressing", "ReplicaSetUpdated"),
-            SimTime(1000),
-        );
-        assert_eq!(str_at(&status, "/conditions/0/type"), "Available");
-        assert_eq!(str_at(&status, "/conditions/1/reason"), "ReplicaSetUpdated");
-        assert_eq!(
-            str_at(&status, "/conditions/1/lastTransitionTime"),
-            "2025-01-01T00:00:00Z"
-        );
     }
 
     #[test]

@@ -21,8 +21,9 @@ use super::report::{
     diff, EventKind, EventRecord, FeedbackLoop, ObjectChange, RequestRecord, StepReport, StopReason,
 };
 use super::ApiServer;
+use crate::api::meta;
 use crate::api::{
-    ApiError, ApiRequest, ApiResult, GroupResource, ObjectKey, StatusReason, WatchEvent,
+    ApiError, ApiRequest, ApiResult, GroupResource, ObjectKey, PatchType, StatusReason, WatchEvent,
     WatchEventType,
 };
 use crate::controllers::declarative::{DeclarativeController, DeclarativeSpec, Step};
@@ -293,7 +294,7 @@ impl Client for Recorder<'_> {
     fn send(&mut self, mut req: ApiRequest) -> ApiResult {
         let name = if req.name.is_empty() {
             match &req.body {
-                crate::api::RequestBody::Object(v) => util::name(v).to_owned(),
+                crate::api::RequestBody::Object(v) => meta::name(v).to_owned(),
                 _ => String::new(),
             }
         } else {
@@ -449,7 +450,7 @@ impl World {
             );
         }
         for (group, plural, version, kind, status) in &crds {
-            world.request_as_setup(util::create(
+            world.request_as_setup(ApiRequest::create(
                 ADMIN,
                 GroupResource::new("apiextensions.k8s.io", "customresourcedefinitions"),
                 "",
@@ -482,7 +483,7 @@ impl World {
         }
         for (role, principal, resources) in grants {
             for (gr, body) in rbac_grant(&role, &principal, &resources) {
-                world.request_as_setup(util::create(ADMIN, gr, "", body));
+                world.request_as_setup(ApiRequest::create(ADMIN, gr, "", body));
             }
         }
         for node in &config.nodes {
@@ -491,7 +492,7 @@ impl World {
                 "metadata": {"name": node.name, "labels": {"kubernetes.io/hostname": node.name}},
                 "spec": {},
             });
-            world.request_as_setup(util::create(ADMIN, util::nodes(), "", obj));
+            world.request_as_setup(ApiRequest::create(ADMIN, util::nodes(), "", obj));
             let resources =
                 json!({"cpu": node.cpu, "memory": node.memory, "pods": node.pods.to_string()});
             let status = json!({"status": {
@@ -504,11 +505,12 @@ impl World {
                     "lastTransitionTime": SimTime::ZERO.rfc3339(),
                 }],
             }});
-            let mut req = util::patch(
+            let mut req = ApiRequest::patch(
                 &crate::api::principals::kubelet(&node.name),
                 util::nodes(),
                 "",
                 &node.name,
+                PatchType::Merge,
                 status,
             );
             req.subresource = Some(crate::api::Subresource::Status);
@@ -959,7 +961,7 @@ impl World {
             .collect();
         slot.informer.replace(watched.iter().copied());
         for (k, v) in watched {
-            let rv = util::str_at(v, "/metadata/resourceVersion")
+            let rv = meta::str_at(v, "/metadata/resourceVersion")
                 .parse()
                 .unwrap_or(0);
             let ev = WatchEvent {
@@ -1176,11 +1178,11 @@ impl World {
                 }
             }
             // Feedback loops: generation bumped by controllers with no user write in between.
-            let gen_before = before.as_deref().map(util::generation).unwrap_or(0);
-            let gen_after = after.as_deref().map(util::generation).unwrap_or(0);
+            let gen_before = before.as_deref().map(meta::generation).unwrap_or(0);
+            let gen_after = after.as_deref().map(meta::generation).unwrap_or(0);
             // Objects with a controller owner (ReplicaSets, Pods) have their spec managed by
             // that owner; only spec writes to top-level objects count, within a time window.
-            let owned = after.as_deref().and_then(util::controller_of).is_some();
+            let owned = after.as_deref().and_then(meta::controller_of).is_some();
             if !by_user
                 && !owned
                 && ev.event_type == WatchEventType::Modified
