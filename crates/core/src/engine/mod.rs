@@ -22,11 +22,16 @@
 //! `fault`, `environment`, `engine`) is the timeline lane; requests read
 //! `<verb> <resource>[/status] <namespace>/<name> <code>`.
 
+mod bootstrap;
+mod checks;
+mod delivery;
+mod faults;
 pub mod history;
 pub mod report;
 pub mod script;
 #[cfg(test)]
 mod script_tests;
+mod trace;
 pub mod world;
 
 // The runtime the controllers are built on moved to `crate::runtime`; these old paths stay.
