@@ -6,13 +6,14 @@ use std::sync::Arc;
 
 use serde_json::{json, Value};
 
+use super::owner_key;
 use super::util::{configmaps, databases, deployments};
-use super::{owner_key, Ctx, ReconcileAction, ReconcileError, Reconciler};
 use crate::api::meta::{self, str_at, JsonPointer};
 use crate::api::{ApiRequest, GroupResource, ObjectKey, PatchType, StatusReason, WatchEvent};
 use crate::conditions::{self, Cond};
 use crate::runtime::client;
 use crate::runtime::Informer;
+use crate::runtime::{Ctx, ReconcileAction, ReconcileError, Reconciler};
 
 #[derive(Clone, Debug, Default)]
 pub struct DatabaseController {}

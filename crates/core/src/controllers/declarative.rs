@@ -9,13 +9,13 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
-use super::{Ctx, ReconcileAction, ReconcileError, Reconciler};
 use crate::api::meta;
 use crate::api::{ApiRequest, GroupResource, ObjectKey, StatusReason, WatchEvent};
 use crate::conditions::{self, Cond};
 use crate::runtime::client;
 use crate::runtime::health::{self, Health};
 use crate::runtime::Informer;
+use crate::runtime::{Ctx, ReconcileAction, ReconcileError, Reconciler};
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "step", rename_all = "camelCase")]

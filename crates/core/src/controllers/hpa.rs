@@ -49,12 +49,12 @@ use std::sync::Arc;
 use serde_json::{json, Value};
 
 use super::util::{self, deployments, hpas, pods};
-use super::{Ctx, ReconcileAction, ReconcileError, Reconciler};
 use crate::api::meta::{self, str_at, JsonPointer};
 use crate::api::{ApiRequest, GroupResource, ObjectKey, PatchType, WatchEvent, WatchEventType};
 use crate::conditions;
 use crate::runtime::client;
 use crate::runtime::Informer;
+use crate::runtime::{Ctx, ReconcileAction, ReconcileError, Reconciler};
 use crate::time::SimTime;
 
 /// `--horizontal-pod-autoscaler-sync-period`.

@@ -8,10 +8,10 @@ use std::sync::Arc;
 
 use serde_json::{json, Value};
 
-use super::{Ctx, ReconcileAction, ReconcileError, Reconciler};
 use crate::api::meta;
 use crate::api::{ApiRequest, GroupResource, ObjectKey, PatchType, WatchEvent};
 use crate::runtime::Informer;
+use crate::runtime::{Ctx, ReconcileAction, ReconcileError, Reconciler};
 
 #[derive(Clone, Debug)]
 pub struct NaiveController {

@@ -10,13 +10,14 @@ use rand::Rng;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
+use super::owner_key;
 use super::util::{self, pods, replicasets};
-use super::{owner_key, Ctx, ReconcileAction, ReconcileError, Reconciler};
 use crate::api::meta::{self, str_at, JsonPointer};
 use crate::api::{ApiRequest, GroupResource, ObjectKey, StatusReason, WatchEvent, WatchEventType};
 use crate::conditions;
 use crate::runtime::client;
 use crate::runtime::informer::{pod_is_active, pod_is_ready, Informer};
+use crate::runtime::{Ctx, ReconcileAction, ReconcileError, Reconciler};
 use crate::time::SimTime;
 
 /// `burstReplicas`: at most this many creations or deletions per sync.

@@ -21,12 +21,12 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::util::{self, nodes, pods};
-use super::{Ctx, ReconcileAction, ReconcileError, Reconciler};
 use crate::api::meta::{self, str_at, JsonPointer};
 use crate::api::{ApiRequest, GroupResource, ObjectKey, StatusReason, WatchEvent, WatchEventType};
 use crate::conditions::{self, Cond};
 use crate::runtime::client;
 use crate::runtime::informer::{pod_is_active, Informer};
+use crate::runtime::{Ctx, ReconcileAction, ReconcileError, Reconciler};
 
 /// Retry interval for unschedulable pods (kube's podMaxBackoffDuration is 10 s).
 pub const UNSCHEDULABLE_RETRY_MS: u64 = 10_000;

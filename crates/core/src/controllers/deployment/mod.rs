@@ -28,11 +28,12 @@ use serde_json::{json, Map, Value};
 
 use crate::api::meta::{self, str_at, JsonPointer};
 use crate::api::{GroupResource, ObjectKey, WatchEvent};
+use crate::controllers::owner_key;
 use crate::controllers::util::{deployments, pods, replicasets};
-use crate::controllers::Reconciler;
-use crate::controllers::{owner_key, Ctx, ReconcileAction, ReconcileError};
 use crate::runtime::client;
 use crate::runtime::Informer;
+use crate::runtime::Reconciler;
+use crate::runtime::{Ctx, ReconcileAction, ReconcileError};
 
 use deployment_util::{by_creation, num, rs_spec};
 use recreate::recreate_without_pods;

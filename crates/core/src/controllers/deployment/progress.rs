@@ -7,7 +7,7 @@ use super::deployment_util::{has_deadline, num};
 use super::Sync;
 use crate::api::meta::{self, str_at};
 use crate::conditions::{self, Cond};
-use crate::controllers::{ReconcileAction, ReconcileError};
+use crate::runtime::{ReconcileAction, ReconcileError};
 
 impl Sync<'_, '_> {
     /// `syncRolloutStatus`: status plus the Progressing condition; requeues a stuck rollout.

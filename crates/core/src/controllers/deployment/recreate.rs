@@ -7,9 +7,10 @@ use super::deployment_util::{rs_spec, rs_status};
 use super::Sync;
 use crate::api::meta::{self, str_at};
 use crate::api::{ObjectKey, WatchEvent, WatchEventType};
+use crate::controllers::owner_key;
 use crate::controllers::util::{deployments, replicasets};
-use crate::controllers::{owner_key, ReconcileAction, ReconcileError};
 use crate::runtime::Informer;
+use crate::runtime::{ReconcileAction, ReconcileError};
 
 impl Sync<'_, '_> {
     pub(super) fn rollout_recreate(

@@ -5,7 +5,7 @@ use serde_json::Value;
 
 use super::deployment_util::{by_creation, new_rs_new_replicas, rs_spec, rs_status};
 use super::Sync;
-use crate::controllers::{ReconcileAction, ReconcileError};
+use crate::runtime::{ReconcileAction, ReconcileError};
 
 impl Sync<'_, '_> {
     pub(super) fn rollout_rolling(

@@ -14,7 +14,7 @@ use crate::api::meta::{self, str_at, JsonPointer};
 use crate::api::{ApiRequest, ObjectKey, StatusReason};
 use crate::conditions::{self, Cond};
 use crate::controllers::util::replicasets;
-use crate::controllers::{ReconcileAction, ReconcileError};
+use crate::runtime::{ReconcileAction, ReconcileError};
 
 impl Sync<'_, '_> {
     /// `scaleReplicaSet`: returns whether the size changed.

@@ -6,7 +6,7 @@ use rand::Rng;
 use serde_json::Value;
 
 use crate::api::meta::{str_at, JsonPointer};
-use crate::controllers::{Ctx, ImageBehaviour};
+use crate::runtime::{Ctx, ImageBehaviour};
 use crate::time::SimTime;
 
 use super::{

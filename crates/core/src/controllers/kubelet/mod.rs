@@ -35,8 +35,8 @@ use crate::api::{
     WatchEvent, WatchEventType,
 };
 use crate::controllers::util::pods;
-use crate::controllers::{Ctx, ReconcileAction, ReconcileError, Reconciler};
 use crate::runtime::Informer;
+use crate::runtime::{Ctx, ReconcileAction, ReconcileError, Reconciler};
 use crate::time::SimTime;
 
 /// kubelet's initial image-pull and container-restart back-off.

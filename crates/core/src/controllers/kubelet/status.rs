@@ -9,7 +9,7 @@ use crate::api::meta::{self, str_at};
 use crate::api::{ApiRequest, ObjectKey, StatusReason};
 use crate::conditions::{self, Cond};
 use crate::controllers::util::pods;
-use crate::controllers::{Ctx, ReconcileAction, ReconcileError, Reconciler};
+use crate::runtime::{Ctx, ReconcileAction, ReconcileError, Reconciler};
 use crate::time::SimTime;
 
 use super::container_runtime::{containers, PodRuntime, Stage};
