@@ -5,6 +5,7 @@
 
 use std::hint::black_box;
 
+use converge_core::api::ApiRequest;
 use converge_core::controllers::util::deployments;
 use converge_core::engine::script::{deployment, patch_as};
 use converge_core::engine::{ClusterConfig, Input, NodeSpec, StopReason, World};
@@ -34,7 +35,7 @@ fn cluster(nodes: usize) -> ClusterConfig {
 
 fn create(world: &mut World, name: &str, replicas: i64) {
     let d = deployment("default", name, replicas, "nginx:1.25");
-    let req = converge_core::controllers::util::create("alice", deployments(), "default", d);
+    let req = ApiRequest::create("alice", deployments(), "default", d);
     world.apply(Input::Request { request: req });
 }
 

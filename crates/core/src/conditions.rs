@@ -1,24 +1,24 @@
-//! metav1.Condition helpers with apimachinery's `SetStatusCondition` semantics.
+//! Status conditions, the one place controllers read and write them: apimachinery's
+//! `meta` condition helpers and the per-controller setters kube's controllers really use.
 //!
-//! Stored objects hold their conditions as JSON (`status.conditions: [..]`), so the helpers work
-//! on `Vec<serde_json::Value>` directly and keep every field they do not manage (for example a
-//! Deployment condition's `lastUpdateTime`) and every entry's position. [`Condition`] is the typed
-//! form a controller builds and passes in.
+//! Stored objects hold their conditions as JSON (`status.conditions: [..]`), so everything here
+//! works on `serde_json::Value` and keeps every field it does not manage and every entry's
+//! position (except where a kube setter itself reorders, as `SetDeploymentCondition` does).
 //!
-//! Semantics follow `k8s.io/apimachinery/pkg/api/meta/conditions.go`:
-//! - [`set_status_condition`] appends a missing type; for a present type it moves
-//!   `lastTransitionTime` only when `status` changes, and overwrites reason, message and
-//!   observedGeneration. It returns whether anything changed.
-//! - [`remove_status_condition`] drops every entry of a type.
-//! - [`find_status_condition`] and the `is_status_condition_*` predicates look only at the first
-//!   entry of a type; an absent type is neither true nor false.
+//! - Readers, as `k8s.io/apimachinery/pkg/api/meta/conditions.go`: [`find_status_condition`]
+//!   and [`is_status_condition_true`] look only at the first entry of a type; an absent type is
+//!   neither true nor false. [`find_condition`] and [`remove_condition`] are the same on a
+//!   `status` object.
+//! - Setters, one per semantics kube has: [`set_status_condition`] (metav1.Condition,
+//!   `meta.SetStatusCondition`), [`set_deployment_condition`] (`deploymentutil`),
+//!   [`set_pod_condition`] (the kubelet's and scheduler's pod conditions) and
+//!   [`set_hpa_condition`] (the autoscaler's `setConditionInList`).
 //!
 //! Time is simulated: "now" is a [`SimTime`] argument, never the OS clock.
 
-use std::fmt;
+use serde_json::{json, Value};
 
-use serde_json::{Map, Value};
-
+use crate::api::meta::str_at;
 use crate::time::SimTime;
 
 /// `True`, `False` or `Unknown`, case-sensitive as the API requires.
@@ -38,100 +38,6 @@ impl ConditionStatus {
             ConditionStatus::Unknown => "Unknown",
         }
     }
-
-    /// Parses the wire form; anything else (including `"true"`) is `None`.
-    pub fn parse(s: &str) -> Option<Self> {
-        match s {
-            "True" => Some(ConditionStatus::True),
-            "False" => Some(ConditionStatus::False),
-            "Unknown" => Some(ConditionStatus::Unknown),
-            _ => None,
-        }
-    }
-}
-
-impl fmt::Display for ConditionStatus {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-/// A typed metav1.Condition.
-///
-/// `last_transition_time: None` plays the role of Go's zero time: [`set_status_condition`]
-/// replaces it with "now" when the condition is added or its status changes.
-/// `observed_generation: None` is Go's omitted zero; it compares equal to `Some(0)`.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Condition {
-    pub type_: String,
-    pub status: ConditionStatus,
-    pub reason: String,
-    pub message: String,
-    pub observed_generation: Option<i64>,
-    pub last_transition_time: Option<SimTime>,
-}
-
-impl Condition {
-    /// A condition with the given type, status and reason, empty message, no observedGeneration
-    /// and a transition time to be filled in by [`set_status_condition`].
-    pub fn new(type_: &str, status: ConditionStatus, reason: &str, message: &str) -> Self {
-        Condition {
-            type_: type_.to_string(),
-            status,
-            reason: reason.to_string(),
-            message: message.to_string(),
-            observed_generation: None,
-            last_transition_time: None,
-        }
-    }
-
-    /// Sets `observedGeneration` (builder style).
-    pub fn with_observed_generation(mut self, generation: i64) -> Self {
-        self.observed_generation = Some(generation);
-        self
-    }
-
-    /// The JSON form, with metav1.Condition's field order:
-    /// `type, status, observedGeneration, lastTransitionTime, reason, message`.
-    /// `observedGeneration` is omitted when `None`, `lastTransitionTime` when `None`.
-    pub fn to_value(&self) -> Value {
-        let mut m = Map::new();
-        m.insert("type".into(), Value::String(self.type_.clone()));
-        m.insert("status".into(), Value::String(self.status.as_str().into()));
-        if let Some(g) = self.observed_generation {
-            m.insert("observedGeneration".into(), Value::from(g));
-        }
-        if let Some(t) = self.last_transition_time {
-            m.insert("lastTransitionTime".into(), Value::String(t.rfc3339()));
-        }
-        m.insert("reason".into(), Value::String(self.reason.clone()));
-        m.insert("message".into(), Value::String(self.message.clone()));
-        Value::Object(m)
-    }
-
-    /// Reads a condition from its JSON form. Needs a string `type` and a valid `status`;
-    /// a missing reason or message reads as empty, an unparseable time as `None`.
-    pub fn from_value(v: &Value) -> Option<Condition> {
-        let type_ = v.get("type")?.as_str()?.to_string();
-        let status = ConditionStatus::parse(v.get("status")?.as_str()?)?;
-        let text = |k: &str| {
-            v.get(k)
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_string()
-        };
-        Some(Condition {
-            type_,
-            status,
-            reason: text("reason"),
-            message: text("message"),
-            observed_generation: v.get("observedGeneration").and_then(Value::as_i64),
-            last_transition_time: v
-                .get("lastTransitionTime")
-                .and_then(Value::as_str)
-                .and_then(SimTime::parse_rfc3339),
-        })
-    }
 }
 
 fn type_of(entry: &Value) -> Option<&str> {
@@ -140,57 +46,6 @@ fn type_of(entry: &Value) -> Option<&str> {
 
 fn status_of(entry: &Value) -> Option<&str> {
     entry.get("status").and_then(Value::as_str)
-}
-
-/// Adds or updates the condition of `new.type_` in `conditions`; returns whether anything changed.
-///
-/// - Absent type: `new` is appended, with `lastTransitionTime = now` if it had none.
-/// - Present, different status: status is overwritten and `lastTransitionTime` becomes
-///   `new.last_transition_time`, or `now` if that is `None`.
-/// - Present, same status: `lastTransitionTime` is kept, whatever `new` carries.
-/// - reason, message and observedGeneration are overwritten when they differ.
-///
-/// The entry keeps its position and any other fields it has.
-pub fn set_status_condition(conditions: &mut Vec<Value>, new: Condition, now: SimTime) -> bool {
-    let Some(existing) = conditions
-        .iter_mut()
-        .find(|c| type_of(c) == Some(new.type_.as_str()) && c.is_object())
-    else {
-        let mut new = new;
-        new.last_transition_time.get_or_insert(now);
-        conditions.push(new.to_value());
-        return true;
-    };
-    let Some(entry) = existing.as_object_mut() else {
-        return false; // unreachable: the finder only matches objects
-    };
-    let mut changed = false;
-    if entry.get("status").and_then(Value::as_str) != Some(new.status.as_str()) {
-        entry.insert("status".into(), Value::String(new.status.as_str().into()));
-        let at = new.last_transition_time.unwrap_or(now);
-        entry.insert("lastTransitionTime".into(), Value::String(at.rfc3339()));
-        changed = true;
-    }
-    for (key, value) in [("reason", &new.reason), ("message", &new.message)] {
-        let current = entry.get(key).and_then(Value::as_str).unwrap_or_default();
-        if current != value {
-            entry.insert(key.into(), Value::String(value.clone()));
-            changed = true;
-        }
-    }
-    let current_gen = entry
-        .get("observedGeneration")
-        .and_then(Value::as_i64)
-        .unwrap_or(0);
-    let new_gen = new.observed_generation.unwrap_or(0);
-    if current_gen != new_gen {
-        match new.observed_generation {
-            Some(g) => entry.insert("observedGeneration".into(), Value::from(g)),
-            None => entry.remove("observedGeneration"),
-        };
-        changed = true;
-    }
-    changed
 }
 
 /// Removes every condition of `type_`; returns whether any was removed.
@@ -229,157 +84,185 @@ pub fn status_conditions(obj: &Value) -> Option<&Vec<Value>> {
     obj.get("status")?.get("conditions")?.as_array()
 }
 
-/// The object's `status.conditions` array for writing, created (with `status`) when absent.
-/// Returns `None` when `obj`, `status` or `status.conditions` has the wrong JSON type.
-pub fn status_conditions_mut(obj: &mut Value) -> Option<&mut Vec<Value>> {
-    let status = obj
-        .as_object_mut()?
-        .entry("status")
-        .or_insert_with(|| Value::Object(Map::new()));
-    if status.is_null() {
-        *status = Value::Object(Map::new());
-    }
-    let conditions = status
-        .as_object_mut()?
-        .entry("conditions")
-        .or_insert_with(|| Value::Array(Vec::new()));
-    if conditions.is_null() {
-        *conditions = Value::Array(Vec::new());
-    }
-    conditions.as_array_mut()
+/// [`find_status_condition`] on a `status` object's `conditions`.
+pub fn find_condition<'a>(status: &'a Value, type_: &str) -> Option<&'a Value> {
+    find_status_condition(status.get("conditions")?.as_array()?, type_)
 }
 
-/// [`set_status_condition`] on an object's `status.conditions`, created when absent.
-/// Returns false, changing nothing, when `status` or `status.conditions` has the wrong JSON type.
-pub fn set_object_condition(obj: &mut Value, new: Condition, now: SimTime) -> bool {
-    match status_conditions_mut(obj) {
-        Some(conditions) => set_status_condition(conditions, new, now),
-        None => false,
+/// [`remove_status_condition`] on a `status` object's `conditions`.
+pub fn remove_condition(status: &mut Value, type_: &str) -> bool {
+    status
+        .get_mut("conditions")
+        .and_then(Value::as_array_mut)
+        .is_some_and(|list| remove_status_condition(list, type_))
+}
+
+/// A condition to set; `status` is `True`, `False` or `Unknown`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Cond<'a> {
+    pub type_: &'a str,
+    pub status: &'a str,
+    pub reason: &'a str,
+    pub message: &'a str,
+}
+
+fn conditions_mut(status: &mut Value) -> Option<&mut Vec<Value>> {
+    let obj = status.as_object_mut()?;
+    let entry = obj.entry("conditions").or_insert_with(|| json!([]));
+    if !entry.is_array() {
+        *entry = json!([]);
     }
+    entry.as_array_mut()
+}
+
+/// apimachinery `meta.SetStatusCondition` [apimachinery pkg/api/meta/conditions.go] on
+/// `status.conditions` (metav1.Condition with observedGeneration), for custom resources:
+/// lastTransitionTime only moves when status changes; entries keep their position. Returns
+/// whether anything changed.
+///
+/// Fields are compared as JSON, not as Go's typed struct, so an entry another client wrote
+/// without a reason or message (Go's zero value) gains the field; the traces depend on it.
+pub fn set_status_condition(
+    status: &mut Value,
+    cond: Cond<'_>,
+    observed_generation: i64,
+    now: SimTime,
+) -> bool {
+    let Some(list) = conditions_mut(status) else {
+        return false;
+    };
+    let now_s = now.rfc3339();
+    if let Some(existing) = list.iter_mut().find(|c| str_at(c, "/type") == cond.type_) {
+        let mut changed = false;
+        let status_differs = str_at(existing, "/status") != cond.status;
+        let mut put = |field: &str, v: Value, changed: &mut bool| {
+            if existing.get(field) != Some(&v) {
+                existing[field] = v;
+                *changed = true;
+            }
+        };
+        if status_differs {
+            put("lastTransitionTime", json!(now_s), &mut changed);
+        }
+        put("status", json!(cond.status), &mut changed);
+        put("reason", json!(cond.reason), &mut changed);
+        put("message", json!(cond.message), &mut changed);
+        put(
+            "observedGeneration",
+            json!(observed_generation),
+            &mut changed,
+        );
+        return changed;
+    }
+    list.push(json!({
+        "type": cond.type_,
+        "status": cond.status,
+        "observedGeneration": observed_generation,
+        "lastTransitionTime": now_s,
+        "reason": cond.reason,
+        "message": cond.message,
+    }));
+    true
+}
+
+/// The Deployment controller's `SetDeploymentCondition` [pkg/controller/deployment/util
+/// deployment_util.go]: same type, status and reason is no change at all; otherwise the old
+/// entry is removed and the new one appended with lastUpdateTime now, keeping
+/// lastTransitionTime when the status is unchanged.
+pub fn set_deployment_condition(status: &mut Value, cond: Cond<'_>, now: SimTime) {
+    let Some(list) = conditions_mut(status) else {
+        return;
+    };
+    let now_s = now.rfc3339();
+    let mut transition = now_s.clone();
+    if let Some(pos) = list.iter().position(|c| str_at(c, "/type") == cond.type_) {
+        let old = &list[pos];
+        if str_at(old, "/status") == cond.status && str_at(old, "/reason") == cond.reason {
+            return;
+        }
+        if str_at(old, "/status") == cond.status {
+            transition = str_at(old, "/lastTransitionTime").to_owned();
+        }
+        list.remove(pos);
+    }
+    list.push(json!({
+        "type": cond.type_,
+        "status": cond.status,
+        "lastUpdateTime": now_s,
+        "lastTransitionTime": transition,
+        "reason": cond.reason,
+        "message": cond.message,
+    }));
+}
+
+/// A pod condition (no observedGeneration, lastProbeTime null), as the kubelet's status
+/// manager (`updateLastTransitionTime`, pkg/kubelet/status/status_manager.go) and the
+/// scheduler (`podutil.UpdatePodCondition`, pkg/api/v1/pod/util.go) write them: the entry is
+/// replaced in place and lastTransitionTime moves only when status changes; an empty reason or
+/// message is omitted.
+pub fn set_pod_condition(status: &mut Value, cond: Cond<'_>, now: SimTime) {
+    let Some(list) = conditions_mut(status) else {
+        return;
+    };
+    let now_s = now.rfc3339();
+    let mut entry = json!({
+        "type": cond.type_,
+        "status": cond.status,
+        "lastProbeTime": null,
+        "lastTransitionTime": now_s,
+    });
+    if !cond.reason.is_empty() {
+        entry["reason"] = json!(cond.reason);
+    }
+    if !cond.message.is_empty() {
+        entry["message"] = json!(cond.message);
+    }
+    if let Some(existing) = list.iter_mut().find(|c| str_at(c, "/type") == cond.type_) {
+        if str_at(existing, "/status") == cond.status {
+            entry["lastTransitionTime"] = existing["lastTransitionTime"].clone();
+        }
+        *existing = entry;
+    } else {
+        list.push(entry);
+    }
+}
+
+/// The autoscaler's conditions, kube's `setConditionInList` [pkg/controller/podautoscaler
+/// horizontal.go]: updated in place (the transition time moves only when the status changes),
+/// or appended; reason and message are always overwritten.
+pub fn set_hpa_condition(
+    status: &mut Value,
+    type_: &str,
+    s: &str,
+    reason: &str,
+    message: &str,
+    now: SimTime,
+) {
+    if !status.get("conditions").is_some_and(Value::is_array) {
+        status["conditions"] = json!([]);
+    }
+    let Some(list) = status.get_mut("conditions").and_then(Value::as_array_mut) else {
+        return;
+    };
+    let pos = match list.iter().position(|c| str_at(c, "/type") == type_) {
+        Some(i) => i,
+        None => {
+            list.push(json!({"type": type_, "status": "", "lastTransitionTime": now.rfc3339()}));
+            list.len() - 1
+        }
+    };
+    let c = &mut list[pos];
+    if str_at(c, "/status") != s {
+        c["lastTransitionTime"] = json!(now.rfc3339());
+    }
+    c["status"] = json!(s);
+    c["reason"] = json!(reason);
+    c["message"] = json!(message);
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
-
-    const T0: SimTime = SimTime(0);
-    const T5: SimTime = SimTime(5_000);
-    const T9: SimTime = SimTime(9_000);
-
-    fn ready(status: ConditionStatus, reason: &str) -> Condition {
-        Condition::new("Ready", status, reason, "")
-    }
-
-    #[test]
-    fn adding_a_missing_type_appends_it_stamped_with_now() {
-        let mut conds = vec![json!({"type": "Available", "status": "True"})];
-        assert!(set_status_condition(
-            &mut conds,
-            ready(ConditionStatus::False, "Starting"),
-            T5
-        ));
-        assert_eq!(conds.len(), 2);
-        assert_eq!(
-            conds[1],
-            json!({"type": "Ready", "status": "False", "lastTransitionTime": "2025-01-01T00:00:05Z",
-                   "reason": "Starting", "message": ""})
-        );
-    }
-
-    #[test]
-    fn adding_keeps_a_supplied_transition_time() {
-        let mut conds = vec![];
-        let mut c = ready(ConditionStatus::True, "Up");
-        c.last_transition_time = Some(T9);
-        set_status_condition(&mut conds, c, T5);
-        assert_eq!(conds[0]["lastTransitionTime"], "2025-01-01T00:00:09Z");
-    }
-
-    #[test]
-    fn a_status_change_moves_the_transition_time_and_keeps_the_position() {
-        let mut conds = vec![
-            ready(ConditionStatus::False, "Starting").to_value(),
-            json!({"type": "Other", "status": "True"}),
-        ];
-        conds[0]["lastTransitionTime"] = json!(T0.rfc3339());
-        assert!(set_status_condition(
-            &mut conds,
-            ready(ConditionStatus::True, "Up"),
-            T5
-        ));
-        assert_eq!(conds[0]["type"], "Ready");
-        assert_eq!(conds[0]["status"], "True");
-        assert_eq!(conds[0]["reason"], "Up");
-        assert_eq!(conds[0]["lastTransitionTime"], "2025-01-01T00:00:05Z");
-        assert_eq!(conds[1]["type"], "Other");
-    }
-
-    #[test]
-    fn a_status_change_uses_the_supplied_transition_time_when_given() {
-        let mut conds = vec![ready(ConditionStatus::False, "Starting").to_value()];
-        let mut c = ready(ConditionStatus::True, "Up");
-        c.last_transition_time = Some(T9);
-        set_status_condition(&mut conds, c, T5);
-        assert_eq!(conds[0]["lastTransitionTime"], "2025-01-01T00:00:09Z");
-    }
-
-    #[test]
-    fn the_same_status_keeps_the_transition_time_even_if_another_is_supplied() {
-        let mut first = ready(ConditionStatus::True, "Up");
-        first.last_transition_time = Some(T0);
-        let mut conds = vec![first.to_value()];
-        let mut c = ready(ConditionStatus::True, "StillUp");
-        c.last_transition_time = Some(T9);
-        assert!(set_status_condition(&mut conds, c, T5));
-        assert_eq!(conds[0]["lastTransitionTime"], "2025-01-01T00:00:00Z");
-        assert_eq!(conds[0]["reason"], "StillUp");
-    }
-
-    #[test]
-    fn an_identical_condition_is_no_change() {
-        let mut first = ready(ConditionStatus::True, "Up").with_observed_generation(3);
-        first.last_transition_time = Some(T0);
-        let mut conds = vec![first.to_value()];
-        let before = conds.clone();
-        let again = ready(ConditionStatus::True, "Up").with_observed_generation(3);
-        assert!(!set_status_condition(&mut conds, again, T5));
-        assert_eq!(conds, before);
-    }
-
-    #[test]
-    fn message_and_observed_generation_changes_count_as_changes() {
-        let mut conds = vec![ready(ConditionStatus::True, "Up").to_value()];
-        let mut c = ready(ConditionStatus::True, "Up");
-        c.message = "all good".into();
-        assert!(set_status_condition(&mut conds, c.clone(), T5));
-        assert_eq!(conds[0]["message"], "all good");
-        assert!(set_status_condition(
-            &mut conds,
-            c.clone().with_observed_generation(2),
-            T5
-        ));
-        assert_eq!(conds[0]["observedGeneration"], 2);
-        assert!(set_status_condition(&mut conds, c, T5));
-        assert!(conds[0].get("observedGeneration").is_none());
-    }
-
-    #[test]
-    fn observed_generation_zero_equals_absent() {
-        let mut conds = vec![ready(ConditionStatus::True, "Up").to_value()];
-        let c = ready(ConditionStatus::True, "Up").with_observed_generation(0);
-        assert!(!set_status_condition(&mut conds, c, T5));
-    }
-
-    #[test]
-    fn unmanaged_fields_survive_an_update() {
-        let mut conds = vec![json!({"type": "Progressing", "status": "True",
-            "lastUpdateTime": "2025-01-01T00:00:00Z", "reason": "A", "message": "m"})];
-        let c = Condition::new("Progressing", ConditionStatus::True, "B", "m");
-        assert!(set_status_condition(&mut conds, c, T5));
-        assert_eq!(conds[0]["lastUpdateTime"], "2025-01-01T00:00:00Z");
-        assert_eq!(conds[0]["reason"], "B");
-    }
 
     #[test]
     fn remove_drops_every_entry_of_the_type() {
@@ -420,48 +303,66 @@ mod tests {
     }
 
     #[test]
-    fn typed_conditions_round_trip_through_json() {
-        let mut c = Condition::new("Ready", ConditionStatus::Unknown, "Checking", "wait")
-            .with_observed_generation(7);
-        c.last_transition_time = Some(T9);
-        let v = c.to_value();
+    fn set_status_condition_keeps_transition_time_when_status_is_unchanged() {
+        let mut status = json!({});
+        let c = |s| Cond {
+            type_: "Ready",
+            status: s,
+            reason: "R",
+            message: "",
+        };
+        assert!(set_status_condition(&mut status, c("False"), 1, SimTime(0)));
+        assert!(!set_status_condition(
+            &mut status,
+            c("False"),
+            1,
+            SimTime(5000)
+        ));
         assert_eq!(
-            serde_json::to_string(&v).unwrap(),
-            r#"{"type":"Ready","status":"Unknown","observedGeneration":7,"lastTransitionTime":"2025-01-01T00:00:09Z","reason":"Checking","message":"wait"}"#
+            str_at(&status, "/conditions/0/lastTransitionTime"),
+            "2025-01-01T00:00:00Z"
         );
-        assert_eq!(Condition::from_value(&v), Some(c));
+        assert!(set_status_condition(
+            &mut status,
+            c("True"),
+            2,
+            SimTime(5000)
+        ));
         assert_eq!(
-            Condition::from_value(&json!({"type": "Ready", "status": "true"})),
-            None
+            str_at(&status, "/conditions/0/lastTransitionTime"),
+            "2025-01-01T00:00:05Z"
         );
     }
 
     #[test]
-    fn set_object_condition_writes_into_status_conditions() {
-        let mut obj = json!({"kind": "Widget", "status": {"phase": "x"}});
-        assert!(set_object_condition(
-            &mut obj,
-            ready(ConditionStatus::True, "Up"),
-            T5
-        ));
-        assert_eq!(obj["status"]["conditions"][0]["reason"], "Up");
-        assert_eq!(obj["status"]["phase"], "x");
-        let mut bad = json!({"status": {"conditions": 3}});
-        assert!(!set_object_condition(
-            &mut bad,
-            ready(ConditionStatus::True, "Up"),
-            T5
-        ));
-        assert_eq!(bad, json!({"status": {"conditions": 3}}));
-    }
-
-    #[test]
-    fn status_conditions_mut_creates_the_array_when_absent() {
-        let mut obj = json!({"kind": "Widget"});
-        let conds = status_conditions_mut(&mut obj).unwrap();
-        set_status_condition(conds, ready(ConditionStatus::True, "Up"), T0);
-        assert_eq!(status_conditions(&obj).map(Vec::len), Some(1));
-        let mut bad = json!({"status": "oops"});
-        assert!(status_conditions_mut(&mut bad).is_none());
+    fn deployment_conditions_are_appended_after_replacement() {
+        let mut status = json!({});
+        let c = |t, r| Cond {
+            type_: t,
+            status: "True",
+            reason: r,
+            message: "",
+        };
+        set_deployment_condition(
+            &mut status,
+            c("Progressing", "NewReplicaSetCreated"),
+            SimTime(0),
+        );
+        set_deployment_condition(
+            &mut status,
+            c("Available", "MinimumReplicasAvailable"),
+            SimTime(0),
+        );
+        set_deployment_condition(
+            &mut status,
+            c("Progressing", "ReplicaSetUpdated"),
+            SimTime(1000),
+        );
+        assert_eq!(str_at(&status, "/conditions/0/type"), "Available");
+        assert_eq!(str_at(&status, "/conditions/1/reason"), "ReplicaSetUpdated");
+        assert_eq!(
+            str_at(&status, "/conditions/1/lastTransitionTime"),
+            "2025-01-01T00:00:00Z"
+        );
     }
 }

@@ -11,6 +11,7 @@ pub mod kstatus;
 pub mod parse;
 pub mod rest;
 pub mod rollout;
+pub mod runtime;
 pub mod scenario;
 #[doc(hidden)]
 pub mod testkit;

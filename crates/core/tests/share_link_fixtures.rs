@@ -489,7 +489,7 @@ fn damaged_saves() -> Vec<(&'static str, String)> {
         ),
         (
             "unknown patch type",
-            faults.replacen("\"Patch\":[\"merge\"", "\"Patch\":[\"strategic\"", 1),
+            faults.replacen("\"Patch\":[\"merge\"", "\"Patch\":[\"apply\"", 1),
         ),
         (
             "fault is a number",

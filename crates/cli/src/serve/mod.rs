@@ -157,6 +157,10 @@ fn header<'a>(req: &'a Request<Incoming>, name: &str) -> &'a str {
         .unwrap_or("")
 }
 
+#[allow(
+    clippy::result_large_err,
+    reason = "ApiError mirrors metav1.Status; once per request"
+)]
 /// Who sent the request: the token's user, or (with `--anonymous`) `system:anonymous`; then
 /// impersonation, which the real user needs `impersonate` on `users` for
 /// [apiserver pkg/endpoints/filters/impersonation.go `WithImpersonation`].

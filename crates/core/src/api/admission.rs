@@ -7,10 +7,10 @@ use serde_json::{json, Value};
 
 use super::meta::JsonPointer;
 
-use super::create::name_suffix;
 use super::errors::{forbidden, not_found};
 use super::kinds::{KindRules, ResourceInfo};
 use super::meta::{is_deleting, meta_str};
+use super::names::{fnv32a, name_suffix};
 use super::server::ApiServer;
 use super::types::{ApiError, GroupResource, ObjectKey, Subresource};
 
@@ -140,9 +140,7 @@ impl ApiServer {
         };
         let volume = format!(
             "kube-api-access-{}",
-            name_suffix(u64::from(crate::controllers::util::fnv32a(
-                format!("{ns}/{name}").as_bytes()
-            )))
+            name_suffix(u64::from(fnv32a(format!("{ns}/{name}").as_bytes())))
         );
         let volumes = spec.entry("volumes").or_insert_with(|| json!([]));
         if let Some(list) = volumes.as_array_mut() {

@@ -8,6 +8,7 @@ use super::admission::{default_service_account, default_tolerations_and_priority
 use super::errors::{already_exists, bad_request, conflict_with, invalid, not_found};
 use super::kinds::{crd_resource_info, KindRules, ResourceInfo};
 use super::meta::{self, is_deleting, meta_mut, meta_str, owner_uids};
+use super::names::name_suffix;
 use super::rbac::{self, principals};
 use super::server::{status_success, ApiServer};
 use super::strategy;
@@ -27,20 +28,6 @@ pub(super) fn make_uid(n: u64) -> String {
         (n >> 48) as u16 & 0xfff,
         n & 0xffff_ffff_ffff
     )
-}
-
-pub(super) fn name_suffix(n: u64) -> String {
-    const ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
-    let mut x = n
-        .wrapping_mul(0x2545_F491_4F6C_DD1D)
-        .wrapping_add(0x1234_5678);
-    (0..5)
-        .map(|_| {
-            let c = ALPHABET[(x % ALPHABET.len() as u64) as usize] as char;
-            x /= ALPHABET.len() as u64;
-            c
-        })
-        .collect()
 }
 
 impl ApiServer {

@@ -17,7 +17,6 @@ use super::validation::FieldError;
 use crate::api::meta::JsonPointer;
 use crate::time::SimTime;
 
-/// kube's generateName suffix: 5 characters from its consonant-and-digit alphabet.
 /// `BeforeDelete`'s first mark [apiserver pkg/registry/rest/delete.go]: `deletionTimestamp` at
 /// `at`, `deletionGracePeriodSeconds`, and generation + 1 when the object has one.
 pub(super) fn mark_deleting(m: &mut Map<String, Value>, at: SimTime, grace_seconds: i64) {

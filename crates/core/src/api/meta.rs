@@ -199,6 +199,45 @@ pub fn set_or_remove(map: &mut Map<String, Value>, key: &str, v: Option<&Value>)
     }
 }
 
+/// The string at a JSON pointer, empty when absent or not a string: controllers read optional
+/// fields the way Go reads a zero value.
+pub fn str_at<'a>(obj: &'a Value, pointer: &str) -> &'a str {
+    obj.at(pointer).and_then(Value::as_str).unwrap_or_default()
+}
+
+/// The integer at a JSON pointer.
+pub fn i64_at(obj: &Value, pointer: &str) -> Option<i64> {
+    obj.at(pointer).and_then(Value::as_i64)
+}
+
+/// Whether the object is being deleted: `metadata.deletionTimestamp` present and not null
+/// (Go's `DeletionTimestamp != nil`; unlike [`deletion_timestamp`] any non-null value counts).
+pub fn is_terminating(obj: &Value) -> bool {
+    obj.at("/metadata/deletionTimestamp")
+        .is_some_and(|t| !t.is_null())
+}
+
+/// The controller owner reference ([`controller_ref`]) as (kind, name, uid).
+pub fn controller_of(obj: &Value) -> Option<(&str, &str, &str)> {
+    controller_ref(obj).map(|r| (str_at(r, "/kind"), str_at(r, "/name"), str_at(r, "/uid")))
+}
+
+/// A JSON object's string values as an ordered map (non-string values are skipped).
+pub fn string_map(v: Option<&Value>) -> std::collections::BTreeMap<String, String> {
+    v.and_then(Value::as_object)
+        .map(|m| {
+            m.iter()
+                .filter_map(|(k, v)| v.as_str().map(|s| (k.clone(), s.to_owned())))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// `metadata.labels` as an ordered map (empty if absent), for selector matching.
+pub fn label_map(obj: &Value) -> std::collections::BTreeMap<String, String> {
+    string_map(obj.at("/metadata/labels"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -29,8 +29,10 @@ mod gc;
 pub mod kinds;
 mod manifest;
 pub mod meta;
+pub mod names;
 #[cfg(test)]
 mod properties;
+pub mod quantity;
 pub mod rbac;
 pub mod selector;
 mod server;

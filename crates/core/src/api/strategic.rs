@@ -238,7 +238,7 @@ fn merge_list(
 
 /// `$setElementOrder`: elements named in `order` come first, in that order; the rest keep
 /// their relative order after them.
-fn reorder(items: &mut Vec<Value>, order: &[Value], strategy: ListStrategy) {
+fn reorder(items: &mut [Value], order: &[Value], strategy: ListStrategy) {
     let rank = |v: &Value| -> usize {
         order
             .iter()

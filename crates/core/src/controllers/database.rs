@@ -2,15 +2,18 @@
 //! ConfigMap `<name>-config` and a Deployment `<name>-db`, and reports `Ready`, `Reconciling`
 //! and `Stalled` conditions (kstatus' abnormal-true conventions) with observedGeneration.
 
-use crate::api::meta::JsonPointer;
 use std::sync::Arc;
 
 use serde_json::{json, Value};
 
-use super::util::{self, configmaps, databases, deployments, str_at, Cond};
-use super::{owner_key, Ctx, ReconcileAction, ReconcileError, Reconciler};
-use crate::api::{GroupResource, ObjectKey, StatusReason, WatchEvent};
-use crate::engine::informer::Informer;
+use super::owner_key;
+use super::util::{configmaps, databases, deployments};
+use crate::api::meta::{self, str_at, JsonPointer};
+use crate::api::{ApiRequest, GroupResource, ObjectKey, PatchType, StatusReason, WatchEvent};
+use crate::conditions::{self, Cond};
+use crate::runtime::client;
+use crate::runtime::Informer;
+use crate::runtime::{Ctx, ReconcileAction, ReconcileError, Reconciler};
 
 #[derive(Clone, Debug, Default)]
 pub struct DatabaseController {}
@@ -22,20 +25,20 @@ impl DatabaseController {
 }
 
 fn desired_deployment(db: &Value) -> Value {
-    let name = util::name(db);
+    let name = meta::name(db);
     let version = db
         .at("/spec/version")
         .and_then(Value::as_str)
         .unwrap_or("16");
-    let replicas = util::i64_at(db, "/spec/replicas").unwrap_or(1);
+    let replicas = meta::i64_at(db, "/spec/replicas").unwrap_or(1);
     json!({
         "apiVersion": "apps/v1",
         "kind": "Deployment",
         "metadata": {
             "name": format!("{name}-db"),
-            "namespace": util::namespace(db),
+            "namespace": meta::namespace(db),
             "labels": {"app.kubernetes.io/name": "database", "app.kubernetes.io/instance": name},
-            "ownerReferences": [util::owner_reference(db)],
+            "ownerReferences": [meta::owner_reference(db, true)],
         },
         "spec": {
             "replicas": replicas,
@@ -90,9 +93,9 @@ impl Reconciler for DatabaseController {
             return Ok(ReconcileAction::AwaitChange);
         };
         let principal = self.principal();
-        let name = util::name(&db).to_owned();
+        let name = meta::name(&db).to_owned();
         let ns = key.namespace.clone();
-        let generation = util::generation(&db);
+        let generation = meta::generation(&db);
         let version = db
             .at("/spec/version")
             .and_then(Value::as_str)
@@ -104,21 +107,22 @@ impl Reconciler for DatabaseController {
             None => {
                 let cm = json!({
                     "apiVersion": "v1", "kind": "ConfigMap",
-                    "metadata": {"name": cm_key.name, "namespace": ns, "ownerReferences": [util::owner_reference(&db)]},
+                    "metadata": {"name": cm_key.name, "namespace": ns, "ownerReferences": [meta::owner_reference(&db, true)]},
                     "data": cm_data,
                 });
-                match ctx.send(util::create(&principal, configmaps(), &ns, cm)) {
+                match ctx.send(ApiRequest::create(&principal, configmaps(), &ns, cm)) {
                     Ok(_) => {}
                     Err(e) if e.reason == StatusReason::AlreadyExists => {}
                     Err(e) => return Err(e.into()),
                 }
             }
             Some(cm) if cm.get("data") != Some(&cm_data) => {
-                ctx.send(util::patch(
+                ctx.send(ApiRequest::patch(
                     &principal,
                     configmaps(),
                     &ns,
                     &cm_key.name,
+                    PatchType::Merge,
                     json!({"data": cm_data}),
                 ))?;
             }
@@ -129,7 +133,12 @@ impl Reconciler for DatabaseController {
         let dep_key = ObjectKey::new(deployments(), &ns, &format!("{name}-db"));
         let dep = ctx.cache.get(&dep_key).cloned();
         match &dep {
-            None => match ctx.send(util::create(&principal, deployments(), &ns, want.clone())) {
+            None => match ctx.send(ApiRequest::create(
+                &principal,
+                deployments(),
+                &ns,
+                want.clone(),
+            )) {
                 Ok(_) => {}
                 Err(e) if e.reason == StatusReason::AlreadyExists => {}
                 Err(e) => return Err(e.into()),
@@ -143,11 +152,12 @@ impl Reconciler for DatabaseController {
                         "replicas": want.at("/spec/replicas"),
                         "template": want.at("/spec/template"),
                     }});
-                    ctx.send(util::patch(
+                    ctx.send(ApiRequest::patch(
                         &principal,
                         deployments(),
                         &ns,
                         &dep_key.name,
+                        PatchType::Merge,
                         patch,
                     ))?;
                 }
@@ -156,7 +166,7 @@ impl Reconciler for DatabaseController {
         // Status from what the cache shows of the Deployment.
         let mut status = db.get("status").cloned().unwrap_or_else(|| json!({}));
         let before = status.clone();
-        let replicas = util::i64_at(&want, "/spec/replicas").unwrap_or(1);
+        let replicas = meta::i64_at(&want, "/spec/replicas").unwrap_or(1);
         let (ready, stalled, msg) = match &dep {
             None => (
                 false,
@@ -164,19 +174,19 @@ impl Reconciler for DatabaseController {
                 format!("Creating deployment \"{}\"", dep_key.name),
             ),
             Some(d) => {
-                let available = util::i64_at(d, "/status/availableReplicas").unwrap_or(0);
-                let updated = util::i64_at(d, "/status/updatedReplicas").unwrap_or(0);
-                let total = util::i64_at(d, "/status/replicas").unwrap_or(0);
-                let observed = util::i64_at(d, "/status/observedGeneration").unwrap_or(0);
+                let available = meta::i64_at(d, "/status/availableReplicas").unwrap_or(0);
+                let updated = meta::i64_at(d, "/status/updatedReplicas").unwrap_or(0);
+                let total = meta::i64_at(d, "/status/replicas").unwrap_or(0);
+                let observed = meta::i64_at(d, "/status/observedGeneration").unwrap_or(0);
                 let timed_out = d
                     .get("status")
-                    .and_then(|s| util::find_condition(s, "Progressing"))
+                    .and_then(|s| conditions::find_condition(s, "Progressing"))
                     .is_some_and(|c| str_at(c, "/reason") == "ProgressDeadlineExceeded");
                 let matches_spec = d.at("/spec/replicas") == want.at("/spec/replicas")
                     && d.at("/spec/template/spec/containers/0/image")
                         == want.at("/spec/template/spec/containers/0/image");
                 let done = matches_spec
-                    && observed >= util::generation(d)
+                    && observed >= meta::generation(d)
                     && available == replicas
                     && updated == replicas
                     && total == replicas;
@@ -192,7 +202,7 @@ impl Reconciler for DatabaseController {
         };
         let now = ctx.now;
         let set = |status: &mut Value, t, s, r, m: &str| {
-            util::set_status_condition(
+            conditions::set_status_condition(
                 status,
                 Cond {
                     type_: t,
@@ -212,26 +222,26 @@ impl Reconciler for DatabaseController {
                 "Available",
                 "Database is ready",
             );
-            util::remove_condition(&mut status, "Reconciling");
-            util::remove_condition(&mut status, "Stalled");
+            conditions::remove_condition(&mut status, "Reconciling");
+            conditions::remove_condition(&mut status, "Stalled");
         } else if stalled {
             let m = format!(
                 "Deployment \"{}\" exceeded its progress deadline",
                 dep_key.name
             );
             set(&mut status, "Ready", "False", "DeploymentStalled", &m);
-            util::remove_condition(&mut status, "Reconciling");
+            conditions::remove_condition(&mut status, "Reconciling");
             set(&mut status, "Stalled", "True", "DeploymentStalled", &m);
         } else {
             set(&mut status, "Ready", "False", "Progressing", &msg);
             set(&mut status, "Reconciling", "True", "Progressing", &msg);
-            util::remove_condition(&mut status, "Stalled");
+            conditions::remove_condition(&mut status, "Stalled");
         }
         status["observedGeneration"] = json!(generation);
         if status != before {
             let mut body = db.clone();
             body["status"] = status;
-            ctx.send(util::update_status(&principal, databases(), body))?;
+            ctx.send(client::update_status_object(&principal, databases(), body))?;
         }
         Ok(ReconcileAction::AwaitChange)
     }

@@ -9,11 +9,13 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
-use super::util::{self, Cond};
-use super::{Ctx, ReconcileAction, ReconcileError, Reconciler};
-use crate::api::{GroupResource, ObjectKey, StatusReason, WatchEvent};
-use crate::engine::health::{self, Health};
-use crate::engine::informer::Informer;
+use crate::api::meta;
+use crate::api::{ApiRequest, GroupResource, ObjectKey, StatusReason, WatchEvent};
+use crate::conditions::{self, Cond};
+use crate::runtime::client;
+use crate::runtime::health::{self, Health};
+use crate::runtime::Informer;
+use crate::runtime::{Ctx, ReconcileAction, ReconcileError, Reconciler};
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "step", rename_all = "camelCase")]
@@ -105,7 +107,7 @@ impl Reconciler for DeclarativeController {
             return vec![ev.key.clone()];
         }
         let owner = |o: &Value| {
-            util::controller_of(o)
+            meta::controller_of(o)
                 .filter(|(k, _, _)| *k == self.spec.parent_kind)
                 .map(|(_, n, _)| ObjectKey::new(self.spec.parent.clone(), &ev.key.namespace, n))
         };
@@ -125,7 +127,7 @@ impl Reconciler for DeclarativeController {
         };
         let principal = self.principal();
         let (name, ns) = (key.name.clone(), key.namespace.clone());
-        let generation = util::generation(&parent);
+        let generation = meta::generation(&parent);
         let now = ctx.now;
         let mut status = parent.get("status").cloned().unwrap_or_else(|| json!({}));
         let before = status.clone();
@@ -135,10 +137,11 @@ impl Reconciler for DeclarativeController {
                 Step::CreateChild { resource, object } => {
                     let mut obj = substitute(object, &name, &ns);
                     obj["metadata"]["namespace"] = json!(ns);
-                    obj["metadata"]["ownerReferences"] = json!([util::owner_reference(&parent)]);
-                    let child = ObjectKey::new(resource.clone(), &ns, util::name(&obj));
+                    obj["metadata"]["ownerReferences"] =
+                        json!([meta::owner_reference(&parent, true)]);
+                    let child = ObjectKey::new(resource.clone(), &ns, meta::name(&obj));
                     if ctx.cache.get(&child).is_none() {
-                        match ctx.send(util::create(&principal, resource.clone(), &ns, obj)) {
+                        match ctx.send(ApiRequest::create(&principal, resource.clone(), &ns, obj)) {
                             Ok(_) => {}
                             Err(e) if e.reason == StatusReason::AlreadyExists => {}
                             Err(e) => return Err(e.into()),
@@ -179,7 +182,7 @@ impl Reconciler for DeclarativeController {
                     let message = message
                         .replace("{{name}}", &name)
                         .replace("{{namespace}}", &ns);
-                    util::set_status_condition(
+                    conditions::set_status_condition(
                         &mut status,
                         Cond {
                             type_,
@@ -195,7 +198,7 @@ impl Reconciler for DeclarativeController {
         }
         match &pending {
             Some(msg) => {
-                util::set_status_condition(
+                conditions::set_status_condition(
                     &mut status,
                     Cond {
                         type_: "Reconciling",
@@ -208,14 +211,14 @@ impl Reconciler for DeclarativeController {
                 );
             }
             None => {
-                util::remove_condition(&mut status, "Reconciling");
+                conditions::remove_condition(&mut status, "Reconciling");
             }
         }
         status["observedGeneration"] = json!(generation);
         if status != before {
             let mut body = parent.clone();
             body["status"] = status;
-            ctx.send(util::update_status(
+            ctx.send(client::update_status_object(
                 &principal,
                 self.spec.parent.clone(),
                 body,

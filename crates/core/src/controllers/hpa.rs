@@ -43,16 +43,18 @@
 //! As in kube without its newer `HPAGeneration` feature gate, HPAs have no generation here: the status
 //! has no `observedGeneration`, and a spec change waits for the next period.
 
-use crate::api::meta::JsonPointer;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use serde_json::{json, Value};
 
-use super::util::{self, deployments, hpas, pods, str_at};
-use super::{Ctx, ReconcileAction, ReconcileError, Reconciler};
-use crate::api::{GroupResource, ObjectKey, WatchEvent, WatchEventType};
-use crate::engine::informer::Informer;
+use super::util::{self, deployments, hpas, pods};
+use crate::api::meta::{self, str_at, JsonPointer};
+use crate::api::{ApiRequest, GroupResource, ObjectKey, PatchType, WatchEvent, WatchEventType};
+use crate::conditions;
+use crate::runtime::client;
+use crate::runtime::Informer;
+use crate::runtime::{Ctx, ReconcileAction, ReconcileError, Reconciler};
 use crate::time::SimTime;
 
 /// `--horizontal-pod-autoscaler-sync-period`.
@@ -135,13 +137,13 @@ pub fn pod_metrics(pods: &[&Value], load_millis: u64) -> BTreeMap<String, u64> {
         .collect();
     let mut serving: Vec<&str> = running
         .iter()
-        .filter(|p| !util::is_terminating(p))
-        .map(|p| util::name(p))
+        .filter(|p| !meta::is_terminating(p))
+        .map(|p| meta::name(p))
         .collect();
     serving.sort_unstable();
     let mut metrics: BTreeMap<String, u64> = running
         .iter()
-        .map(|p| (util::name(p).to_owned(), 0))
+        .map(|p| (meta::name(p).to_owned(), 0))
         .collect();
     let n = serving.len() as u64;
     if n > 0 {
@@ -162,10 +164,10 @@ fn group_pods(
     let (mut ready, mut unready, mut missing, mut ignored) =
         (0, BTreeSet::new(), BTreeSet::new(), BTreeSet::new());
     for pod in pods {
-        let name = util::name(pod).to_owned();
+        let name = meta::name(pod).to_owned();
         let phase = str_at(pod, "/status/phase");
         // kube's `podutil.IsPodTerminal`: Failed or Succeeded.
-        if util::is_terminating(pod) || phase == "Failed" || phase == "Succeeded" {
+        if meta::is_terminating(pod) || phase == "Failed" || phase == "Succeeded" {
             ignored.insert(name);
             continue;
         }
@@ -179,7 +181,7 @@ fn group_pods(
         }
         let condition = pod
             .at("/status")
-            .and_then(|s| util::find_condition(s, "Ready"));
+            .and_then(|s| conditions::find_condition(s, "Ready"));
         let start = SimTime::parse_rfc3339(str_at(pod, "/status/startTime"));
         let is_unready = match (condition, start) {
             (Some(c), Some(start)) => {
@@ -230,12 +232,12 @@ fn pod_requests(pods: &[&Value]) -> Result<BTreeMap<String, u64>, String> {
                 return Err(format!(
                     "missing request for cpu in container {} of Pod {}",
                     str_at(c, "/name"),
-                    util::name(pod)
+                    meta::name(pod)
                 ));
             };
-            sum += util::cpu_millis(q);
+            sum += crate::api::quantity::cpu_millis(q);
         }
-        requests.insert(util::name(pod).to_owned(), sum);
+        requests.insert(meta::name(pod).to_owned(), sum);
     }
     Ok(requests)
 }
@@ -372,38 +374,6 @@ pub fn limit_replicas(
     }
 }
 
-/// kube's `setConditionInList`: updated in place (the transition time moves only when the
-/// status changes), or appended.
-fn set_condition(
-    status: &mut Value,
-    type_: &str,
-    s: &str,
-    reason: &str,
-    message: &str,
-    now: SimTime,
-) {
-    if !status.get("conditions").is_some_and(Value::is_array) {
-        status["conditions"] = json!([]);
-    }
-    let Some(list) = status.get_mut("conditions").and_then(Value::as_array_mut) else {
-        return;
-    };
-    let pos = match list.iter().position(|c| str_at(c, "/type") == type_) {
-        Some(i) => i,
-        None => {
-            list.push(json!({"type": type_, "status": "", "lastTransitionTime": now.rfc3339()}));
-            list.len() - 1
-        }
-    };
-    let c = &mut list[pos];
-    if str_at(c, "/status") != s {
-        c["lastTransitionTime"] = json!(now.rfc3339());
-    }
-    c["status"] = json!(s);
-    c["reason"] = json!(reason);
-    c["message"] = json!(message);
-}
-
 /// kube's `setStatus`: the status rebuilt from the replica counts and metric statuses, keeping
 /// `lastScaleTime` (now, after a rescale) and the conditions.
 fn rebuilt_status(
@@ -456,7 +426,7 @@ impl HpaController {
         current: i64,
         metrics: Option<Value>,
     ) -> Result<ReconcileAction, ReconcileError> {
-        let desired = util::i64_at(status, "/desiredReplicas").unwrap_or(0);
+        let desired = meta::i64_at(status, "/desiredReplicas").unwrap_or(0);
         let s = rebuilt_status(status, current, desired, metrics, None);
         self.write_status(ctx, hpa, s);
         Ok(ReconcileAction::RequeueAfter { ms: SYNC_PERIOD_MS })
@@ -469,8 +439,11 @@ impl HpaController {
         if Some(&status) != hpa.get("status") {
             let mut body = hpa.clone();
             body["status"] = status;
-            let _refused_until_next_period =
-                ctx.send(util::update_status(&self.principal(), hpas(), body));
+            let _refused_until_next_period = ctx.send(client::update_status_object(
+                &self.principal(),
+                hpas(),
+                body,
+            ));
         }
     }
 }
@@ -502,7 +475,7 @@ impl Reconciler for HpaController {
         if ev.key.gr != hpas() {
             return Vec::new();
         }
-        let respec = old.is_none_or(|o| util::generation(o) != util::generation(new));
+        let respec = old.is_none_or(|o| meta::generation(o) != meta::generation(new));
         if ev.event_type == WatchEventType::Modified && !respec {
             return Vec::new();
         }
@@ -532,12 +505,12 @@ impl Reconciler for HpaController {
         let target_name = str_at(&hpa, "/spec/scaleTargetRef/name").to_owned();
         let target_key = ObjectKey::new(deployments(), &key.namespace, &target_name);
         let Some(dep) = ctx.cache.get(&target_key).map(|d| d.as_ref().clone()) else {
-            set_condition(&mut status, "AbleToScale", "False", "FailedGetScale",
+            conditions::set_hpa_condition(&mut status, "AbleToScale", "False", "FailedGetScale",
                 &format!("the HPA controller was unable to get the target's current scale: deployments.apps \"{target_name}\" not found"), now);
             self.write_status(ctx, &hpa, status);
             return requeue;
         };
-        set_condition(
+        conditions::set_hpa_condition(
             &mut status,
             "AbleToScale",
             "True",
@@ -545,15 +518,15 @@ impl Reconciler for HpaController {
             "the HPA controller was able to get the target's current scale",
             now,
         );
-        let current = util::i64_at(&dep, "/spec/replicas").unwrap_or(1);
+        let current = meta::i64_at(&dep, "/spec/replicas").unwrap_or(1);
         self.recommendations
             .entry(key.clone())
             .or_insert_with(|| vec![(now, current)]);
-        let min = util::i64_at(&hpa, "/spec/minReplicas").unwrap_or(1);
-        let max = util::i64_at(&hpa, "/spec/maxReplicas").unwrap_or(min);
+        let min = meta::i64_at(&hpa, "/spec/minReplicas").unwrap_or(1);
+        let max = meta::i64_at(&hpa, "/spec/maxReplicas").unwrap_or(min);
         let mut metric_status = None;
         let desired = if current == 0 {
-            set_condition(
+            conditions::set_hpa_condition(
                 &mut status,
                 "ScalingActive",
                 "False",
@@ -584,8 +557,8 @@ impl Reconciler for HpaController {
                 .list(&pod_gr)
                 .map(|p| p.as_ref())
                 .filter(|p| {
-                    util::namespace(p) == key.namespace
-                        && util::selector_matches(&selector, &util::labels(p))
+                    meta::namespace(p) == key.namespace
+                        && util::selector_matches(&selector, &meta::label_map(p))
                 })
                 .collect();
             let load = ctx
@@ -597,14 +570,14 @@ impl Reconciler for HpaController {
             let metrics = pod_metrics(&selected, load);
             match resource_replicas(current, target_pct, &selected, &metrics, now) {
                 Err(e) => {
-                    set_condition(&mut status, "ScalingActive", "False", "FailedGetResourceMetric",
+                    conditions::set_hpa_condition(&mut status, "ScalingActive", "False", "FailedGetResourceMetric",
                         &format!("the HPA was unable to compute the replica count: failed to get cpu utilization: {e}"), now);
                     // kube's statuses slice holds one empty entry per failed metric.
                     let metrics = Some(json!([{"type": ""}]));
                     return self.write_failure(ctx, &hpa, &status, current, metrics);
                 }
                 Ok(p) => {
-                    set_condition(&mut status, "ScalingActive", "True", "ValidMetricFound",
+                    conditions::set_hpa_condition(&mut status, "ScalingActive", "True", "ValidMetricFound",
                         "the HPA was able to successfully calculate a replica count from cpu resource utilization (percentage of request)", now);
                     metric_status = Some(
                         json!([{"type": "Resource", "resource": {"name": "cpu", "current": {
@@ -615,10 +588,10 @@ impl Reconciler for HpaController {
                     let proposed = p.replicas.max(0);
                     let stabilized = self.stabilize(key, proposed, now);
                     if stabilized != proposed {
-                        set_condition(&mut status, "AbleToScale", "True", "ScaleDownStabilized",
+                        conditions::set_hpa_condition(&mut status, "AbleToScale", "True", "ScaleDownStabilized",
                             "recent recommendations were higher than current one, applying the highest recent recommendation", now);
                     } else {
-                        set_condition(
+                        conditions::set_hpa_condition(
                             &mut status,
                             "AbleToScale",
                             "True",
@@ -633,7 +606,14 @@ impl Reconciler for HpaController {
                     } else {
                         "True"
                     };
-                    set_condition(&mut status, "ScalingLimited", limited, reason, message, now);
+                    conditions::set_hpa_condition(
+                        &mut status,
+                        "ScalingLimited",
+                        limited,
+                        reason,
+                        message,
+                        now,
+                    );
                     desired
                 }
             }
@@ -642,15 +622,16 @@ impl Reconciler for HpaController {
         let mut rescaled_at = None;
         if rescale {
             let patch = json!({"spec": {"replicas": desired}});
-            let req = util::patch(
+            let req = ApiRequest::patch(
                 &self.principal(),
                 deployments(),
                 &key.namespace,
                 &target_name,
+                PatchType::Merge,
                 patch,
             );
             if let Err(e) = ctx.send(req) {
-                set_condition(
+                conditions::set_hpa_condition(
                     &mut status,
                     "AbleToScale",
                     "False",
@@ -660,7 +641,7 @@ impl Reconciler for HpaController {
                 );
                 return self.write_failure(ctx, &hpa, &status, current, metric_status);
             }
-            set_condition(
+            conditions::set_hpa_condition(
                 &mut status,
                 "AbleToScale",
                 "True",

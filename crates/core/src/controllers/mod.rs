@@ -2,8 +2,9 @@
 //!
 //! Each controller looks like a kube-rs reconciler: it is woken with an object key, reads the
 //! latest state from its own (possibly stale) informer cache, writes through the API server with
-//! its own service account like any client, and returns an [`ReconcileAction`]. It never learns why it was
-//! woken (level-triggered).
+//! its own service account like any client, and returns a [`ReconcileAction`]. It never learns why it
+//! was woken (level-triggered). What they are built on (informer, work queue, client, the
+//! reconcile contract) is [`crate::runtime`]; nothing here is the engine's.
 
 #![allow(
     clippy::result_large_err,
@@ -20,154 +21,19 @@ pub mod replicaset;
 pub mod scheduler;
 pub mod util;
 
-use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
-use rand_chacha::ChaCha8Rng;
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::api::{ApiError, ApiRequest, ApiResult, GroupResource, ObjectKey, WatchEvent};
-use crate::engine::informer::Informer;
-use crate::time::SimTime;
+use crate::api::meta;
+use crate::api::{GroupResource, ObjectKey, WatchEvent};
+use crate::runtime::Informer;
 
-/// What a reconciler asks of the engine after a successful run.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub enum ReconcileAction {
-    /// Nothing more to do until something the controller watches changes.
-    AwaitChange,
-    /// Run again after this many milliseconds (client-go `AddAfter` after `Forget`).
-    RequeueAfter { ms: u64 },
-}
-
-/// A failed reconcile; the engine re-queues the key with per-key exponential backoff.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-pub enum ReconcileError {
-    #[error("{0}")]
-    Api(Box<ApiError>),
-    #[error("{0}")]
-    Other(String),
-}
-
-impl From<ApiError> for ReconcileError {
-    fn from(e: ApiError) -> Self {
-        ReconcileError::Api(Box::new(e))
-    }
-}
-
-/// How one container image behaves when a kubelet runs it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", tag = "behaviour")]
-pub enum ImageBehaviour {
-    /// Pulls in `pull_ms` and runs.
-    Ok { pull_ms: u64 },
-    /// The registry does not have it: ErrImagePull, then ImagePullBackOff.
-    PullFails,
-    /// Starts, then exits with code 1 after `run_ms`: CrashLoopBackOff.
-    Crashes { run_ms: u64 },
-}
-
-/// Timings of the simulated kubelet.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct KubeletTiming {
-    /// Image pull time range in ms for images without a configured behaviour.
-    pub pull_min_ms: u64,
-    pub pull_max_ms: u64,
-    /// From pulled to container running.
-    pub start_ms: u64,
-    /// From running to the readiness probe passing (when the container has no probe).
-    pub ready_ms: u64,
-    /// From SIGTERM (after any preStop hook) to the container's exit, when a pod is deleted.
-    #[serde(default = "default_stop_ms")]
-    pub stop_ms: u64,
-}
-
-fn default_stop_ms() -> u64 {
-    KubeletTiming::default().stop_ms
-}
-
-impl Default for KubeletTiming {
-    fn default() -> Self {
-        KubeletTiming {
-            pull_min_ms: 500,
-            pull_max_ms: 1500,
-            start_ms: 300,
-            ready_ms: 200,
-            stop_ms: 500,
-        }
-    }
-}
-
-/// The world outside the API server that controllers can observe: image registry, kubelet
-/// timings and faults, and the simulated load the autoscaler reads as a metric.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Environment {
-    pub images: BTreeMap<String, ImageBehaviour>,
-    pub kubelet: KubeletTiming,
-    /// Nodes whose kubelet fails every image pull.
-    pub pull_failing_nodes: BTreeSet<String>,
-    /// Total CPU demand in millicores per scale target (`namespace/name` of a Deployment).
-    pub load_millicores: BTreeMap<String, u64>,
-}
-
-/// The client a reconciler writes through; the engine records every request and applies faults.
-pub trait Client {
-    fn send(&mut self, req: ApiRequest) -> ApiResult;
-}
-
-/// Everything a reconcile may look at or use.
-pub struct Ctx<'a> {
-    pub now: SimTime,
-    pub cache: &'a Informer,
-    pub client: &'a mut dyn Client,
-    pub rng: &'a mut ChaCha8Rng,
-    pub env: &'a Environment,
-}
-
-impl Ctx<'_> {
-    pub fn send(&mut self, req: ApiRequest) -> ApiResult {
-        self.client.send(req)
-    }
-}
-
-/// The behaviour every controller implements.
-pub trait Reconciler {
-    /// The lane shown in timelines and traces, e.g. `deployment-controller`, `kubelet/node-1`.
-    fn name(&self) -> String;
-    /// The user the controller authenticates as.
-    fn principal(&self) -> String;
-    /// Whether this controller's informer holds objects of `gr`.
-    fn watches(&self, gr: &GroupResource) -> bool;
-    /// A per-object filter on top of `watches` (a kubelet only sees its node's pods).
-    fn accepts(&self, _gr: &GroupResource, _obj: &Value) -> bool {
-        true
-    }
-    /// The keys to enqueue for one delivered event (event handlers), after the cache applied it.
-    fn keys_for(
-        &mut self,
-        ev: &WatchEvent,
-        old: Option<&Arc<Value>>,
-        new: &Arc<Value>,
-        cache: &Informer,
-    ) -> Vec<ObjectKey>;
-    fn reconcile(
-        &mut self,
-        key: &ObjectKey,
-        ctx: &mut Ctx<'_>,
-    ) -> Result<ReconcileAction, ReconcileError>;
-    /// Forgets in-memory state (a crash).
-    fn reset(&mut self) {}
-    /// client-go controllers that drop a key after this many failed retries.
-    fn max_retries(&self) -> Option<u32> {
-        None
-    }
-    /// Requeues that are periodic background work (resync), not pending convergence work.
-    fn periodic(&self) -> bool {
-        false
-    }
-}
+// The runtime's contract, at the paths controllers and their users have always named it.
+pub use crate::runtime::{
+    Client, Ctx, Environment, ImageBehaviour, KubeletTiming, ReconcileAction, ReconcileError,
+    Reconciler,
+};
 
 /// Every controller the engine can run: a closed set, so the world stays one `Clone` value.
 #[derive(Clone, Debug)]
@@ -244,6 +110,6 @@ pub fn owner_key(
     owner_kind: &str,
     owner_gr: GroupResource,
 ) -> Option<ObjectKey> {
-    let (kind, name, _) = util::controller_of(obj)?;
+    let (kind, name, _) = meta::controller_of(obj)?;
     (kind == owner_kind).then(|| ObjectKey::new(owner_gr, &ev_key.namespace, name))
 }

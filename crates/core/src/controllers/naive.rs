@@ -8,10 +8,10 @@ use std::sync::Arc;
 
 use serde_json::{json, Value};
 
-use super::util;
-use super::{Ctx, ReconcileAction, ReconcileError, Reconciler};
-use crate::api::{GroupResource, ObjectKey, WatchEvent};
-use crate::engine::informer::Informer;
+use crate::api::meta;
+use crate::api::{ApiRequest, GroupResource, ObjectKey, PatchType, WatchEvent};
+use crate::runtime::Informer;
+use crate::runtime::{Ctx, ReconcileAction, ReconcileError, Reconciler};
 
 #[derive(Clone, Debug)]
 pub struct NaiveController {
@@ -55,18 +55,19 @@ impl Reconciler for NaiveController {
         let Some(obj) = ctx.cache.get(key).cloned() else {
             return Ok(ReconcileAction::AwaitChange);
         };
-        let Some(observed) = util::i64_at(&obj, "/status/observedGeneration") else {
+        let Some(observed) = meta::i64_at(&obj, "/status/observedGeneration") else {
             return Ok(ReconcileAction::AwaitChange);
         };
-        if util::i64_at(&obj, "/spec/lastObservedGeneration") == Some(observed) {
+        if meta::i64_at(&obj, "/spec/lastObservedGeneration") == Some(observed) {
             return Ok(ReconcileAction::AwaitChange);
         }
         let patch = json!({"spec": {"lastObservedGeneration": observed}});
-        ctx.send(util::patch(
+        ctx.send(ApiRequest::patch(
             &self.principal(),
             self.resource.clone(),
             &key.namespace,
             &key.name,
+            PatchType::Merge,
             patch,
         ))?;
         Ok(ReconcileAction::AwaitChange)

@@ -3,7 +3,6 @@
 //! burst 500, creation/deletion expectations so a stale cache never double-creates), and writes
 //! status with the ReplicaFailure condition.
 
-use crate::api::meta::JsonPointer;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -11,10 +10,14 @@ use rand::Rng;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
-use super::util::{self, pods, replicasets, str_at};
-use super::{owner_key, Ctx, ReconcileAction, ReconcileError, Reconciler};
-use crate::api::{GroupResource, ObjectKey, StatusReason, WatchEvent, WatchEventType};
-use crate::engine::informer::{pod_is_active, pod_is_ready, Informer};
+use super::owner_key;
+use super::util::{self, pods, replicasets};
+use crate::api::meta::{self, str_at, JsonPointer};
+use crate::api::{ApiRequest, GroupResource, ObjectKey, StatusReason, WatchEvent, WatchEventType};
+use crate::conditions;
+use crate::runtime::client;
+use crate::runtime::informer::{pod_is_active, pod_is_ready, Informer};
+use crate::runtime::{Ctx, ReconcileAction, ReconcileError, Reconciler};
 use crate::time::SimTime;
 
 /// `burstReplicas`: at most this many creations or deletions per sync.
@@ -182,7 +185,7 @@ fn delete_before(a: &Ranked<'_>, b: &Ranked<'_>, now_ms: i64) -> bool {
         };
         let diff = log2_bucket(now_ms, x) - log2_bucket(now_ms, y);
         Some(if diff == 0 {
-            util::uid(a.pod) < util::uid(b.pod)
+            meta::uid(a.pod) < meta::uid(b.pod)
         } else {
             diff < 0
         })
@@ -215,7 +218,7 @@ fn pods_to_delete(
     for p in related.iter().filter(|p| pod_is_active(p)) {
         *on_node.entry(str_at(p, "/spec/nodeName")).or_default() += 1;
     }
-    candidates.sort_by(|a, b| util::name(a).cmp(util::name(b)));
+    candidates.sort_by(|a, b| meta::name(a).cmp(meta::name(b)));
     let mut ranked: Vec<(Ranked<'_>, usize)> = candidates
         .iter()
         .enumerate()
@@ -254,15 +257,15 @@ fn pods_to_delete(
 /// `getIndirectlyRelatedPods`: the pods selected by every ReplicaSet that has the same
 /// controller as `rs` (itself alone when it has none), each once.
 fn related_pods(rs: &Value, cache: &Informer) -> Vec<Arc<Value>> {
-    let controller = util::controller_of(rs).map(|(_, _, uid)| uid.to_owned());
-    let ns = util::namespace(rs);
+    let controller = meta::controller_of(rs).map(|(_, _, uid)| uid.to_owned());
+    let ns = meta::namespace(rs);
     let (rs_gr, pod_gr) = (replicasets(), pods());
     let siblings: Vec<&Arc<Value>> = cache
         .list(&rs_gr)
-        .filter(|r| util::namespace(r) == ns)
+        .filter(|r| meta::namespace(r) == ns)
         .filter(|r| match &controller {
-            Some(c) => util::controller_of(r).is_some_and(|(_, _, u)| u == c),
-            None => util::uid(r) == util::uid(rs),
+            Some(c) => meta::controller_of(r).is_some_and(|(_, _, u)| u == c),
+            None => meta::uid(r) == meta::uid(rs),
         })
         .collect();
     let mut seen = std::collections::BTreeSet::new();
@@ -272,9 +275,9 @@ fn related_pods(rs: &Value, cache: &Informer) -> Vec<Arc<Value>> {
             continue;
         };
         for p in cache.list(&pod_gr) {
-            if util::namespace(p) == ns
-                && util::selector_matches(selector, &util::labels(p))
-                && seen.insert(util::uid(p).to_owned())
+            if meta::namespace(p) == ns
+                && util::selector_matches(selector, &meta::label_map(p))
+                && seen.insert(meta::uid(p).to_owned())
             {
                 related.push(p.clone());
             }
@@ -297,7 +300,7 @@ pub fn pod_available(pod: &Value, min_ready_seconds: i64, now: SimTime) -> bool 
 /// The Ready condition's lastTransitionTime in Unix ms (`podReadyTime` for a ready pod).
 fn ready_since_ms(pod: &Value) -> Option<i64> {
     pod.get("status")
-        .and_then(|s| util::find_condition(s, "Ready"))
+        .and_then(|s| conditions::find_condition(s, "Ready"))
         .map(|c| str_at(c, "/lastTransitionTime"))
         .and_then(crate::time::parse_rfc3339_unix_ms)
 }
@@ -347,7 +350,7 @@ impl Reconciler for ReplicaSetController {
                 }
                 // updatePod: a pod that got its deletionTimestamp counts as deleted at once, so
                 // a replacement need not wait for the kubelet to stop it.
-                if util::is_terminating(new) {
+                if meta::is_terminating(new) {
                     self.deletion_observed(&owner, &ev.key.name);
                 }
             }
@@ -370,13 +373,13 @@ impl Reconciler for ReplicaSetController {
             return Ok(ReconcileAction::AwaitChange);
         };
         let principal = self.principal();
-        let uid = util::uid(&rs).to_owned();
-        let want = util::i64_at(&rs, "/spec/replicas").unwrap_or(1);
-        let min_ready = util::i64_at(&rs, "/spec/minReadySeconds").unwrap_or(0);
+        let uid = meta::uid(&rs).to_owned();
+        let want = meta::i64_at(&rs, "/spec/replicas").unwrap_or(1);
+        let min_ready = meta::i64_at(&rs, "/spec/minReadySeconds").unwrap_or(0);
         let counts = ctx.cache.pod_counts(&uid);
         let active = counts.active as i64;
         let mut manage_err: Option<ReconcileError> = None;
-        if self.satisfied(key, ctx.now) && !util::is_terminating(&rs) {
+        if self.satisfied(key, ctx.now) && !meta::is_terminating(&rs) {
             let diff = active - want;
             if diff < 0 {
                 let n = (-diff).min(BURST_REPLICAS);
@@ -397,7 +400,7 @@ impl Reconciler for ReplicaSetController {
                     for _ in 0..size {
                         let pod = pod_from_template(&rs, &random_suffix(ctx.rng));
                         if let Err(e) =
-                            ctx.send(util::create(&principal, pods(), &key.namespace, pod))
+                            ctx.send(ApiRequest::create(&principal, pods(), &key.namespace, pod))
                         {
                             failed = true;
                             if let Some(exp) = self.expectations.get_mut(key) {
@@ -432,17 +435,17 @@ impl Reconciler for ReplicaSetController {
                         adds: 0,
                         dels: n,
                         set_at: ctx.now,
-                        deleting: doomed.iter().map(|p| util::name(p).to_owned()).collect(),
+                        deleting: doomed.iter().map(|p| meta::name(p).to_owned()).collect(),
                     },
                 );
                 for p in doomed {
-                    if let Err(e) = ctx.send(util::delete(
+                    if let Err(e) = ctx.send(ApiRequest::delete(
                         &principal,
                         pods(),
                         &key.namespace,
-                        util::name(p),
+                        meta::name(p),
                     )) {
-                        self.deletion_observed(key, util::name(p));
+                        self.deletion_observed(key, meta::name(p));
                         if e.reason != StatusReason::NotFound {
                             manage_err.get_or_insert(e.into());
                         }
@@ -460,7 +463,7 @@ impl Reconciler for ReplicaSetController {
                 .count() as i64
         };
         let mut status = rs.get("status").cloned().unwrap_or_else(|| json!({}));
-        let has_failure = util::find_condition(&status, "ReplicaFailure").is_some();
+        let has_failure = conditions::find_condition(&status, "ReplicaFailure").is_some();
         if let Some(e) = &manage_err {
             if !has_failure {
                 let reason = if active < want {
@@ -471,7 +474,7 @@ impl Reconciler for ReplicaSetController {
                 set_rs_condition(&mut status, reason, &e.to_string(), ctx.now);
             }
         } else if has_failure {
-            util::remove_condition(&mut status, "ReplicaFailure");
+            conditions::remove_condition(&mut status, "ReplicaFailure");
         }
         // ReplicaSetStatus as Go prints it [k8s.io/api apps/v1 types.go]: its fields in order,
         // `replicas` always (no omitempty), the others only when not zero or empty.
@@ -490,7 +493,7 @@ impl Reconciler for ReplicaSetController {
                 fresh.insert(field.into(), json!(v));
             }
         }
-        fresh.insert("observedGeneration".into(), json!(util::generation(&rs)));
+        fresh.insert("observedGeneration".into(), json!(meta::generation(&rs)));
         if let Some(c) = conditions {
             fresh.insert("conditions".into(), c);
         }
@@ -499,10 +502,14 @@ impl Reconciler for ReplicaSetController {
             let mut body = rs.as_ref().clone();
             body["status"] = status.clone();
             // updateReplicaSetStatus: on failure, fetch the latest copy and retry once.
-            let updated = match ctx.send(util::update_status(&principal, replicasets(), body)) {
+            let updated = match ctx.send(client::update_status_object(
+                &principal,
+                replicasets(),
+                body,
+            )) {
                 Ok(u) => u,
                 Err(e) if e.reason == StatusReason::Conflict => {
-                    let mut fresh = ctx.send(util::get(
+                    let mut fresh = ctx.send(ApiRequest::get(
                         &principal,
                         replicasets(),
                         &key.namespace,
@@ -512,12 +519,16 @@ impl Reconciler for ReplicaSetController {
                     // sync acted on, not the fresh copy's [replica_set_utils.go
                     // updateReplicaSetStatus].
                     fresh["status"] = status;
-                    ctx.send(util::update_status(&principal, replicasets(), fresh))?
+                    ctx.send(client::update_status_object(
+                        &principal,
+                        replicasets(),
+                        fresh,
+                    ))?
                 }
                 Err(e) => return Err(e.into()),
             };
-            let ready = util::i64_at(&updated, "/status/readyReplicas").unwrap_or(0);
-            let avail = util::i64_at(&updated, "/status/availableReplicas").unwrap_or(0);
+            let ready = meta::i64_at(&updated, "/status/readyReplicas").unwrap_or(0);
+            let avail = meta::i64_at(&updated, "/status/availableReplicas").unwrap_or(0);
             if manage_err.is_none() && min_ready > 0 && ready == want && avail != want {
                 return Ok(ReconcileAction::RequeueAfter {
                     ms: min_ready as u64 * 1000,
@@ -558,10 +569,10 @@ fn set_rs_condition(status: &mut Value, reason: &str, message: &str, now: SimTim
 pub fn pod_from_template(rs: &Value, suffix: &str) -> Value {
     let template = rs.at("/spec/template").cloned().unwrap_or(Value::Null);
     let mut meta = json!({
-        "name": format!("{}-{suffix}", util::name(rs)),
-        "generateName": format!("{}-", util::name(rs)),
-        "namespace": util::namespace(rs),
-        "ownerReferences": [util::owner_reference(rs)],
+        "name": format!("{}-{suffix}", meta::name(rs)),
+        "generateName": format!("{}-", meta::name(rs)),
+        "namespace": meta::namespace(rs),
+        "ownerReferences": [meta::owner_reference(rs, true)],
     });
     for f in ["labels", "annotations"] {
         if let Some(v) = template.at(&format!("/metadata/{f}")) {
@@ -610,7 +621,7 @@ mod tests {
     fn first_deleted(pods: Vec<Arc<Value>>, now_s: u64) -> String {
         let related = pods.clone();
         let order = pods_to_delete(pods, &related, SimTime::from_ms(now_s * 1000));
-        util::name(&order[0]).to_owned()
+        meta::name(&order[0]).to_owned()
     }
 
     /// The cases below are worked from `ActivePodsWithRanks.Less`, rule by rule.

@@ -12,7 +12,6 @@
 //! `pods/NAME/binding`; see docs/api-server.md); the API server sets `spec.nodeName` and
 //! `PodScheduled=True`, as kube's binding REST does.
 
-use crate::api::meta::JsonPointer;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -21,10 +20,13 @@ use rand::Rng;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::util::{self, nodes, pods, str_at, Cond};
-use super::{Ctx, ReconcileAction, ReconcileError, Reconciler};
+use super::util::{self, nodes, pods};
+use crate::api::meta::{self, str_at, JsonPointer};
 use crate::api::{ApiRequest, GroupResource, ObjectKey, StatusReason, WatchEvent, WatchEventType};
-use crate::engine::informer::{pod_is_active, Informer};
+use crate::conditions::{self, Cond};
+use crate::runtime::client;
+use crate::runtime::informer::{pod_is_active, Informer};
+use crate::runtime::{Ctx, ReconcileAction, ReconcileError, Reconciler};
 
 /// Retry interval for unschedulable pods (kube's podMaxBackoffDuration is 10 s).
 pub const UNSCHEDULABLE_RETRY_MS: u64 = 10_000;
@@ -271,10 +273,10 @@ impl Reconciler for Scheduler {
         let mut total = 0;
         for node in ctx.cache.list(&node_gr) {
             total += 1;
-            let name = util::name(node).to_owned();
+            let name = meta::name(node).to_owned();
             let alloc = |f: &str| node.at(&format!("/status/allocatable/{f}"));
-            let cpu = alloc("cpu").map_or(u64::MAX, util::cpu_millis);
-            let mem = alloc("memory").map_or(u64::MAX, util::memory_bytes);
+            let cpu = alloc("cpu").map_or(u64::MAX, crate::api::quantity::cpu_millis);
+            let mem = alloc("memory").map_or(u64::MAX, crate::api::quantity::memory_bytes);
             let max_pods = alloc("pods").map_or(110, |v| match v {
                 Value::String(s) => s.parse().unwrap_or(110),
                 other => other.as_u64().unwrap_or(110),
@@ -334,7 +336,7 @@ impl Reconciler for Scheduler {
                 .cloned()
                 .unwrap_or_else(|| serde_json::json!({}));
             let before = status.clone();
-            util::set_pod_condition(
+            conditions::set_pod_condition(
                 &mut status,
                 Cond {
                     type_: "PodScheduled",
@@ -347,7 +349,7 @@ impl Reconciler for Scheduler {
             if status != before {
                 let mut body = pod.as_ref().clone();
                 body["status"] = status;
-                ctx.send(util::update_status(&principal, pods(), body))?;
+                ctx.send(client::update_status_object(&principal, pods(), body))?;
             }
             return Ok(ReconcileAction::RequeueAfter {
                 ms: UNSCHEDULABLE_RETRY_MS,

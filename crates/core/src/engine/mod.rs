@@ -22,15 +22,20 @@
 //! `fault`, `environment`, `engine`) is the timeline lane; requests read
 //! `<verb> <resource>[/status] <namespace>/<name> <code>`.
 
-pub mod health;
+mod bootstrap;
+mod checks;
+mod delivery;
+mod faults;
 pub mod history;
-pub mod informer;
 pub mod report;
 pub mod script;
 #[cfg(test)]
 mod script_tests;
-pub mod workqueue;
+mod trace;
 pub mod world;
+
+// The runtime the controllers are built on moved to `crate::runtime`; these old paths stay.
+pub use crate::runtime::{health, informer, workqueue};
 
 /// The API server the engine runs (issue 3).
 pub use crate::api::ApiServer;

@@ -10,6 +10,9 @@ use crate::api::{
 };
 use crate::time::SimTime;
 
+/// What the engine did with a reconcile's result; the runtime's error policy decides it.
+pub use crate::runtime::ReconcileOutcome;
+
 /// One API request and the server's answer.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct RequestRecord {
@@ -117,19 +120,6 @@ pub enum EventKind {
     Input { description: String },
     /// The engine noticed something (a feedback loop).
     Notice { description: String },
-}
-
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub enum ReconcileOutcome {
-    AwaitChange,
-    RequeueAfter {
-        ms: u64,
-    },
-    /// Failed; re-queued with backoff after `retry_ms`, or dropped after too many retries.
-    Error {
-        message: String,
-        retry_ms: Option<u64>,
-    },
 }
 
 /// One processed event.

@@ -6,8 +6,7 @@ use serde_json::{json, Value};
 
 use super::report::StopReason;
 use super::world::{ClusterConfig, Input, World};
-use crate::api::GroupResource;
-use crate::controllers::util;
+use crate::api::{ApiRequest, GroupResource, PatchType};
 use crate::time::SimTime;
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -88,11 +87,18 @@ pub fn user(request: crate::api::ApiRequest) -> Input {
 }
 
 pub fn create_as(principal: &str, gr: GroupResource, ns: &str, body: Value) -> Input {
-    user(util::create(principal, gr, ns, body))
+    user(ApiRequest::create(principal, gr, ns, body))
 }
 
 pub fn patch_as(principal: &str, gr: GroupResource, ns: &str, name: &str, patch: Value) -> Input {
-    user(util::patch(principal, gr, ns, name, patch))
+    user(ApiRequest::patch(
+        principal,
+        gr,
+        ns,
+        name,
+        PatchType::Merge,
+        patch,
+    ))
 }
 
 /// A Deployment `name` with `replicas` pods of `image`, each requesting 100m CPU and 64Mi.

@@ -9,9 +9,11 @@ use super::health::Health;
 use super::report::StopReason;
 use super::script::{create_as, deployment, patch_as, Script, ScriptResult};
 use super::world::{Fault, Input, NodeSpec};
-use crate::api::{GroupResource, ObjectKey, Verb};
+use crate::api::meta::{self, str_at};
+use crate::api::{ApiRequest, GroupResource, ObjectKey, PatchType, Verb};
+use crate::conditions;
 use crate::controllers::declarative::{DeclarativeSpec, Step};
-use crate::controllers::util::{self, configmaps, databases, deployments, hpas, str_at};
+use crate::controllers::util::{self, configmaps, databases, deployments, hpas};
 use crate::controllers::ImageBehaviour;
 
 fn dep_key(name: &str) -> ObjectKey {
@@ -24,7 +26,7 @@ fn get(out: &ScriptResult, key: &ObjectKey) -> Value {
 
 fn condition<'a>(obj: &'a Value, type_: &str) -> (&'a str, &'a str) {
     obj.get("status")
-        .and_then(|s| util::find_condition(s, type_))
+        .and_then(|s| conditions::find_condition(s, type_))
         .map(|c| (str_at(c, "/status"), str_at(c, "/reason")))
         .unwrap_or(("", ""))
 }
@@ -332,7 +334,7 @@ fn assert_deployment_done(out: &ScriptResult, name: &str, replicas: i64) {
         "availableReplicas",
     ] {
         assert_eq!(
-            util::i64_at(&d, &format!("/status/{f}")),
+            meta::i64_at(&d, &format!("/status/{f}")),
             Some(replicas),
             "{f} of {d}"
         );
@@ -537,7 +539,7 @@ fn pods_that_fit_nowhere_are_marked_unschedulable_with_kubes_message() {
     assert_eq!(pending.len(), 1);
     let c = pending[0]
         .get("status")
-        .and_then(|s| util::find_condition(s, "PodScheduled"))
+        .and_then(|s| conditions::find_condition(s, "PodScheduled"))
         .cloned()
         .unwrap_or_default();
     assert_eq!(str_at(&c, "/reason"), "Unschedulable");
@@ -754,7 +756,7 @@ fn a_crashing_container_goes_into_crash_loop_back_off() {
         str_at(&pod, "/status/containerStatuses/0/state/waiting/reason"),
         "CrashLoopBackOff"
     );
-    assert!(util::i64_at(&pod, "/status/containerStatuses/0/restartCount").unwrap_or(0) >= 1);
+    assert!(meta::i64_at(&pod, "/status/containerStatuses/0/restartCount").unwrap_or(0) >= 1);
     // The pod was Ready once, so the rollout completed; now the pod is Failed (CrashLoop) and
     // the Deployment waits on readiness (kstatus InProgress "Ready: 0/1").
     let pod_key = out
@@ -879,7 +881,7 @@ fn a_missing_service_account_shows_as_replica_failure() {
     let rs = first_of(&out.world, "replicasets");
     let c = rs
         .get("status")
-        .and_then(|st| util::find_condition(st, "ReplicaFailure"))
+        .and_then(|st| conditions::find_condition(st, "ReplicaFailure"))
         .cloned()
         .unwrap_or_default();
     assert_eq!(
@@ -945,7 +947,7 @@ fn recreate_waits_for_terminating_pods_before_the_new_replica_set() {
     let d = first_of(&w, "deployments");
     let c = d
         .get("status")
-        .and_then(|st| util::find_condition(st, "Progressing"))
+        .and_then(|st| conditions::find_condition(st, "Progressing"))
         .cloned()
         .unwrap_or_default();
     assert_eq!(str_at(&c, "/reason"), "NewReplicaSetAvailable");
@@ -1048,7 +1050,7 @@ fn scaling_mid_rollout_spreads_new_replicas_proportionally() {
     let mut sizes: Vec<i64> = w
         .objects()
         .filter(|(k, _)| k.gr.resource == "replicasets")
-        .map(|(_, rs)| util::i64_at(rs, "/spec/replicas").unwrap_or(0))
+        .map(|(_, rs)| meta::i64_at(rs, "/spec/replicas").unwrap_or(0))
         .collect();
     sizes.sort();
     // 10 replicas, surge 3: old 8 + new 5 = 13 (max-replicas 13); to 20 replicas + surge 5 = 25.
@@ -1197,11 +1199,12 @@ fn world_with_web() -> super::world::World {
 #[test]
 fn a_user_cannot_write_status_but_the_controller_can() {
     let mut w = world_with_web();
-    let mut req = util::patch(
+    let mut req = ApiRequest::patch(
         "app",
         deployments(),
         "default",
         "web",
+        PatchType::Merge,
         json!({"status": {"readyReplicas": 9}}),
     );
     req.subresource = Some(crate::api::Subresource::Status);
@@ -1243,11 +1246,12 @@ fn kubelet_leaves_a_foreign_change_to_a_conditions_times_alone_but_puts_back_its
                 c["lastTransitionTime"] = json!(time);
             }
         }
-        let mut req = util::patch(
+        let mut req = ApiRequest::patch(
             "admin",
             util::pods(),
             "default",
             &pod_key.name,
+            PatchType::Merge,
             json!({"status": {"conditions": conditions}}),
         );
         req.subresource = Some(crate::api::Subresource::Status);
@@ -1256,7 +1260,7 @@ fn kubelet_leaves_a_foreign_change_to_a_conditions_times_alone_but_puts_back_its
     };
     let ready = |w: &super::world::World| {
         let pod = w.object(&pod_key).cloned().unwrap_or_default();
-        let c = util::find_condition(&pod["status"], "Ready")
+        let c = conditions::find_condition(&pod["status"], "Ready")
             .cloned()
             .unwrap_or_default();
         (

@@ -1,7 +1,11 @@
-//! The simulated world: one `Clone` value holding the clock, the event queue, the seeded RNG,
-//! the API server, every controller with its informer and work queue, the environment and the
-//! trace. Everything that changes it goes through [`World::apply`] (an [`Input`]) or one of the
-//! step granularities, each returning a [`StepReport`].
+//! The simulated world and its event loop: one `Clone` value holding the clock, the event
+//! queue, the seeded RNG, the API server, every controller with its informer and work queue,
+//! the environment and the trace. Everything that changes it goes through [`World::apply`] (an
+//! [`Input`]) or one of the step granularities, each returning a [`StepReport`].
+//!
+//! The loop's parts live beside it: `bootstrap` builds the initial world,
+//! `faults` applies injected faults, `delivery` records requests and delivers watch events,
+//! `checks` detects convergence and feedback loops, and `trace` spells the trace lines.
 
 #![allow(
     clippy::result_large_err,
@@ -15,160 +19,26 @@ use imbl::{OrdMap, OrdSet, Vector};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Value};
+use serde_json::Value;
 
-use super::health::{self, Health};
-use super::informer::Informer;
-use super::report::{
-    diff, EventKind, EventRecord, FeedbackLoop, ObjectChange, ReconcileOutcome, RequestRecord,
-    StepReport, StopReason,
-};
-use super::workqueue::WorkQueue;
+use super::checks::LoopWatch;
+use super::delivery::Recorder;
+use super::faults::FailureRule;
+use super::report::{EventKind, EventRecord, StepReport, StopReason};
+use super::trace;
 use super::ApiServer;
-use crate::api::{
-    ApiError, ApiRequest, ApiResult, GroupResource, ObjectKey, StatusReason, WatchEvent,
-    WatchEventType,
-};
-use crate::controllers::declarative::{DeclarativeController, DeclarativeSpec, Step};
-use crate::controllers::{
-    database::DatabaseController, deployment::DeploymentController, hpa::HpaController,
-    kubelet::Kubelet, naive::NaiveController, replicaset::ReplicaSetController,
-    scheduler::Scheduler, util, Client, Controller, Ctx, Environment, ImageBehaviour,
-    ReconcileAction, Reconciler,
-};
+use crate::api::{ApiRequest, ApiResult, ObjectKey, WatchEvent};
+use crate::controllers::Controller;
+use crate::runtime::health::{self, Health};
+use crate::runtime::WorkQueue;
+use crate::runtime::{reconcile, Client, Ctx, Environment, ImageBehaviour, Informer, Reconciler};
 use crate::time::SimTime;
 
-/// Generation bumps by controllers must happen within this window to count as a loop.
-pub const LOOP_WINDOW_MS: u64 = 60_000;
-
-/// The principal the engine uses to set the cluster up.
-pub const ADMIN: &str = "admin";
-
-/// One Node of the simulated cluster.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct NodeSpec {
-    pub name: String,
-    /// CPU quantity, e.g. `4` or `3500m`.
-    pub cpu: String,
-    /// Memory quantity, e.g. `8Gi`.
-    pub memory: String,
-    pub pods: u64,
-}
-
-impl NodeSpec {
-    pub fn new(name: &str, cpu: &str, memory: &str) -> Self {
-        NodeSpec {
-            name: name.to_owned(),
-            cpu: cpu.to_owned(),
-            memory: memory.to_owned(),
-            pods: 110,
-        }
-    }
-}
-
-/// Which controllers run.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ControllerSet {
-    pub deployment: bool,
-    pub replicaset: bool,
-    pub scheduler: bool,
-    pub kubelets: bool,
-    pub hpa: bool,
-    pub database: bool,
-    /// The naive spec-from-status controller, on this resource.
-    pub naive: Option<GroupResource>,
-    pub declarative: Vec<DeclarativeSpec>,
-}
-
-impl Default for ControllerSet {
-    fn default() -> Self {
-        ControllerSet {
-            deployment: true,
-            replicaset: true,
-            scheduler: true,
-            kubelets: true,
-            hpa: true,
-            database: true,
-            naive: None,
-            declarative: Vec::new(),
-        }
-    }
-}
-
-/// Everything needed to build a world; serde-friendly so scenario files can carry it.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ClusterConfig {
-    pub seed: u64,
-    pub nodes: Vec<NodeSpec>,
-    /// Default watch delivery latency for every informer.
-    pub watch_latency_ms: u64,
-    pub env: Environment,
-    pub controllers: ControllerSet,
-    /// Generation bumps of a top-level object by controllers within [`LOOP_WINDOW_MS`] (no
-    /// user write in between) that count as a feedback loop.
-    pub feedback_loop_threshold: u32,
-    /// Custom resources to register: (group, plural, version, kind, status subresource).
-    pub custom_resources: Vec<(String, String, String, String, bool)>,
-}
-
-impl Default for ClusterConfig {
-    fn default() -> Self {
-        ClusterConfig {
-            seed: 1,
-            nodes: vec![
-                NodeSpec::new("node-1", "4", "8Gi"),
-                NodeSpec::new("node-2", "4", "8Gi"),
-                NodeSpec::new("node-3", "4", "8Gi"),
-            ],
-            watch_latency_ms: 5,
-            env: Environment::default(),
-            controllers: ControllerSet::default(),
-            feedback_loop_threshold: 20,
-            custom_resources: Vec::new(),
-        }
-    }
-}
-
-/// Faults that can be injected at any time.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "fault", rename_all = "camelCase")]
-pub enum Fault {
-    /// The controller stops taking work; its informer keeps filling its queue.
-    PauseController {
-        controller: String,
-    },
-    ResumeController {
-        controller: String,
-    },
-    /// The process dies: its queue and cache are lost and it sees no watch events.
-    CrashController {
-        controller: String,
-    },
-    /// Starts again with a fresh list of everything it watches (a resync).
-    RestartController {
-        controller: String,
-    },
-    /// Watch delivery latency, for one controller or (None) all of them.
-    WatchLatency {
-        controller: Option<String>,
-        ms: u64,
-    },
-    /// The next `count` requests (from `principal`, or anyone) fail with `code` (500, 503, 409).
-    ApiFailures {
-        principal: Option<String>,
-        count: u32,
-        code: u16,
-    },
-    ClearApiFailures,
-    /// The node's kubelet fails (or stops failing) every image pull.
-    ImagePullFailure {
-        node: String,
-        failing: bool,
-    },
-}
+// The world's parts moved beside it; their old paths stay.
+pub use super::bootstrap::{ClusterConfig, ControllerSet, NodeSpec, ADMIN};
+pub use super::checks::LOOP_WINDOW_MS;
+pub use super::faults::Fault;
+pub use super::trace::{key_text, ms_text};
 
 /// The closed set of inputs.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -209,8 +79,9 @@ pub enum RunState {
     Crashed,
 }
 
+/// What the event queue holds.
 #[derive(Clone, Debug)]
-enum Event {
+pub(super) enum Event {
     Deliver {
         controller: String,
         event: Arc<WatchEvent>,
@@ -228,157 +99,67 @@ enum Event {
     },
 }
 
+/// One running controller with its informer cache, work queue and scheduling state.
 #[derive(Clone, Debug)]
-struct Slot {
-    controller: Controller,
-    informer: Informer,
-    queue: WorkQueue,
-    state: RunState,
-    latency_ms: u64,
-    reconcile_scheduled: bool,
-    wake_at: Option<SimTime>,
+pub(super) struct Slot {
+    pub(super) controller: Controller,
+    pub(super) informer: Informer,
+    pub(super) queue: WorkQueue,
+    pub(super) state: RunState,
+    pub(super) latency_ms: u64,
+    pub(super) reconcile_scheduled: bool,
+    pub(super) wake_at: Option<SimTime>,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq)]
-struct FailureRule {
-    principal: Option<String>,
-    remaining: u32,
-    code: u16,
-}
-
-#[derive(Clone, Debug, Default)]
-struct LoopWatch {
-    window_start: SimTime,
-    bumps: u32,
-    writers: OrdSet<String>,
-    reported: bool,
+impl Slot {
+    pub(super) fn new(controller: Controller, latency_ms: u64) -> Slot {
+        Slot {
+            controller,
+            informer: Informer::new(),
+            queue: WorkQueue::new(),
+            state: RunState::Running,
+            latency_ms,
+            reconcile_scheduled: false,
+            wake_at: None,
+        }
+    }
 }
 
 /// The simulated world. Cloning is cheap (persistent maps), so the UI can snapshot every step.
 #[derive(Clone, Debug)]
 pub struct World {
-    now: SimTime,
-    seq: u64,
-    seed: u64,
-    rng: ChaCha8Rng,
-    api: ApiServer,
-    events: OrdMap<(SimTime, u64), Event>,
-    slots: BTreeMap<String, Slot>,
-    env: Environment,
-    failures: Vec<FailureRule>,
+    pub(super) now: SimTime,
+    pub(super) seq: u64,
+    pub(super) seed: u64,
+    pub(super) rng: ChaCha8Rng,
+    pub(super) api: ApiServer,
+    pub(super) events: OrdMap<(SimTime, u64), Event>,
+    pub(super) slots: BTreeMap<String, Slot>,
+    pub(super) env: Environment,
+    pub(super) failures: Vec<FailureRule>,
     /// The latest version of every object, as the watch stream announced it.
-    objects: OrdMap<ObjectKey, Arc<Value>>,
+    pub(super) objects: OrdMap<ObjectKey, Arc<Value>>,
     /// Objects whose kstatus is neither Current nor Failed.
-    unsettled: OrdSet<ObjectKey>,
-    pending_deliveries: u64,
+    pub(super) unsettled: OrdSet<ObjectKey>,
+    pub(super) pending_deliveries: u64,
     /// Scheduled inputs not yet applied.
-    pending_inputs: u64,
-    loops: OrdMap<ObjectKey, LoopWatch>,
-    loop_threshold: u32,
-    trace: Vector<String>,
-    steps: u64,
-    inputs: Vector<(SimTime, Input)>,
-}
-
-/// The client handed to reconcilers and users: applies injected failures, sends to the API
-/// server, records the request and the watch events it caused.
-struct Recorder<'a> {
-    api: &'a mut ApiServer,
-    failures: &'a mut Vec<FailureRule>,
-    now: SimTime,
-    requests: Vec<RequestRecord>,
-    /// (principal, event with a `Null` object, the object as stored)
-    events: Vec<(String, WatchEvent, Arc<Value>)>,
-}
-
-impl Client for Recorder<'_> {
-    fn send(&mut self, mut req: ApiRequest) -> ApiResult {
-        let name = if req.name.is_empty() {
-            match &req.body {
-                crate::api::RequestBody::Object(v) => util::name(v).to_owned(),
-                _ => String::new(),
-            }
-        } else {
-            req.name.clone()
-        };
-        let injected = self
-            .failures
-            .iter_mut()
-            .find(|r| r.remaining > 0 && r.principal.as_ref().is_none_or(|p| *p == req.principal));
-        let audit_before = self.api.audit_len();
-        let result = if let Some(rule) = injected {
-            rule.remaining -= 1;
-            let code = rule.code;
-            Err(injected_error(code, &req, &name))
-        } else {
-            // The body moves to the server; the record below needs only the request's header.
-            let body = std::mem::replace(&mut req.body, crate::api::RequestBody::None);
-            let header = req.clone();
-            req.body = body;
-            let result = self.api.handle(self.now, req);
-            req = header;
-            result
-        };
-        // Requests the server made itself (garbage collection of dependents) are audited too.
-        let server_side: Vec<RequestRecord> = if self.api.audit_len() > audit_before + 1 {
-            self.api
-                .audit_since(audit_before + 1)
-                .map(RequestRecord::from_audit)
-                .collect()
-        } else {
-            Vec::new()
-        };
-        self.failures.retain(|r| r.remaining > 0);
-        let (code, message) = crate::api::response_status(req.verb, &result);
-        self.requests
-            .push(RequestRecord::new(&req, &name, code, message));
-        self.requests.extend(server_side);
-        for (ev, object) in self.api.drain_shared_watch_events() {
-            self.events.push((req.principal.clone(), ev, object));
-        }
-        result
-    }
-}
-
-fn injected_error(code: u16, req: &ApiRequest, name: &str) -> ApiError {
-    let (reason, message) = match code {
-        409 => (
-            StatusReason::Conflict,
-            format!(
-                "Operation cannot be fulfilled on {} \"{name}\": the object has been modified; please apply your changes to the latest version and try again",
-                req.gr.qualified()
-            ),
-        ),
-        503 => (
-            StatusReason::ServiceUnavailable,
-            "the server is currently unable to handle the request".to_owned(),
-        ),
-        _ => (
-            StatusReason::InternalError,
-            "Internal error occurred: injected fault".to_owned(),
-        ),
-    };
-    ApiError {
-        reason,
-        message,
-        details_name: name.to_owned(),
-        details_group: req.gr.group.clone(),
-        details_kind: req.gr.resource.clone(),
-        causes: Vec::new(),
-    }
+    pub(super) pending_inputs: u64,
+    pub(super) loops: OrdMap<ObjectKey, LoopWatch>,
+    pub(super) loop_threshold: u32,
+    pub(super) trace: Vector<String>,
+    pub(super) steps: u64,
+    pub(super) inputs: Vector<(SimTime, Input)>,
 }
 
 impl World {
-    /// Builds the cluster: registers resources, creates the Nodes (as `admin`, status written by
-    /// each node's kubelet) and starts the controllers.
-    pub fn new(config: ClusterConfig) -> World {
-        let api = ApiServer::new();
-        let mut world = World {
+    /// A world with no controllers and an empty API server; [`World::new`] builds on it.
+    pub(super) fn blank(config: &ClusterConfig) -> World {
+        World {
             now: SimTime::ZERO,
             seq: 0,
             seed: config.seed,
             rng: ChaCha8Rng::seed_from_u64(config.seed),
-            api,
+            api: ApiServer::new(),
             events: OrdMap::new(),
             slots: BTreeMap::new(),
             env: config.env.clone(),
@@ -392,138 +173,7 @@ impl World {
             trace: Vector::new(),
             steps: 0,
             inputs: Vector::new(),
-        };
-        let c = &config.controllers;
-        let mut controllers: Vec<Controller> = Vec::new();
-        if c.deployment {
-            controllers.push(Controller::Deployment(DeploymentController::new()));
         }
-        if c.replicaset {
-            controllers.push(Controller::ReplicaSet(ReplicaSetController::new()));
-        }
-        if c.scheduler {
-            controllers.push(Controller::Scheduler(Scheduler::new()));
-        }
-        if c.kubelets {
-            for (i, n) in config.nodes.iter().enumerate() {
-                controllers.push(Controller::Kubelet(Kubelet::new(&n.name, i as u32 + 1)));
-            }
-        }
-        if c.hpa {
-            controllers.push(Controller::Hpa(HpaController::new()));
-        }
-        if c.database {
-            controllers.push(Controller::Database(DatabaseController::new()));
-        }
-        if let Some(gr) = &c.naive {
-            controllers.push(Controller::Naive(NaiveController::new(gr.clone())));
-        }
-        for spec in &c.declarative {
-            controllers.push(Controller::Declarative(DeclarativeController::new(
-                spec.clone(),
-            )));
-        }
-        for controller in controllers {
-            world.slots.insert(
-                controller.name(),
-                Slot {
-                    controller,
-                    informer: Informer::new(),
-                    queue: WorkQueue::new(),
-                    state: RunState::Running,
-                    latency_ms: config.watch_latency_ms,
-                    reconcile_scheduled: false,
-                    wake_at: None,
-                },
-            );
-        }
-        let mut crds = config.custom_resources.clone();
-        if c.database || c.naive.as_ref() == Some(&util::databases()) {
-            crds.insert(
-                0,
-                (
-                    "example.com".into(),
-                    "databases".into(),
-                    "v1".into(),
-                    "Database".into(),
-                    true,
-                ),
-            );
-        }
-        for (group, plural, version, kind, status) in &crds {
-            world.request_as_setup(util::create(
-                ADMIN,
-                GroupResource::new("apiextensions.k8s.io", "customresourcedefinitions"),
-                "",
-                crd(group, plural, version, kind, *status),
-            ));
-        }
-        // Service accounts of data-defined controllers get a role for what they touch.
-        let mut grants: Vec<(String, String, Vec<GroupResource>)> = Vec::new();
-        if let Some(gr) = &c.naive {
-            let principal = NaiveController::new(gr.clone()).principal();
-            grants.push((
-                "converge:naive-controller".into(),
-                principal,
-                vec![gr.clone()],
-            ));
-        }
-        for spec in &c.declarative {
-            let mut resources = vec![spec.parent.clone()];
-            for step in &spec.steps {
-                if let Step::CreateChild { resource, .. } | Step::WaitReady { resource, .. } = step
-                {
-                    resources.push(resource.clone());
-                }
-            }
-            grants.push((
-                format!("converge:{}", spec.name),
-                spec.principal.clone(),
-                resources,
-            ));
-        }
-        for (role, principal, resources) in grants {
-            for (gr, body) in rbac_grant(&role, &principal, &resources) {
-                world.request_as_setup(util::create(ADMIN, gr, "", body));
-            }
-        }
-        for node in &config.nodes {
-            let obj = json!({
-                "apiVersion": "v1", "kind": "Node",
-                "metadata": {"name": node.name, "labels": {"kubernetes.io/hostname": node.name}},
-                "spec": {},
-            });
-            world.request_as_setup(util::create(ADMIN, util::nodes(), "", obj));
-            let resources =
-                json!({"cpu": node.cpu, "memory": node.memory, "pods": node.pods.to_string()});
-            let status = json!({"status": {
-                "capacity": resources,
-                "allocatable": resources,
-                "conditions": [{
-                    "type": "Ready", "status": "True", "reason": "KubeletReady",
-                    "message": "kubelet is posting ready status",
-                    "lastHeartbeatTime": SimTime::ZERO.rfc3339(),
-                    "lastTransitionTime": SimTime::ZERO.rfc3339(),
-                }],
-            }});
-            let mut req = util::patch(
-                &crate::api::principals::kubelet(&node.name),
-                util::nodes(),
-                "",
-                &node.name,
-                status,
-            );
-            req.subresource = Some(crate::api::Subresource::Status);
-            world.request_as_setup(req);
-        }
-        // The set-up is part of the config, not of the replayable input log.
-        world.inputs = Vector::new();
-        world
-    }
-
-    fn request_as_setup(&mut self, req: ApiRequest) {
-        let mut report = StepReport::default();
-        self.process_input(Input::Request { request: req }, &mut report);
     }
 
     // ---- read access ----------------------------------------------------------------
@@ -572,15 +222,6 @@ impl World {
         &self.trace
     }
 
-    pub fn trace_text(&self) -> String {
-        let mut s = String::new();
-        for l in &self.trace {
-            s.push_str(l);
-            s.push('\n');
-        }
-        s
-    }
-
     /// Every input applied so far, with its time: replaying them on a fresh world with the same
     /// config reproduces this one.
     pub fn inputs(&self) -> &Vector<(SimTime, Input)> {
@@ -625,29 +266,6 @@ impl World {
         self.events.len()
     }
 
-    /// Nothing queued (no deliveries in flight, no ready work, no scheduled inputs) and every
-    /// object Current or Failed. Delayed requeues (resyncs, kubelet timers) do not count.
-    pub fn is_converged(&self) -> bool {
-        if self.pending_deliveries > 0 {
-            return false;
-        }
-        if self
-            .slots
-            .values()
-            .any(|s| s.state != RunState::Crashed && (!s.queue.is_empty() || s.reconcile_scheduled))
-        {
-            return false;
-        }
-        if self.pending_inputs > 0 {
-            return false;
-        }
-        self.unsettled.iter().all(|k| {
-            self.objects
-                .get(k)
-                .is_none_or(|o| health::compute(o, self.now).is_settled())
-        })
-    }
-
     // ---- inputs and steps -------------------------------------------------------------
 
     /// Schedules an input at a future time (scenario actions).
@@ -677,7 +295,7 @@ impl World {
             .process_input_answered(Input::Request { request }, &mut report)
             .unwrap_or_else(|| {
                 Err(crate::api::ApiError::new(
-                    StatusReason::InternalError,
+                    crate::api::StatusReason::InternalError,
                     "the request was not processed",
                 ))
             });
@@ -761,7 +379,7 @@ impl World {
         report
     }
 
-    fn push(&mut self, at: SimTime, ev: Event) {
+    pub(super) fn push(&mut self, at: SimTime, ev: Event) {
         self.seq += 1;
         self.events.insert((at, self.seq), ev);
     }
@@ -799,27 +417,7 @@ impl World {
         true
     }
 
-    /// Records an input with no requests (a fault or a change to the environment) on `lane`.
-    fn record_input(&mut self, report: &mut StepReport, seq: u64, lane: &str, description: String) {
-        let rec = EventRecord {
-            time: self.now,
-            seq,
-            lane: lane.into(),
-            line: format!("{lane} {description}"),
-            kind: EventKind::Input { description },
-            requests: Vec::new(),
-            changes: Vec::new(),
-        };
-        self.record(report, rec);
-    }
-
-    fn record(&mut self, report: &mut StepReport, mut rec: EventRecord) {
-        rec.line = format!("{} {}", rec.time, rec.line);
-        self.trace.push_back(rec.line.clone());
-        report.events.push(rec);
-    }
-
-    fn process_input(&mut self, input: Input, report: &mut StepReport) {
+    pub(super) fn process_input(&mut self, input: Input, report: &mut StepReport) {
         self.process_input_answered(input, report);
     }
 
@@ -851,14 +449,7 @@ impl World {
                     self.loops.remove(&ev.key);
                 }
                 let changes = self.absorb(events, report, true);
-                let line = format!(
-                    "{lane} request -> {}",
-                    requests
-                        .iter()
-                        .map(|r| r.summary())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                );
+                let line = trace::request_line(&lane, &requests);
                 let rec = EventRecord {
                     time: self.now,
                     seq,
@@ -897,117 +488,9 @@ impl World {
         None
     }
 
-    fn apply_fault(&mut self, fault: &Fault) -> String {
-        match fault {
-            Fault::PauseController { controller } => {
-                if let Some(s) = self.slots.get_mut(controller) {
-                    if s.state == RunState::Running {
-                        s.state = RunState::Paused;
-                    }
-                }
-                format!("pause {controller}")
-            }
-            Fault::ResumeController { controller } => {
-                if let Some(s) = self.slots.get_mut(controller) {
-                    if s.state == RunState::Paused {
-                        s.state = RunState::Running;
-                    }
-                }
-                self.kick(controller);
-                format!("resume {controller}")
-            }
-            Fault::CrashController { controller } => {
-                if let Some(s) = self.slots.get_mut(controller) {
-                    s.state = RunState::Crashed;
-                    s.informer = Informer::new();
-                    s.queue = WorkQueue::new();
-                    s.reconcile_scheduled = false;
-                    s.wake_at = None;
-                    s.controller.reset();
-                }
-                format!("crash {controller}")
-            }
-            Fault::RestartController { controller } => {
-                self.restart(controller);
-                format!("restart {controller}")
-            }
-            Fault::WatchLatency { controller, ms } => {
-                for (name, s) in self.slots.iter_mut() {
-                    if controller.as_ref().is_none_or(|c| c == name) {
-                        s.latency_ms = *ms;
-                    }
-                }
-                format!(
-                    "watch-latency {} {ms}ms",
-                    controller.as_deref().unwrap_or("all")
-                )
-            }
-            Fault::ApiFailures {
-                principal,
-                count,
-                code,
-            } => {
-                self.failures.push(FailureRule {
-                    principal: principal.clone(),
-                    remaining: *count,
-                    code: *code,
-                });
-                format!(
-                    "api-failures {} x{count} code {code}",
-                    principal.as_deref().unwrap_or("anyone")
-                )
-            }
-            Fault::ClearApiFailures => {
-                self.failures.clear();
-                "api-failures cleared".into()
-            }
-            Fault::ImagePullFailure { node, failing } => {
-                if *failing {
-                    self.env.pull_failing_nodes.insert(node.clone());
-                } else {
-                    self.env.pull_failing_nodes.remove(node);
-                }
-                format!("image-pull-failure {node} {failing}")
-            }
-        }
-    }
-
-    /// A restarted controller lists everything it watches (an informer's initial sync) and
-    /// queues every key its handlers map the objects to.
-    fn restart(&mut self, controller: &str) {
-        let objects = self.objects.clone();
-        let Some(slot) = self.slots.get_mut(controller) else {
-            return;
-        };
-        slot.state = RunState::Running;
-        slot.queue = WorkQueue::new();
-        slot.controller.reset();
-        let watched: Vec<(&ObjectKey, &Arc<Value>)> = objects
-            .iter()
-            .filter(|(k, v)| slot.controller.watches(&k.gr) && slot.controller.accepts(&k.gr, v))
-            .collect();
-        slot.informer.replace(watched.iter().copied());
-        for (k, v) in watched {
-            let rv = util::str_at(v, "/metadata/resourceVersion")
-                .parse()
-                .unwrap_or(0);
-            let ev = WatchEvent {
-                event_type: WatchEventType::Added,
-                key: k.clone(),
-                object: Value::Null,
-                resource_version: rv,
-                time: self.now,
-            };
-            for key in slot.controller.keys_for(&ev, None, v, &slot.informer) {
-                slot.queue.add(key);
-            }
-        }
-        self.kick(controller);
-    }
-
     /// Schedules work for a controller: a reconcile now if keys are ready, a wake-up for the
     /// earliest delayed key.
-    fn kick(&mut self, controller: &str) {
+    pub(super) fn kick(&mut self, controller: &str) {
         let now = self.now;
         let Some(slot) = self.slots.get_mut(controller) else {
             return;
@@ -1042,67 +525,6 @@ impl World {
         }
     }
 
-    fn deliver(
-        &mut self,
-        seq: u64,
-        controller: &str,
-        event: &Arc<WatchEvent>,
-        object: &Arc<Value>,
-        report: &mut StepReport,
-    ) {
-        self.pending_deliveries = self.pending_deliveries.saturating_sub(1);
-        let Some(slot) = self.slots.get_mut(controller) else {
-            return;
-        };
-        if slot.state == RunState::Crashed {
-            return;
-        }
-        let old = slot.informer.get(&event.key).cloned();
-        let applied = slot.informer.apply(event, object);
-        let keys = if applied {
-            slot.controller
-                .keys_for(event, old.as_ref(), object, &slot.informer)
-        } else {
-            Vec::new()
-        };
-        for k in &keys {
-            slot.queue.add(k.clone());
-        }
-        let ev_name = match event.event_type {
-            WatchEventType::Added => "ADDED",
-            WatchEventType::Modified => "MODIFIED",
-            WatchEventType::Deleted => "DELETED",
-        };
-        let mut line = format!(
-            "{controller} watch {ev_name} {} rv={}",
-            key_text(&event.key),
-            event.resource_version
-        );
-        if !applied {
-            line.push_str(" (stale, ignored)");
-        } else if !keys.is_empty() {
-            let ks: Vec<String> = keys.iter().map(short_key).collect();
-            line.push_str(&format!(" -> queue {}", ks.join(", ")));
-        }
-        let rec = EventRecord {
-            time: self.now,
-            seq,
-            lane: controller.to_owned(),
-            kind: EventKind::Watch {
-                event_type: event.event_type,
-                key: event.key.clone(),
-                resource_version: event.resource_version,
-                enqueued: keys,
-                stale: !applied,
-            },
-            requests: Vec::new(),
-            changes: Vec::new(),
-            line,
-        };
-        self.record(report, rec);
-        self.kick(controller);
-    }
-
     fn reconcile(&mut self, seq: u64, controller: &str, report: &mut StepReport) {
         let now = self.now;
         let Some(slot) = self.slots.get_mut(controller) else {
@@ -1134,58 +556,10 @@ impl World {
         };
         let (requests, events) = (recorder.requests, recorder.events);
         slot.queue.done(&key);
-        let outcome = match result {
-            Ok(ReconcileAction::AwaitChange) => {
-                slot.queue.forget(&key);
-                ReconcileOutcome::AwaitChange
-            }
-            Ok(ReconcileAction::RequeueAfter { ms }) => {
-                slot.queue.forget(&key);
-                slot.queue.add_after(key.clone(), now.plus_ms(ms), now);
-                ReconcileOutcome::RequeueAfter { ms }
-            }
-            Err(e) => {
-                let dropped = slot
-                    .controller
-                    .max_retries()
-                    .is_some_and(|m| slot.queue.num_requeues(&key) >= m);
-                if dropped {
-                    slot.queue.forget(&key);
-                    ReconcileOutcome::Error {
-                        message: e.to_string(),
-                        retry_ms: None,
-                    }
-                } else {
-                    let delay = slot.queue.when(&key);
-                    slot.queue.add_after(key.clone(), now.plus_ms(delay), now);
-                    ReconcileOutcome::Error {
-                        message: e.to_string(),
-                        retry_ms: Some(delay),
-                    }
-                }
-            }
-        };
+        let max_retries = slot.controller.max_retries();
+        let outcome = reconcile::settle(&mut slot.queue, &key, result, max_retries, now);
         let changes = self.absorb(events, report, false);
-        let mut line = format!("{controller} reconcile {}", short_key(&key));
-        if requests.is_empty() {
-            line.push_str(" -> no writes");
-        } else {
-            let parts: Vec<String> = requests.iter().map(|r| r.summary()).collect();
-            line.push_str(&format!(" -> {}", parts.join(", ")));
-        }
-        match &outcome {
-            ReconcileOutcome::AwaitChange => {}
-            ReconcileOutcome::RequeueAfter { ms } => {
-                line.push_str(&format!("; requeue after {}", ms_text(*ms)))
-            }
-            ReconcileOutcome::Error { message, retry_ms } => {
-                line.push_str(&format!("; error: {message}"));
-                match retry_ms {
-                    Some(ms) => line.push_str(&format!("; retry after {}", ms_text(*ms))),
-                    None => line.push_str("; dropped after too many retries"),
-                }
-            }
-        }
+        let line = trace::reconcile_line(controller, &key, &requests, &outcome);
         let rec = EventRecord {
             time: now,
             seq,
@@ -1197,196 +571,5 @@ impl World {
         };
         self.record(report, rec);
         self.kick(controller);
-    }
-
-    /// Takes the watch events a request caused: updates the object mirror, health tracking and
-    /// loop detection, computes field changes, and schedules deliveries to every informer.
-    fn absorb(
-        &mut self,
-        events: Vec<(String, WatchEvent, Arc<Value>)>,
-        report: &mut StepReport,
-        by_user: bool,
-    ) -> Vec<ObjectChange> {
-        let mut changes = Vec::with_capacity(events.len());
-        for (principal, ev, object) in events {
-            report.watch.push((ev.clone(), Arc::clone(&object)));
-            let before = self.objects.get(&ev.key).cloned();
-            let after = (ev.event_type != WatchEventType::Deleted).then(|| object.clone());
-            changes.push(ObjectChange {
-                key: ev.key.clone(),
-                event_type: ev.event_type,
-                principal: principal.clone(),
-                resource_version: ev.resource_version,
-                fields: diff(before.as_deref(), after.as_deref()),
-            });
-            match &after {
-                Some(o) => {
-                    self.objects.insert(ev.key.clone(), o.clone());
-                    if health::compute(o, self.now).is_settled() {
-                        self.unsettled.remove(&ev.key);
-                    } else {
-                        self.unsettled.insert(ev.key.clone());
-                    }
-                }
-                None => {
-                    self.objects.remove(&ev.key);
-                    self.unsettled.remove(&ev.key);
-                    self.loops.remove(&ev.key);
-                }
-            }
-            // Feedback loops: generation bumped by controllers with no user write in between.
-            let gen_before = before.as_deref().map(util::generation).unwrap_or(0);
-            let gen_after = after.as_deref().map(util::generation).unwrap_or(0);
-            // Objects with a controller owner (ReplicaSets, Pods) have their spec managed by
-            // that owner; only spec writes to top-level objects count, within a time window.
-            let owned = after.as_deref().and_then(util::controller_of).is_some();
-            if !by_user
-                && !owned
-                && ev.event_type == WatchEventType::Modified
-                && gen_after > gen_before
-            {
-                let threshold = self.loop_threshold;
-                let now = self.now;
-                let w = self.loops.entry(ev.key.clone()).or_default();
-                if now.as_ms() > w.window_start.as_ms() + LOOP_WINDOW_MS {
-                    w.window_start = now;
-                    w.bumps = 0;
-                }
-                w.bumps += 1;
-                w.writers.insert(principal.clone());
-                if w.bumps >= threshold && !w.reported {
-                    w.reported = true;
-                    let fl = FeedbackLoop {
-                        key: ev.key.clone(),
-                        generation: gen_after,
-                        writers: w.writers.iter().cloned().collect(),
-                    };
-                    let line = format!(
-                        "engine feedback-loop {} generation {gen_after} climbing with no user write, written by {}",
-                        key_text(&ev.key),
-                        fl.writers.join(", ")
-                    );
-                    report.feedback_loops.push(fl);
-                    let rec = EventRecord {
-                        time: self.now,
-                        seq: self.seq,
-                        lane: "engine".into(),
-                        kind: EventKind::Notice {
-                            description: "feedback loop".into(),
-                        },
-                        requests: Vec::new(),
-                        changes: Vec::new(),
-                        line,
-                    };
-                    self.record(report, rec);
-                }
-            }
-            let shared = Arc::new(ev);
-            let mut deliveries = Vec::new();
-            for (name, slot) in &self.slots {
-                if slot.state == RunState::Crashed || !slot.controller.watches(&shared.key.gr) {
-                    continue;
-                }
-                if slot.controller.accepts(&shared.key.gr, &object)
-                    || slot.informer.get(&shared.key).is_some()
-                {
-                    deliveries.push((self.now.plus_ms(slot.latency_ms), name.clone()));
-                }
-            }
-            for (t, controller) in deliveries {
-                self.pending_deliveries += 1;
-                self.push(
-                    t,
-                    Event::Deliver {
-                        controller,
-                        event: shared.clone(),
-                        object: object.clone(),
-                    },
-                );
-            }
-        }
-        changes
-    }
-}
-
-/// A CustomResourceDefinition for `plural.group`, schemaless, optionally with `/status`.
-fn crd(group: &str, plural: &str, version: &str, kind: &str, status: bool) -> Value {
-    let mut v = json!({
-        "name": version, "served": true, "storage": true,
-        "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}},
-    });
-    if status {
-        v["subresources"] = json!({"status": {}});
-    }
-    json!({
-        "apiVersion": "apiextensions.k8s.io/v1",
-        "kind": "CustomResourceDefinition",
-        "metadata": {"name": format!("{plural}.{group}")},
-        "spec": {
-            "group": group,
-            "names": {"plural": plural, "singular": kind.to_lowercase(), "kind": kind, "listKind": format!("{kind}List")},
-            "scope": "Namespaced",
-            "versions": [v],
-        },
-    })
-}
-
-/// A ClusterRole allowing everything on `resources` (and their `/status`) and its binding to
-/// `principal` (a service account `system:serviceaccount:ns:name`, or a user).
-fn rbac_grant(
-    role: &str,
-    principal: &str,
-    resources: &[GroupResource],
-) -> Vec<(GroupResource, Value)> {
-    let rules: Vec<Value> = resources
-        .iter()
-        .map(|gr| {
-            json!({"apiGroups": [gr.group], "resources": [gr.resource, format!("{}/status", gr.resource)], "verbs": ["*"]})
-        })
-        .collect();
-    let subject = match principal
-        .strip_prefix("system:serviceaccount:")
-        .and_then(|r| r.split_once(':'))
-    {
-        Some((ns, name)) => json!({"kind": "ServiceAccount", "name": name, "namespace": ns}),
-        None => json!({"kind": "User", "name": principal, "apiGroup": "rbac.authorization.k8s.io"}),
-    };
-    vec![
-        (
-            GroupResource::new("rbac.authorization.k8s.io", "clusterroles"),
-            json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": {"name": role}, "rules": rules}),
-        ),
-        (
-            GroupResource::new("rbac.authorization.k8s.io", "clusterrolebindings"),
-            json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding", "metadata": {"name": role},
-                "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": role},
-                "subjects": [subject]}),
-        ),
-    ]
-}
-
-/// `deployments default/web`, `nodes node-1`.
-pub fn key_text(k: &ObjectKey) -> String {
-    if k.namespace.is_empty() {
-        format!("{} {}", k.gr.resource, k.name)
-    } else {
-        format!("{} {}/{}", k.gr.resource, k.namespace, k.name)
-    }
-}
-
-fn short_key(k: &ObjectKey) -> String {
-    if k.namespace.is_empty() {
-        k.name.clone()
-    } else {
-        format!("{}/{}", k.namespace, k.name)
-    }
-}
-
-/// `5ms`, `1.250s`.
-pub fn ms_text(ms: u64) -> String {
-    if ms < 1000 {
-        format!("{ms}ms")
-    } else {
-        format!("{}.{:03}s", ms / 1000, ms % 1000)
     }
 }

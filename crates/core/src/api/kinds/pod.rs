@@ -217,12 +217,11 @@ pub fn qos_class(pod: &Value) -> &'static str {
             limit.is_some()
                 && match (r, &limit, &request) {
                     (&"cpu", Some(l), Some(q)) => {
-                        crate::controllers::util::cpu_millis(l)
-                            == crate::controllers::util::cpu_millis(q)
+                        crate::api::quantity::cpu_millis(l) == crate::api::quantity::cpu_millis(q)
                     }
                     (_, Some(l), Some(q)) => {
-                        crate::controllers::util::memory_bytes(l)
-                            == crate::controllers::util::memory_bytes(q)
+                        crate::api::quantity::memory_bytes(l)
+                            == crate::api::quantity::memory_bytes(q)
                     }
                     _ => false,
                 }

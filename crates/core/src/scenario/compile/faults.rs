@@ -144,7 +144,9 @@ pub(super) fn compile_faults(
                 "load",
                 Input::SetLoad {
                     target: format!("{}/{}", t.namespace, t.name),
-                    millicores: util::cpu_millis(&Value::String(load.cpu.0.clone())),
+                    millicores: crate::api::quantity::cpu_millis(&Value::String(
+                        load.cpu.0.clone(),
+                    )),
                 },
             ));
         }

@@ -4,14 +4,14 @@
 //! Indexes are maintained incrementally on every delivery, so reconcilers never scan the whole
 //! cache: objects by controller owner uid, and per owner the counts of active and ready pods.
 
-use crate::api::meta::JsonPointer;
 use std::sync::Arc;
 
 use imbl::{OrdMap, OrdSet};
 use serde_json::Value;
 
+use crate::api::meta;
 use crate::api::{GroupResource, ObjectKey, WatchEvent, WatchEventType};
-use crate::controllers::util;
+use crate::conditions;
 
 /// Pod counts for one owner, maintained as deliveries arrive.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -33,14 +33,14 @@ pub struct Informer {
 
 /// Whether a pod counts toward its ReplicaSet's replicas.
 pub fn pod_is_active(pod: &Value) -> bool {
-    let phase = util::str_at(pod, "/status/phase");
-    !util::is_terminating(pod) && phase != "Succeeded" && phase != "Failed"
+    let phase = meta::str_at(pod, "/status/phase");
+    !meta::is_terminating(pod) && phase != "Succeeded" && phase != "Failed"
 }
 
+/// Whether a pod's `Ready` condition is `True`.
 pub fn pod_is_ready(pod: &Value) -> bool {
-    pod.at("/status")
-        .and_then(|s| util::find_condition(s, "Ready"))
-        .is_some_and(|c| util::str_at(c, "/status") == "True")
+    conditions::status_conditions(pod)
+        .is_some_and(|c| conditions::is_status_condition_true(c, "Ready"))
 }
 
 impl Informer {
@@ -85,10 +85,7 @@ impl Informer {
     /// Applies one watch event. Returns false for an event older than what the cache holds.
     pub fn apply(&mut self, ev: &WatchEvent, object: &Arc<Value>) -> bool {
         if let Some(old) = self.objects.get(&ev.key) {
-            let old_rv = util::str_at(old, "/metadata/resourceVersion")
-                .parse::<u64>()
-                .unwrap_or(0);
-            if ev.resource_version <= old_rv {
+            if ev.resource_version <= meta::resource_version(old) {
                 return false;
             }
         }
@@ -107,10 +104,7 @@ impl Informer {
     pub fn replace<'a>(&mut self, objects: impl Iterator<Item = (&'a ObjectKey, &'a Arc<Value>)>) {
         *self = Informer::new();
         for (k, v) in objects {
-            let rv = util::str_at(v, "/metadata/resourceVersion")
-                .parse::<u64>()
-                .unwrap_or(0);
-            self.last_resource_version = self.last_resource_version.max(rv);
+            self.last_resource_version = self.last_resource_version.max(meta::resource_version(v));
             self.index(k, v);
             self.objects.insert(k.clone(), v.clone());
         }
@@ -121,7 +115,7 @@ impl Informer {
     }
 
     fn index(&mut self, key: &ObjectKey, obj: &Value) {
-        let Some((_, _, owner)) = util::controller_of(obj) else {
+        let Some((_, _, owner)) = meta::controller_of(obj) else {
             return;
         };
         let owner = owner.to_owned();
@@ -139,7 +133,7 @@ impl Informer {
     }
 
     fn unindex(&mut self, key: &ObjectKey, obj: &Value) {
-        let Some((_, _, owner)) = util::controller_of(obj) else {
+        let Some((_, _, owner)) = meta::controller_of(obj) else {
             return;
         };
         if let Some(set) = self.by_owner.get_mut(owner) {

@@ -1,0 +1,184 @@
+//! Rollout progress [pkg/controller/deployment/progress.go]: the Progressing condition,
+//! completion, the progress deadline and requeueing a stuck rollout.
+
+use serde_json::{json, Value};
+
+use super::deployment_util::{has_deadline, num};
+use super::Sync;
+use crate::api::meta::{self, str_at};
+use crate::conditions::{self, Cond};
+use crate::runtime::{ReconcileAction, ReconcileError};
+
+impl Sync<'_, '_> {
+    /// `syncRolloutStatus`: status plus the Progressing condition; requeues a stuck rollout.
+    pub(super) fn sync_rollout_status(
+        &mut self,
+        rss: &[Value],
+        new_rs: Option<usize>,
+    ) -> Result<ReconcileAction, ReconcileError> {
+        let now = self.ctx.now;
+        let mut status = self.calculate_status(rss, new_rs);
+        if !has_deadline(&self.spec) {
+            conditions::remove_condition(&mut status, "Progressing");
+        }
+        let old = self.status_ref();
+        let current = conditions::find_condition(old, "Progressing").cloned();
+        let is_complete = num(&status, "replicas") == num(&status, "updatedReplicas")
+            && current
+                .as_ref()
+                .is_some_and(|c| str_at(c, "/reason") == "NewReplicaSetAvailable");
+        // The messages name the new ReplicaSet, or the Deployment while there is none (mid
+        // Recreate, between scaling the old ones down and creating the new one).
+        let subject = match new_rs {
+            Some(i) => format!("ReplicaSet \"{}\"", meta::name(&rss[i])),
+            None => format!("Deployment \"{}\"", meta::name(&self.d)),
+        };
+        if has_deadline(&self.spec) && !is_complete {
+            if self.complete(&status) {
+                let msg = format!("{subject} has successfully progressed.");
+                conditions::set_deployment_condition(
+                    &mut status,
+                    Cond {
+                        type_: "Progressing",
+                        status: "True",
+                        reason: "NewReplicaSetAvailable",
+                        message: &msg,
+                    },
+                    now,
+                );
+            } else if progressing(old, &status) {
+                let msg = format!("{subject} is progressing.");
+                let transition = current
+                    .as_ref()
+                    .filter(|c| str_at(c, "/status") == "True")
+                    .map(|c| str_at(c, "/lastTransitionTime").to_owned());
+                conditions::remove_condition(&mut status, "Progressing");
+                conditions::set_deployment_condition(
+                    &mut status,
+                    Cond {
+                        type_: "Progressing",
+                        status: "True",
+                        reason: "ReplicaSetUpdated",
+                        message: &msg,
+                    },
+                    now,
+                );
+                if let (Some(t), Some(list)) = (
+                    transition,
+                    status.get_mut("conditions").and_then(Value::as_array_mut),
+                ) {
+                    if let Some(last) = list.last_mut() {
+                        last["lastTransitionTime"] = json!(t);
+                    }
+                }
+            } else if self.timed_out(&status) {
+                let msg = format!("{subject} has timed out progressing.");
+                conditions::set_deployment_condition(
+                    &mut status,
+                    Cond {
+                        type_: "Progressing",
+                        status: "False",
+                        reason: "ProgressDeadlineExceeded",
+                        message: &msg,
+                    },
+                    now,
+                );
+            }
+        }
+        match replica_failure(rss, new_rs) {
+            Some(c) => conditions::set_deployment_condition(
+                &mut status,
+                Cond {
+                    type_: "ReplicaFailure",
+                    status: str_at(&c, "/status"),
+                    reason: str_at(&c, "/reason"),
+                    message: str_at(&c, "/message"),
+                },
+                now,
+            ),
+            None => {
+                conditions::remove_condition(&mut status, "ReplicaFailure");
+            }
+        }
+        if status == *old {
+            return Ok(self.requeue_stuck(&status));
+        }
+        self.update_status(status)?;
+        Ok(ReconcileAction::AwaitChange)
+    }
+
+    /// `DeploymentComplete`.
+    pub(super) fn complete(&self, status: &Value) -> bool {
+        let r = self.spec.replicas;
+        num(status, "updatedReplicas") == r
+            && num(status, "replicas") == r
+            && num(status, "availableReplicas") == r
+            && num(status, "observedGeneration") >= meta::generation(&self.d)
+    }
+
+    /// `DeploymentTimedOut`.
+    pub(super) fn timed_out(&self, status: &Value) -> bool {
+        let Some(deadline) = self.spec.progress_deadline_seconds else {
+            return false;
+        };
+        let Some(c) = conditions::find_condition(status, "Progressing") else {
+            return false;
+        };
+        match str_at(c, "/reason") {
+            "NewReplicaSetAvailable" => false,
+            "ProgressDeadlineExceeded" => true,
+            _ => last_update_ms(c)
+                .is_some_and(|from| from + deadline * 1000 < self.ctx.now.unix_ms()),
+        }
+    }
+
+    /// `requeueStuckDeployment`.
+    pub(super) fn requeue_stuck(&self, status: &Value) -> ReconcileAction {
+        let Some(deadline) = self.spec.progress_deadline_seconds else {
+            return ReconcileAction::AwaitChange;
+        };
+        let Some(c) = conditions::find_condition(self.status_ref(), "Progressing").cloned() else {
+            return ReconcileAction::AwaitChange;
+        };
+        if self.complete(status) || str_at(&c, "/reason") == "ProgressDeadlineExceeded" {
+            return ReconcileAction::AwaitChange;
+        }
+        let Some(from) = last_update_ms(&c) else {
+            return ReconcileAction::AwaitChange;
+        };
+        let after = from + deadline * 1000 - self.ctx.now.unix_ms();
+        if after < 1000 {
+            // kube re-adds rate limited; a short fixed delay keeps the same effect here.
+            return ReconcileAction::RequeueAfter { ms: 5 };
+        }
+        ReconcileAction::RequeueAfter {
+            ms: (after + 1000) as u64,
+        }
+    }
+}
+
+pub(super) fn last_update_ms(c: &Value) -> Option<i64> {
+    crate::time::parse_rfc3339_unix_ms(str_at(c, "/lastUpdateTime"))
+}
+
+/// `DeploymentProgressing`.
+pub(super) fn progressing(old: &Value, new: &Value) -> bool {
+    let old_old = num(old, "replicas") - num(old, "updatedReplicas");
+    let new_old = num(new, "replicas") - num(new, "updatedReplicas");
+    num(new, "updatedReplicas") > num(old, "updatedReplicas")
+        || new_old < old_old
+        || num(new, "readyReplicas") > num(old, "readyReplicas")
+        || num(new, "availableReplicas") > num(old, "availableReplicas")
+}
+
+/// `getReplicaFailures`: the new ReplicaSet's ReplicaFailure, else any ReplicaSet's.
+pub(super) fn replica_failure(rss: &[Value], new_rs: Option<usize>) -> Option<Value> {
+    let find = |rs: &Value| {
+        rs.get("status")
+            .and_then(|s| conditions::find_condition(s, "ReplicaFailure"))
+            .cloned()
+    };
+    new_rs
+        .and_then(|n| find(&rss[n]))
+        .or_else(|| rss.iter().find_map(find))
+}

@@ -1,0 +1,470 @@
+//! The simulated container runtime under one kubelet [pkg/kubelet/kuberuntime]: image pulls
+//! and their errors as containerd reports them, container start, readiness, exits with the
+//! CrashLoopBackOff back-off, and termination with preStop hooks.
+
+use rand::Rng;
+use serde_json::Value;
+
+use crate::api::meta::{str_at, JsonPointer};
+use crate::runtime::{Ctx, ImageBehaviour};
+use crate::time::SimTime;
+
+use super::{
+    Kubelet, BACKOFF_EXPIRY_MS, BACKOFF_INITIAL_MS, BACKOFF_MAX_MS, ERR_IMAGE_PULL_VISIBLE_MS,
+};
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) enum Stage {
+    /// Pulling images until `until`.
+    Pulling {
+        until: SimTime,
+    },
+    /// The pull failed; ErrImagePull is shown until `until`, then ImagePullBackOff.
+    PullFailed {
+        until: SimTime,
+    },
+    /// Waiting out the image pull back-off.
+    PullBackOff {
+        until: SimTime,
+    },
+    Starting {
+        until: SimTime,
+    },
+    Running {
+        ready_at: SimTime,
+        crash_at: Option<SimTime>,
+    },
+    Ready {
+        crash_at: Option<SimTime>,
+    },
+    CrashBackOff {
+        until: SimTime,
+    },
+    /// The pod is being deleted: preStop hooks run until `until`, then the containers stop on
+    /// SIGTERM. `running` and `ready` are what they were when the kill began.
+    Stopping {
+        until: SimTime,
+        running: bool,
+        ready: bool,
+    },
+    /// Every container has stopped (at `finished`); the terminal status is reported and the pod
+    /// deleted for good.
+    Stopped {
+        finished: SimTime,
+        running: bool,
+    },
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) struct PodRuntime {
+    pub(super) stage: Stage,
+    pub(super) restarts: u64,
+    /// The image-pull back-off (kubelet's `imageBackOff`).
+    pub(super) backoff_ms: u64,
+    /// The container-restart back-off entry (kubelet's `backOff`, keyed per container): 0 while
+    /// there is none, so the first exit restarts at once.
+    pub(super) crash_backoff_ms: u64,
+    /// When that entry last moved (`Backoff.Next`'s `lastUpdate`).
+    pub(super) crash_backoff_at: SimTime,
+    /// When the running container instance started.
+    pub(super) instance_started: SimTime,
+    /// The last exited instance: (startedAt, finishedAt), for `lastState.terminated`.
+    pub(super) last_termination: Option<(SimTime, SimTime)>,
+    pub(super) pod_ip: String,
+    /// The status last written (kubelet's cached status); None before the first write.
+    pub(super) reported: Option<Value>,
+    /// When the periodic sync will put back a status someone else changed.
+    pub(super) status_sync_at: Option<SimTime>,
+}
+
+pub(super) fn containers(pod: &Value) -> Vec<(String, String)> {
+    pod.at("/spec/containers")
+        .and_then(Value::as_array)
+        .map(|cs| {
+            cs.iter()
+                .map(|c| {
+                    (
+                        str_at(c, "/name").to_owned(),
+                        str_at(c, "/image").to_owned(),
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+pub(super) fn next_backoff(current: u64) -> u64 {
+    if current == 0 {
+        BACKOFF_INITIAL_MS
+    } else {
+        (current * 2).min(BACKOFF_MAX_MS)
+    }
+}
+
+impl Kubelet {
+    pub(super) fn start(&mut self, pod: &Value, ctx: &mut Ctx<'_>) -> PodRuntime {
+        self.next_ip += 1;
+        let pod_ip = format!("10.244.{}.{}", self.node_index, (self.next_ip % 250) + 2);
+        let pull = self.pull_ms(pod, ctx);
+        PodRuntime {
+            stage: Stage::Pulling {
+                until: ctx.now.plus_ms(pull),
+            },
+            restarts: 0,
+            backoff_ms: 0,
+            crash_backoff_ms: 0,
+            crash_backoff_at: ctx.now,
+            instance_started: ctx.now,
+            last_termination: None,
+            pod_ip,
+            reported: None,
+            status_sync_at: None,
+        }
+    }
+
+    pub(super) fn pull_ms(&self, pod: &Value, ctx: &mut Ctx<'_>) -> u64 {
+        let mut total = 0;
+        for (_, image) in containers(pod) {
+            total += match ctx.env.images.get(&image) {
+                Some(ImageBehaviour::Ok { pull_ms }) => *pull_ms,
+                _ => {
+                    let t = &ctx.env.kubelet;
+                    if t.pull_max_ms > t.pull_min_ms {
+                        ctx.rng.random_range(t.pull_min_ms..=t.pull_max_ms)
+                    } else {
+                        t.pull_min_ms
+                    }
+                }
+            };
+        }
+        total
+    }
+
+    pub(super) fn failing_image(&self, pod: &Value, ctx: &Ctx<'_>) -> Option<String> {
+        containers(pod).into_iter().map(|(_, i)| i).find(|i| {
+            ctx.env.pull_failing_nodes.contains(&self.node)
+                || matches!(ctx.env.images.get(i), Some(ImageBehaviour::PullFails))
+        })
+    }
+
+    /// What the container runtime answers a failed pull of `image` with (containerd's CRI
+    /// errors, with the reference normalised as containerd prints it): the image is not found,
+    /// or, with the node's pulls failing, its registry cannot be reached.
+    pub(super) fn pull_error(&self, image: &str, ctx: &Ctx<'_>) -> String {
+        let reference = normalized_image(image);
+        if ctx.env.pull_failing_nodes.contains(&self.node)
+            && !matches!(ctx.env.images.get(image), Some(ImageBehaviour::PullFails))
+        {
+            let (host, path, tag) = registry_parts(&reference);
+            format!(
+                "rpc error: code = Unknown desc = failed to pull and unpack image \"{reference}\": \
+                 failed to resolve reference \"{reference}\": failed to do request: Head \
+                 \"https://{host}/v2/{path}/manifests/{tag}\": dial tcp: lookup {host}: i/o timeout"
+            )
+        } else {
+            format!(
+                "rpc error: code = NotFound desc = failed to pull and unpack image \"{reference}\": \
+                 failed to resolve reference \"{reference}\": {reference}: not found"
+            )
+        }
+    }
+
+    pub(super) fn crash_after(&self, pod: &Value, ctx: &Ctx<'_>) -> Option<u64> {
+        containers(pod)
+            .iter()
+            .find_map(|(_, i)| match ctx.env.images.get(i) {
+                Some(ImageBehaviour::Crashes { run_ms }) => Some(*run_ms),
+                _ => None,
+            })
+    }
+
+    pub(super) fn ready_delay_ms(pod: &Value, ctx: &Ctx<'_>) -> u64 {
+        let probe_delay = pod
+            .at("/spec/containers")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|c| c.at("/readinessProbe/initialDelaySeconds"))
+            .filter_map(Value::as_u64)
+            .max();
+        match probe_delay {
+            Some(s) => s * 1000 + ctx.env.kubelet.ready_ms,
+            None => ctx.env.kubelet.ready_ms,
+        }
+    }
+
+    /// Advances the runtime through every transition due by `now`.
+    pub(super) fn advance(&self, rt: &mut PodRuntime, pod: &Value, ctx: &mut Ctx<'_>) {
+        loop {
+            let now = ctx.now;
+            let next = match rt.stage.clone() {
+                Stage::Pulling { until } if until <= now => {
+                    if self.failing_image(pod, ctx).is_some() {
+                        rt.backoff_ms = next_backoff(rt.backoff_ms);
+                        Stage::PullFailed {
+                            until: until.plus_ms(ERR_IMAGE_PULL_VISIBLE_MS),
+                        }
+                    } else {
+                        rt.backoff_ms = 0;
+                        Stage::Starting {
+                            until: until.plus_ms(ctx.env.kubelet.start_ms),
+                        }
+                    }
+                }
+                Stage::PullFailed { until } if until <= now => Stage::PullBackOff {
+                    until: until.plus_ms(rt.backoff_ms.saturating_sub(ERR_IMAGE_PULL_VISIBLE_MS)),
+                },
+                Stage::PullBackOff { until } if until <= now => {
+                    let pull = self.pull_ms(pod, ctx);
+                    Stage::Pulling {
+                        until: until.plus_ms(pull),
+                    }
+                }
+                Stage::Starting { until } if until <= now => self.run(rt, until, pod, ctx),
+                Stage::CrashBackOff { until } if until <= now => {
+                    // The back-off has passed: `doBackOff` calls `Backoff.Next` (doubling, up to
+                    // 5 min) and the container starts again.
+                    rt.crash_backoff_ms = next_backoff(rt.crash_backoff_ms);
+                    rt.crash_backoff_at = until;
+                    rt.restarts += 1;
+                    self.run(rt, until, pod, ctx)
+                }
+                Stage::Running { ready_at, crash_at }
+                    if crash_at.is_some_and(|c| c <= now && c <= ready_at) =>
+                {
+                    self.exited(rt, crash_at.unwrap_or(now), pod, ctx)
+                }
+                Stage::Running { ready_at, crash_at } if ready_at <= now => {
+                    Stage::Ready { crash_at }
+                }
+                Stage::Ready { crash_at: Some(c) } if c <= now => self.exited(rt, c, pod, ctx),
+                Stage::Stopping { until, running, .. } if until <= now => Stage::Stopped {
+                    finished: until,
+                    running,
+                },
+                _ => return,
+            };
+            rt.stage = next;
+        }
+    }
+
+    /// The pod got a deletionTimestamp: kube's `SyncTerminatingPod` -> `killPod` ->
+    /// `killContainer` [pkg/kubelet/kubelet.go, kuberuntime_container.go]. Each container's
+    /// preStop hook runs within the grace period (`deletionGracePeriodSeconds`), then SIGTERM
+    /// stops it; the simulated containers exit on SIGTERM (after the kubelet timing's
+    /// `stop_ms`), with code 0.
+    pub(super) fn terminate(&self, rt: &mut PodRuntime, pod: &Value, ctx: &Ctx<'_>) {
+        let now = ctx.now;
+        if matches!(rt.stage, Stage::Stopping { .. } | Stage::Stopped { .. }) {
+            return;
+        }
+        let running = matches!(rt.stage, Stage::Running { .. } | Stage::Ready { .. });
+        let ready = matches!(rt.stage, Stage::Ready { .. });
+        let grace_ms = pod
+            .at("/metadata/deletionGracePeriodSeconds")
+            .and_then(Value::as_u64)
+            .unwrap_or(0)
+            * 1000;
+        // The hook is cut off when the grace period runs out; SIGTERM then stops the container
+        // in `stop_ms` (the simulated containers never need SIGKILL).
+        let stop_ms = if running {
+            pre_stop_ms(pod).min(grace_ms) + ctx.env.kubelet.stop_ms
+        } else {
+            0
+        };
+        rt.stage = Stage::Stopping {
+            until: now.plus_ms(stop_ms),
+            running,
+            ready,
+        };
+    }
+
+    /// A container instance starts running at `at`.
+    pub(super) fn run(
+        &self,
+        rt: &mut PodRuntime,
+        at: SimTime,
+        pod: &Value,
+        ctx: &Ctx<'_>,
+    ) -> Stage {
+        rt.instance_started = at;
+        Stage::Running {
+            ready_at: at.plus_ms(Self::ready_delay_ms(pod, ctx)),
+            crash_at: self.crash_after(pod, ctx).map(|ms| at.plus_ms(ms)),
+        }
+    }
+
+    /// The container exited at `at` (restartPolicy Always). kube's `doBackOff`
+    /// [pkg/kubelet/kuberuntime/kuberuntime_manager.go]: `Backoff.IsInBackOffSince(key,
+    /// finishedAt)` is false with no entry yet (or one expired), so `Backoff.Next` creates a 10 s
+    /// entry and the container starts again at once; from the second exit on the entry holds it
+    /// in CrashLoopBackOff for the entry's current length, counted from the exit.
+    pub(super) fn exited(
+        &self,
+        rt: &mut PodRuntime,
+        at: SimTime,
+        pod: &Value,
+        ctx: &Ctx<'_>,
+    ) -> Stage {
+        rt.last_termination = Some((rt.instance_started, at));
+        let expired = rt.crash_backoff_ms == 0
+            || at.as_ms().saturating_sub(rt.crash_backoff_at.as_ms()) > BACKOFF_EXPIRY_MS;
+        if expired {
+            rt.crash_backoff_ms = BACKOFF_INITIAL_MS;
+            rt.crash_backoff_at = at;
+            rt.restarts += 1;
+            self.run(rt, at, pod, ctx)
+        } else {
+            Stage::CrashBackOff {
+                until: at.plus_ms(rt.crash_backoff_ms),
+            }
+        }
+    }
+
+    pub(super) fn next_wake(rt: &PodRuntime) -> Option<SimTime> {
+        match rt.stage {
+            Stage::Pulling { until }
+            | Stage::PullFailed { until }
+            | Stage::PullBackOff { until }
+            | Stage::Starting { until }
+            | Stage::CrashBackOff { until }
+            | Stage::Stopping { until, .. } => Some(until),
+            Stage::Stopped { .. } => None,
+            Stage::Running { ready_at, crash_at } => {
+                Some(crash_at.map_or(ready_at, |c| c.min(ready_at)))
+            }
+            Stage::Ready { crash_at } => crash_at,
+        }
+    }
+}
+
+/// An image reference as containerd prints it, normalised like distribution/reference's
+/// `ParseNormalizedNamed` + `TagNameOnly`: a name without a registry is on docker.io, a
+/// one-part docker.io name is under `library/`, and no tag or digest means `:latest`.
+pub fn normalized_image(image: &str) -> String {
+    let (name, digest) = match image.split_once('@') {
+        Some((n, d)) => (n, Some(d)),
+        None => (image, None),
+    };
+    let (domain, rest) = match name.split_once('/') {
+        Some((first, rest))
+            if first.contains('.') || first.contains(':') || first == "localhost" =>
+        {
+            (first.to_owned(), rest.to_owned())
+        }
+        _ => ("docker.io".to_owned(), name.to_owned()),
+    };
+    let rest = if domain == "docker.io" && !rest.contains('/') {
+        format!("library/{rest}")
+    } else {
+        rest
+    };
+    let last = rest.rsplit('/').next().unwrap_or_default();
+    let tagged = last.contains(':');
+    match digest {
+        Some(d) => format!("{domain}/{rest}@{d}"),
+        None if tagged => format!("{domain}/{rest}"),
+        None => format!("{domain}/{rest}:latest"),
+    }
+}
+
+/// The registry host, repository path and tag (or digest) of a normalised reference; Docker
+/// Hub's registry host is registry-1.docker.io.
+pub(super) fn registry_parts(reference: &str) -> (String, String, String) {
+    let (domain, rest) = reference
+        .split_once('/')
+        .unwrap_or(("docker.io", reference));
+    let host = if domain == "docker.io" {
+        "registry-1.docker.io".to_owned()
+    } else {
+        domain.to_owned()
+    };
+    let (path, tag) = match rest.split_once('@') {
+        Some((p, d)) => (p.to_owned(), d.to_owned()),
+        None => match rest.rsplit_once(':') {
+            Some((p, t)) if !t.contains('/') => (p.to_owned(), t.to_owned()),
+            _ => (rest.to_owned(), "latest".to_owned()),
+        },
+    };
+    (host, path, tag)
+}
+
+/// How long the pod's preStop hooks take, the longest container's: a `sleep` action
+/// (`PodLifecycleSleepAction`, on in 1.32) or an exec of `sleep N` (as `sh -c "sleep N"` too);
+/// other hooks (httpGet, other commands) take no simulated time.
+pub(super) fn pre_stop_ms(pod: &Value) -> u64 {
+    pod.at("/spec/containers")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|c| c.at("/lifecycle/preStop"))
+        .map(|hook| {
+            if let Some(s) = hook.at("/sleep/seconds").and_then(Value::as_u64) {
+                return s * 1000;
+            }
+            let words: Vec<&str> = hook
+                .at("/exec/command")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_str)
+                .flat_map(str::split_whitespace)
+                .collect();
+            words
+                .windows(2)
+                .find(|w| w[0] == "sleep" || w[0].ends_with("/sleep"))
+                .and_then(|w| w[1].parse::<u64>().ok())
+                .map_or(0, |s| s * 1000)
+        })
+        .max()
+        .unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn crash_loop_back_off_doubles_from_ten_seconds_to_five_minutes() {
+        let mut b = 0;
+        let seq: Vec<u64> = (0..7)
+            .map(|_| {
+                b = next_backoff(b);
+                b / 1000
+            })
+            .collect();
+        assert_eq!(seq, vec![10, 20, 40, 80, 160, 300, 300]);
+    }
+
+    /// distribution/reference's normalisation, as containerd prints references in its errors.
+    #[test]
+    fn image_references_are_normalised_as_containerd_prints_them() {
+        for (image, reference) in [
+            ("nginx", "docker.io/library/nginx:latest"),
+            ("nginx:nope", "docker.io/library/nginx:nope"),
+            ("example/crasher:1", "docker.io/example/crasher:1"),
+            ("quay.io/org/app:v2", "quay.io/org/app:v2"),
+            ("localhost/app", "localhost/app:latest"),
+            ("registry:5000/app", "registry:5000/app:latest"),
+            ("nginx@sha256:abc", "docker.io/library/nginx@sha256:abc"),
+        ] {
+            assert_eq!(normalized_image(image), reference, "{image}");
+        }
+        assert_eq!(
+            registry_parts("docker.io/library/nginx:1.27"),
+            (
+                "registry-1.docker.io".to_owned(),
+                "library/nginx".to_owned(),
+                "1.27".to_owned()
+            )
+        );
+        assert_eq!(
+            registry_parts("registry:5000/app:latest"),
+            (
+                "registry:5000".to_owned(),
+                "app".to_owned(),
+                "latest".to_owned()
+            )
+        );
+    }
+}

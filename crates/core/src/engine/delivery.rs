@@ -1,0 +1,202 @@
+//! Delivery bookkeeping: the client every request goes through (injected failures applied,
+//! requests and the watch events they caused recorded), the object mirror those events keep,
+//! their fan-out to every informer after its watch latency, and a delivery's arrival at an
+//! informer and its event handlers.
+
+#![allow(
+    clippy::result_large_err,
+    reason = "ApiResult, the API contract type, carries kube's full error by value"
+)]
+
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use super::faults::{injected_error, FailureRule};
+use super::report::{diff, EventKind, EventRecord, ObjectChange, RequestRecord, StepReport};
+use super::trace;
+use super::world::{Event, RunState, World};
+use super::ApiServer;
+use crate::api::meta;
+use crate::api::{ApiRequest, ApiResult, WatchEvent, WatchEventType};
+use crate::runtime::{Client, Reconciler};
+use crate::time::SimTime;
+
+/// The client handed to reconcilers and users: applies injected failures, sends to the API
+/// server, records the request and the watch events it caused.
+pub(super) struct Recorder<'a> {
+    pub(super) api: &'a mut ApiServer,
+    pub(super) failures: &'a mut Vec<FailureRule>,
+    pub(super) now: SimTime,
+    pub(super) requests: Vec<RequestRecord>,
+    /// (principal, event with a `Null` object, the object as stored)
+    pub(super) events: Vec<(String, WatchEvent, Arc<Value>)>,
+}
+
+impl Client for Recorder<'_> {
+    fn send(&mut self, mut req: ApiRequest) -> ApiResult {
+        let name = if req.name.is_empty() {
+            match &req.body {
+                crate::api::RequestBody::Object(v) => meta::name(v).to_owned(),
+                _ => String::new(),
+            }
+        } else {
+            req.name.clone()
+        };
+        let injected = self
+            .failures
+            .iter_mut()
+            .find(|r| r.remaining > 0 && r.principal.as_ref().is_none_or(|p| *p == req.principal));
+        let audit_before = self.api.audit_len();
+        let result = if let Some(rule) = injected {
+            rule.remaining -= 1;
+            let code = rule.code;
+            Err(injected_error(code, &req, &name))
+        } else {
+            // The body moves to the server; the record below needs only the request's header.
+            let body = std::mem::replace(&mut req.body, crate::api::RequestBody::None);
+            let header = req.clone();
+            req.body = body;
+            let result = self.api.handle(self.now, req);
+            req = header;
+            result
+        };
+        // Requests the server made itself (garbage collection of dependents) are audited too.
+        let server_side: Vec<RequestRecord> = if self.api.audit_len() > audit_before + 1 {
+            self.api
+                .audit_since(audit_before + 1)
+                .map(RequestRecord::from_audit)
+                .collect()
+        } else {
+            Vec::new()
+        };
+        self.failures.retain(|r| r.remaining > 0);
+        let (code, message) = crate::api::response_status(req.verb, &result);
+        self.requests
+            .push(RequestRecord::new(&req, &name, code, message));
+        self.requests.extend(server_side);
+        for (ev, object) in self.api.drain_shared_watch_events() {
+            self.events.push((req.principal.clone(), ev, object));
+        }
+        result
+    }
+}
+
+impl World {
+    pub(super) fn deliver(
+        &mut self,
+        seq: u64,
+        controller: &str,
+        event: &Arc<WatchEvent>,
+        object: &Arc<Value>,
+        report: &mut StepReport,
+    ) {
+        self.pending_deliveries = self.pending_deliveries.saturating_sub(1);
+        let Some(slot) = self.slots.get_mut(controller) else {
+            return;
+        };
+        if slot.state == RunState::Crashed {
+            return;
+        }
+        let old = slot.informer.get(&event.key).cloned();
+        let applied = slot.informer.apply(event, object);
+        let keys = if applied {
+            slot.controller
+                .keys_for(event, old.as_ref(), object, &slot.informer)
+        } else {
+            Vec::new()
+        };
+        for k in &keys {
+            slot.queue.add(k.clone());
+        }
+        let line = trace::watch_line(controller, event, applied, &keys);
+        let rec = EventRecord {
+            time: self.now,
+            seq,
+            lane: controller.to_owned(),
+            kind: EventKind::Watch {
+                event_type: event.event_type,
+                key: event.key.clone(),
+                resource_version: event.resource_version,
+                enqueued: keys,
+                stale: !applied,
+            },
+            requests: Vec::new(),
+            changes: Vec::new(),
+            line,
+        };
+        self.record(report, rec);
+        self.kick(controller);
+    }
+
+    /// Takes the watch events a request caused: updates the object mirror, health tracking and
+    /// loop detection, computes field changes, and schedules deliveries to every informer.
+    pub(super) fn absorb(
+        &mut self,
+        events: Vec<(String, WatchEvent, Arc<Value>)>,
+        report: &mut StepReport,
+        by_user: bool,
+    ) -> Vec<ObjectChange> {
+        let mut changes = Vec::with_capacity(events.len());
+        for (principal, ev, object) in events {
+            report.watch.push((ev.clone(), Arc::clone(&object)));
+            let before = self.objects.get(&ev.key).cloned();
+            let after = (ev.event_type != WatchEventType::Deleted).then(|| object.clone());
+            changes.push(ObjectChange {
+                key: ev.key.clone(),
+                event_type: ev.event_type,
+                principal: principal.clone(),
+                resource_version: ev.resource_version,
+                fields: diff(before.as_deref(), after.as_deref()),
+            });
+            match &after {
+                Some(o) => {
+                    self.objects.insert(ev.key.clone(), o.clone());
+                }
+                None => {
+                    self.objects.remove(&ev.key);
+                }
+            }
+            self.track_settled(&ev.key, after.as_deref());
+            self.watch_for_feedback_loop(
+                &ev,
+                &principal,
+                before.as_deref(),
+                after.as_deref(),
+                by_user,
+                report,
+            );
+            self.fan_out(ev, &object);
+        }
+        changes
+    }
+
+    /// Schedules the event's delivery to every running informer that watches its resource and
+    /// accepts the object (or already holds it, so it learns of the change), after that
+    /// informer's latency.
+    fn fan_out(&mut self, ev: WatchEvent, object: &Arc<Value>) {
+        let shared = Arc::new(ev);
+        let mut deliveries = Vec::new();
+        for (name, slot) in &self.slots {
+            if slot.state == RunState::Crashed || !slot.controller.watches(&shared.key.gr) {
+                continue;
+            }
+            if slot.controller.accepts(&shared.key.gr, object)
+                || slot.informer.get(&shared.key).is_some()
+            {
+                deliveries.push((self.now.plus_ms(slot.latency_ms), name.clone()));
+            }
+        }
+        for (t, controller) in deliveries {
+            self.pending_deliveries += 1;
+            self.push(
+                t,
+                Event::Deliver {
+                    controller,
+                    event: shared.clone(),
+                    object: object.clone(),
+                },
+            );
+        }
+    }
+}

@@ -1,0 +1,196 @@
+//! Fault injection: the faults a scenario or the UI can inject (pause, crash, restart,
+//! watch latency, API failures, image pull failures), how the world applies them, and the
+//! injected API errors with the real API server's message shapes.
+
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::world::{RunState, World};
+use crate::api::meta;
+use crate::api::{ApiError, ApiRequest, ObjectKey, StatusReason, WatchEvent, WatchEventType};
+use crate::runtime::{Informer, Reconciler, WorkQueue};
+
+/// Faults that can be injected at any time.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "fault", rename_all = "camelCase")]
+pub enum Fault {
+    /// The controller stops taking work; its informer keeps filling its queue.
+    PauseController {
+        controller: String,
+    },
+    ResumeController {
+        controller: String,
+    },
+    /// The process dies: its queue and cache are lost and it sees no watch events.
+    CrashController {
+        controller: String,
+    },
+    /// Starts again with a fresh list of everything it watches (a resync).
+    RestartController {
+        controller: String,
+    },
+    /// Watch delivery latency, for one controller or (None) all of them.
+    WatchLatency {
+        controller: Option<String>,
+        ms: u64,
+    },
+    /// The next `count` requests (from `principal`, or anyone) fail with `code` (500, 503, 409).
+    ApiFailures {
+        principal: Option<String>,
+        count: u32,
+        code: u16,
+    },
+    ClearApiFailures,
+    /// The node's kubelet fails (or stops failing) every image pull.
+    ImagePullFailure {
+        node: String,
+        failing: bool,
+    },
+}
+
+/// Injected API failures still to come: the next `remaining` requests (from `principal`, or
+/// anyone) fail with `code`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) struct FailureRule {
+    pub(super) principal: Option<String>,
+    pub(super) remaining: u32,
+    pub(super) code: u16,
+}
+
+impl World {
+    pub(super) fn apply_fault(&mut self, fault: &Fault) -> String {
+        match fault {
+            Fault::PauseController { controller } => {
+                if let Some(s) = self.slots.get_mut(controller) {
+                    if s.state == RunState::Running {
+                        s.state = RunState::Paused;
+                    }
+                }
+                format!("pause {controller}")
+            }
+            Fault::ResumeController { controller } => {
+                if let Some(s) = self.slots.get_mut(controller) {
+                    if s.state == RunState::Paused {
+                        s.state = RunState::Running;
+                    }
+                }
+                self.kick(controller);
+                format!("resume {controller}")
+            }
+            Fault::CrashController { controller } => {
+                if let Some(s) = self.slots.get_mut(controller) {
+                    s.state = RunState::Crashed;
+                    s.informer = Informer::new();
+                    s.queue = WorkQueue::new();
+                    s.reconcile_scheduled = false;
+                    s.wake_at = None;
+                    s.controller.reset();
+                }
+                format!("crash {controller}")
+            }
+            Fault::RestartController { controller } => {
+                self.restart(controller);
+                format!("restart {controller}")
+            }
+            Fault::WatchLatency { controller, ms } => {
+                for (name, s) in self.slots.iter_mut() {
+                    if controller.as_ref().is_none_or(|c| c == name) {
+                        s.latency_ms = *ms;
+                    }
+                }
+                format!(
+                    "watch-latency {} {ms}ms",
+                    controller.as_deref().unwrap_or("all")
+                )
+            }
+            Fault::ApiFailures {
+                principal,
+                count,
+                code,
+            } => {
+                self.failures.push(FailureRule {
+                    principal: principal.clone(),
+                    remaining: *count,
+                    code: *code,
+                });
+                format!(
+                    "api-failures {} x{count} code {code}",
+                    principal.as_deref().unwrap_or("anyone")
+                )
+            }
+            Fault::ClearApiFailures => {
+                self.failures.clear();
+                "api-failures cleared".into()
+            }
+            Fault::ImagePullFailure { node, failing } => {
+                if *failing {
+                    self.env.pull_failing_nodes.insert(node.clone());
+                } else {
+                    self.env.pull_failing_nodes.remove(node);
+                }
+                format!("image-pull-failure {node} {failing}")
+            }
+        }
+    }
+
+    /// A restarted controller lists everything it watches (an informer's initial sync) and
+    /// queues every key its handlers map the objects to.
+    fn restart(&mut self, controller: &str) {
+        let objects = self.objects.clone();
+        let Some(slot) = self.slots.get_mut(controller) else {
+            return;
+        };
+        slot.state = RunState::Running;
+        slot.queue = WorkQueue::new();
+        slot.controller.reset();
+        let watched: Vec<(&ObjectKey, &Arc<Value>)> = objects
+            .iter()
+            .filter(|(k, v)| slot.controller.watches(&k.gr) && slot.controller.accepts(&k.gr, v))
+            .collect();
+        slot.informer.replace(watched.iter().copied());
+        for (k, v) in watched {
+            let ev = WatchEvent {
+                event_type: WatchEventType::Added,
+                key: k.clone(),
+                object: Value::Null,
+                resource_version: meta::resource_version(v),
+                time: self.now,
+            };
+            for key in slot.controller.keys_for(&ev, None, v, &slot.informer) {
+                slot.queue.add(key);
+            }
+        }
+        self.kick(controller);
+    }
+}
+
+/// The error an injected failure answers with, shaped as the API server's own.
+pub(super) fn injected_error(code: u16, req: &ApiRequest, name: &str) -> ApiError {
+    let (reason, message) = match code {
+        409 => (
+            StatusReason::Conflict,
+            format!(
+                "Operation cannot be fulfilled on {} \"{name}\": the object has been modified; please apply your changes to the latest version and try again",
+                req.gr.qualified()
+            ),
+        ),
+        503 => (
+            StatusReason::ServiceUnavailable,
+            "the server is currently unable to handle the request".to_owned(),
+        ),
+        _ => (
+            StatusReason::InternalError,
+            "Internal error occurred: injected fault".to_owned(),
+        ),
+    };
+    ApiError {
+        reason,
+        message,
+        details_name: name.to_owned(),
+        details_group: req.gr.group.clone(),
+        details_kind: req.gr.resource.clone(),
+        causes: Vec::new(),
+    }
+}

@@ -1,0 +1,146 @@
+//! Trace text: the one-line-per-event trace format (see the module docs of [`crate::engine`])
+//! and the key and duration spellings it uses. Snapshots and docs rely on these bytes.
+
+use super::report::{EventKind, EventRecord, ReconcileOutcome, RequestRecord, StepReport};
+use super::world::World;
+use crate::api::{ObjectKey, WatchEvent, WatchEventType};
+
+impl World {
+    pub fn trace_text(&self) -> String {
+        let mut s = String::new();
+        for l in &self.trace {
+            s.push_str(l);
+            s.push('\n');
+        }
+        s
+    }
+
+    /// Records an input with no requests (a fault or a change to the environment) on `lane`.
+    pub(super) fn record_input(
+        &mut self,
+        report: &mut StepReport,
+        seq: u64,
+        lane: &str,
+        description: String,
+    ) {
+        let rec = EventRecord {
+            time: self.now,
+            seq,
+            lane: lane.into(),
+            line: format!("{lane} {description}"),
+            kind: EventKind::Input { description },
+            requests: Vec::new(),
+            changes: Vec::new(),
+        };
+        self.record(report, rec);
+    }
+
+    pub(super) fn record(&mut self, report: &mut StepReport, mut rec: EventRecord) {
+        rec.line = format!("{} {}", rec.time, rec.line);
+        self.trace.push_back(rec.line.clone());
+        report.events.push(rec);
+    }
+}
+
+/// `<controller> watch <TYPE> <key> rv=<rv>`, then ` (stale, ignored)` or ` -> queue <keys>`.
+pub(super) fn watch_line(
+    controller: &str,
+    event: &WatchEvent,
+    applied: bool,
+    keys: &[ObjectKey],
+) -> String {
+    let ev_name = match event.event_type {
+        WatchEventType::Added => "ADDED",
+        WatchEventType::Modified => "MODIFIED",
+        WatchEventType::Deleted => "DELETED",
+    };
+    let mut line = format!(
+        "{controller} watch {ev_name} {} rv={}",
+        key_text(&event.key),
+        event.resource_version
+    );
+    if !applied {
+        line.push_str(" (stale, ignored)");
+    } else if !keys.is_empty() {
+        let ks: Vec<String> = keys.iter().map(short_key).collect();
+        line.push_str(&format!(" -> queue {}", ks.join(", ")));
+    }
+    line
+}
+
+/// `<controller> reconcile <key> -> <requests or "no writes">[; requeue after ..|; error: ..]`.
+pub(super) fn reconcile_line(
+    controller: &str,
+    key: &ObjectKey,
+    requests: &[RequestRecord],
+    outcome: &ReconcileOutcome,
+) -> String {
+    let mut line = format!("{controller} reconcile {}", short_key(key));
+    if requests.is_empty() {
+        line.push_str(" -> no writes");
+    } else {
+        let parts: Vec<String> = requests.iter().map(|r| r.summary()).collect();
+        line.push_str(&format!(" -> {}", parts.join(", ")));
+    }
+    match outcome {
+        ReconcileOutcome::AwaitChange => {}
+        ReconcileOutcome::RequeueAfter { ms } => {
+            line.push_str(&format!("; requeue after {}", ms_text(*ms)))
+        }
+        ReconcileOutcome::Error { message, retry_ms } => {
+            line.push_str(&format!("; error: {message}"));
+            match retry_ms {
+                Some(ms) => line.push_str(&format!("; retry after {}", ms_text(*ms))),
+                None => line.push_str("; dropped after too many retries"),
+            }
+        }
+    }
+    line
+}
+
+/// `<lane> request -> <request summaries>`.
+pub(super) fn request_line(lane: &str, requests: &[RequestRecord]) -> String {
+    format!(
+        "{lane} request -> {}",
+        requests
+            .iter()
+            .map(|r| r.summary())
+            .collect::<Vec<_>>()
+            .join(", ")
+    )
+}
+
+/// `engine feedback-loop <key> generation <n> climbing with no user write, written by <who>`.
+pub(super) fn feedback_loop_line(key: &ObjectKey, generation: i64, writers: &[String]) -> String {
+    format!(
+        "engine feedback-loop {} generation {generation} climbing with no user write, written by {}",
+        key_text(key),
+        writers.join(", ")
+    )
+}
+
+/// `deployments default/web`, `nodes node-1`.
+pub fn key_text(k: &ObjectKey) -> String {
+    if k.namespace.is_empty() {
+        format!("{} {}", k.gr.resource, k.name)
+    } else {
+        format!("{} {}/{}", k.gr.resource, k.namespace, k.name)
+    }
+}
+
+pub(super) fn short_key(k: &ObjectKey) -> String {
+    if k.namespace.is_empty() {
+        k.name.clone()
+    } else {
+        format!("{}/{}", k.namespace, k.name)
+    }
+}
+
+/// `5ms`, `1.250s`.
+pub fn ms_text(ms: u64) -> String {
+    if ms < 1000 {
+        format!("{ms}ms")
+    } else {
+        format!("{}.{:03}s", ms / 1000, ms % 1000)
+    }
+}

@@ -1,0 +1,57 @@
+//! The client a reconciler talks to the API server through, and the context it runs in.
+//!
+//! Requests are built with [`ApiRequest`]'s constructors; the two helpers below cover the
+//! controllers' common case of writing back an object they hold, whose namespace and name the
+//! body already carries.
+
+#![allow(
+    clippy::result_large_err,
+    reason = "ApiResult, the API contract type, carries kube's full error by value"
+)]
+
+use rand_chacha::ChaCha8Rng;
+use serde_json::Value;
+
+use super::environment::Environment;
+use super::informer::Informer;
+use crate::api::{meta, ApiRequest, ApiResult, GroupResource};
+use crate::time::SimTime;
+
+/// The client a reconciler writes through; the engine records every request and applies faults.
+pub trait Client {
+    fn send(&mut self, req: ApiRequest) -> ApiResult;
+}
+
+/// Everything a reconcile may look at or use.
+pub struct Ctx<'a> {
+    pub now: SimTime,
+    pub cache: &'a Informer,
+    pub client: &'a mut dyn Client,
+    pub rng: &'a mut ChaCha8Rng,
+    pub env: &'a Environment,
+}
+
+impl Ctx<'_> {
+    pub fn send(&mut self, req: ApiRequest) -> ApiResult {
+        self.client.send(req)
+    }
+}
+
+/// `PUT` of `body` at the namespace and name it carries ([`ApiRequest::update`]).
+pub fn update_object(principal: &str, gr: GroupResource, body: Value) -> ApiRequest {
+    let (namespace, name) = (
+        meta::namespace(&body).to_owned(),
+        meta::name(&body).to_owned(),
+    );
+    ApiRequest::update(principal, gr, &namespace, &name, body)
+}
+
+/// `PUT .../status` of `body` at the namespace and name it carries
+/// ([`ApiRequest::update_status`]).
+pub fn update_status_object(principal: &str, gr: GroupResource, body: Value) -> ApiRequest {
+    let (namespace, name) = (
+        meta::namespace(&body).to_owned(),
+        meta::name(&body).to_owned(),
+    );
+    ApiRequest::update_status(principal, gr, &namespace, &name, body)
+}

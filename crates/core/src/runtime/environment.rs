@@ -1,0 +1,63 @@
+//! The world outside the API server that controllers may observe: the image registry, the
+//! kubelet's timings and faults, and the simulated load the autoscaler reads as a metric.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::{Deserialize, Serialize};
+
+/// How one container image behaves when a kubelet runs it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", tag = "behaviour")]
+pub enum ImageBehaviour {
+    /// Pulls in `pull_ms` and runs.
+    Ok { pull_ms: u64 },
+    /// The registry does not have it: ErrImagePull, then ImagePullBackOff.
+    PullFails,
+    /// Starts, then exits with code 1 after `run_ms`: CrashLoopBackOff.
+    Crashes { run_ms: u64 },
+}
+
+/// Timings of the simulated kubelet.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct KubeletTiming {
+    /// Image pull time range in ms for images without a configured behaviour.
+    pub pull_min_ms: u64,
+    pub pull_max_ms: u64,
+    /// From pulled to container running.
+    pub start_ms: u64,
+    /// From running to the readiness probe passing (when the container has no probe).
+    pub ready_ms: u64,
+    /// From SIGTERM (after any preStop hook) to the container's exit, when a pod is deleted.
+    #[serde(default = "default_stop_ms")]
+    pub stop_ms: u64,
+}
+
+fn default_stop_ms() -> u64 {
+    KubeletTiming::default().stop_ms
+}
+
+impl Default for KubeletTiming {
+    fn default() -> Self {
+        KubeletTiming {
+            pull_min_ms: 500,
+            pull_max_ms: 1500,
+            start_ms: 300,
+            ready_ms: 200,
+            stop_ms: 500,
+        }
+    }
+}
+
+/// The world outside the API server that controllers can observe: image registry, kubelet
+/// timings and faults, and the simulated load the autoscaler reads as a metric.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Environment {
+    pub images: BTreeMap<String, ImageBehaviour>,
+    pub kubelet: KubeletTiming,
+    /// Nodes whose kubelet fails every image pull.
+    pub pull_failing_nodes: BTreeSet<String>,
+    /// Total CPU demand in millicores per scale target (`namespace/name` of a Deployment).
+    pub load_millicores: BTreeMap<String, u64>,
+}
