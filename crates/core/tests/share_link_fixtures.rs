@@ -375,7 +375,7 @@ fn damaged_saves() -> Vec<(&'static str, String)> {
         ),
         (
             "unknown subresource",
-            base.replacen("\"subresource\":null", "\"subresource\":\"scale\"", 1),
+            base.replacen("\"subresource\":null", "\"subresource\":\"log\"", 1),
         ),
         (
             "body is a string",

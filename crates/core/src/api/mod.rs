@@ -34,6 +34,7 @@ pub mod names;
 mod properties;
 pub mod quantity;
 pub mod rbac;
+mod scale;
 pub mod selector;
 mod server;
 pub mod store;

@@ -46,7 +46,7 @@ impl Attributes<'_> {
     /// `deployments` or `deployments/status`: the string rules are matched against.
     pub fn resource_string(&self) -> String {
         match self.subresource {
-            Some(Subresource::Status) => format!("{}/status", self.gr.resource),
+            Some(sub) => format!("{}/{}", self.gr.resource, sub.as_str()),
             None => self.gr.resource.clone(),
         }
     }
@@ -87,7 +87,7 @@ fn resource_matches(rule: &Value, combined: &str, sub: Option<&str>) -> bool {
 }
 
 fn rule_allows(rule: &Value, a: &Attributes<'_>, combined: &str) -> bool {
-    let sub = a.subresource.map(|_| "status");
+    let sub = a.subresource.map(Subresource::as_str);
     let names_ok = match rule.get("resourceNames").and_then(Value::as_array) {
         None => true,
         Some(names) if names.is_empty() => true,
@@ -303,6 +303,12 @@ pub fn default_policy() -> Vec<Value> {
                     WRITE,
                 ),
                 rule(&["*"], &["*/status"], READ),
+                // kube's `edit` role scales workloads through `/scale` (`kubectl scale`).
+                rule(
+                    &["apps"],
+                    &["deployments/scale", "replicasets/scale"],
+                    &["get", "patch", "update"],
+                ),
                 rule(&[""], &["nodes", "namespaces", "events"], READ),
             ],
         ),

@@ -354,8 +354,12 @@ impl ApiServer {
             .get(&req.gr)
             .cloned()
             .ok_or_else(unknown_resource)?;
-        if req.subresource.is_some() {
-            if !info.status_subresource {
+        if let Some(sub) = req.subresource {
+            let served = match sub {
+                Subresource::Status => info.status_subresource,
+                Subresource::Scale => super::scale::has_scale(&info),
+            };
+            if !served {
                 return Err(unknown_resource());
             }
             if matches!(req.verb, Verb::Create | Verb::List | Verb::Delete) {
@@ -381,6 +385,9 @@ impl ApiServer {
         )?;
         if req.verb != Verb::Create && req.verb != Verb::List && req.name.is_empty() {
             return Err(bad_request("resource name may not be empty"));
+        }
+        if req.subresource == Some(Subresource::Scale) {
+            return self.scale(now, &info, &ns, &req.name, req.verb, body, &req.principal);
         }
         let status = req.subresource == Some(Subresource::Status);
         match req.verb {

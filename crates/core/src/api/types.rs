@@ -106,6 +106,18 @@ impl Verb {
 #[serde(rename_all = "lowercase")]
 pub enum Subresource {
     Status,
+    /// `autoscaling/v1` Scale of a Deployment or ReplicaSet: its `spec.replicas`.
+    Scale,
+}
+
+impl Subresource {
+    /// The path segment and RBAC name: `status`, `scale`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Subresource::Status => "status",
+            Subresource::Scale => "scale",
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

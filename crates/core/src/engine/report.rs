@@ -59,10 +59,9 @@ impl RequestRecord {
 
     /// `create replicasets default/web-7d9f8 201`, `update deployments/status default/web 409`.
     pub fn summary(&self) -> String {
-        let sub = match self.subresource {
-            Some(Subresource::Status) => "/status",
-            None => "",
-        };
+        let sub = self
+            .subresource
+            .map_or(String::new(), |s| format!("/{}", s.as_str()));
         let target = if self.namespace.is_empty() {
             self.name.clone()
         } else {

@@ -289,6 +289,7 @@ pub fn operation(
     let subresource = match path.subresource.as_deref() {
         None => None,
         Some("status") if info.status_subresource => Some(Subresource::Status),
+        Some("scale") => Some(Subresource::Scale),
         Some("binding") if gr == GroupResource::new("", "pods") && method == "POST" => {
             let mut binding = body_value(body)?;
             if let Some(m) = binding.get_mut("metadata").and_then(Value::as_object_mut) {
@@ -311,7 +312,6 @@ pub fn operation(
             | "portforward"
             | "proxy"
             | "eviction"
-            | "scale"
             | "ephemeralcontainers"
             | "resize"),
         ) => {

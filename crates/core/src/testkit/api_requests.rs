@@ -222,6 +222,7 @@ fn check_one_request(api: &mut ApiServer, now: SimTime, req: ApiRequest) {
                 let (kept, what) = match subresource {
                     None => ("status", "a main-resource write changed status"),
                     Some(Subresource::Status) => ("spec", "a /status write changed spec"),
+                    Some(Subresource::Scale) => ("status", "a /scale write changed status"),
                 };
                 assert_eq!(
                     field(before.get(&key), kept),

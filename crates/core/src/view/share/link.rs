@@ -173,6 +173,8 @@ pub enum VerbV1 {
 )]
 pub enum SubresourceV1 {
     Status,
+    /// Added after format v1 was first written (by `converge serve`); older links never hold it.
+    Scale,
 }
 
 /// Deserialized by hand (below): serde's derive would name this type, not `RequestBody`, in
@@ -586,6 +588,7 @@ impl From<Subresource> for SubresourceV1 {
     fn from(s: Subresource) -> Self {
         match s {
             Subresource::Status => SubresourceV1::Status,
+            Subresource::Scale => SubresourceV1::Scale,
         }
     }
 }
@@ -594,6 +597,7 @@ impl From<SubresourceV1> for Subresource {
     fn from(s: SubresourceV1) -> Self {
         match s {
             SubresourceV1::Status => Subresource::Status,
+            SubresourceV1::Scale => Subresource::Scale,
         }
     }
 }

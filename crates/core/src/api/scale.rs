@@ -1,0 +1,136 @@
+//! The `/scale` subresource of Deployments and ReplicaSets, as kube's `ScaleREST` serves it
+//! [pkg/registry/apps/deployment/storage/storage.go `ScaleREST`, `scaleFromDeployment`]: an
+//! `autoscaling/v1` Scale whose `spec.replicas` is the object's, `status.replicas` its
+//! observed count and `status.selector` its selector as a string. A write changes only the
+//! object's `spec.replicas`, through the main-resource update (generation rule, validation,
+//! concurrency on the Scale's resourceVersion). `kubectl scale` and autoscalers use it, with
+//! RBAC on `deployments/scale`.
+
+use serde_json::{json, Value};
+
+use super::errors::{bad_request, conflict, not_found};
+use super::kinds::ResourceInfo;
+use super::meta::{self, JsonPointer};
+use super::server::ApiServer;
+use super::types::{ApiResult, ObjectKey, PatchType, RequestBody, Verb};
+use crate::time::SimTime;
+
+/// Whether the resource has a scale subresource.
+pub(super) fn has_scale(info: &ResourceInfo) -> bool {
+    info.gr.group == "apps" && matches!(info.gr.resource.as_str(), "deployments" | "replicasets")
+}
+
+/// `metav1.FormatLabelSelector`-style `key=value,...` of `spec.selector.matchLabels` and
+/// `matchExpressions`, sorted by key as `LabelSelectorAsSelector(...).String()` gives it.
+fn selector_string(obj: &Value) -> String {
+    let mut parts: Vec<(String, String)> = Vec::new();
+    if let Some(m) = obj
+        .at("/spec/selector/matchLabels")
+        .and_then(Value::as_object)
+    {
+        for (k, v) in m {
+            parts.push((k.clone(), format!("{k}={}", v.as_str().unwrap_or(""))));
+        }
+    }
+    for e in obj
+        .at("/spec/selector/matchExpressions")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        let k = meta::str_at(e, "/key").to_owned();
+        let mut values: Vec<&str> = e
+            .get("values")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .collect();
+        values.sort_unstable();
+        let text = match meta::str_at(e, "/operator") {
+            "In" => format!("{k} in ({})", values.join(",")),
+            "NotIn" => format!("{k} notin ({})", values.join(",")),
+            "Exists" => k.clone(),
+            "DoesNotExist" => format!("!{k}"),
+            _ => continue,
+        };
+        parts.push((k, text));
+    }
+    parts.sort_by(|a, b| a.0.cmp(&b.0));
+    parts
+        .into_iter()
+        .map(|(_, t)| t)
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// The Scale of `obj`.
+fn scale_of(obj: &Value) -> Value {
+    let m = |k: &str| {
+        obj.at(&format!("/metadata/{k}"))
+            .cloned()
+            .unwrap_or(Value::Null)
+    };
+    json!({
+        "kind": "Scale",
+        "apiVersion": "autoscaling/v1",
+        "metadata": {"name": m("name"), "namespace": m("namespace"), "uid": m("uid"),
+            "resourceVersion": m("resourceVersion"), "creationTimestamp": m("creationTimestamp")},
+        "spec": {"replicas": obj.at("/spec/replicas").and_then(Value::as_i64).unwrap_or(1)},
+        "status": {"replicas": obj.at("/status/replicas").and_then(Value::as_i64).unwrap_or(0),
+            "selector": selector_string(obj)},
+    })
+}
+
+impl ApiServer {
+    /// GET, PUT or PATCH of `/scale` (already authorized as `<resource>/scale`).
+    pub(super) fn scale(
+        &mut self,
+        now: SimTime,
+        info: &ResourceInfo,
+        ns: &str,
+        name: &str,
+        verb: Verb,
+        body: RequestBody,
+        principal: &str,
+    ) -> ApiResult {
+        let key = ObjectKey::new(info.gr.clone(), ns, name);
+        let Some(stored) = self.state.store.get(&key).cloned() else {
+            return Err(not_found(&info.gr, name));
+        };
+        let current = scale_of(&stored);
+        let wanted = match (verb, body) {
+            (Verb::Get, _) => return Ok(current),
+            (Verb::Update, RequestBody::Object(scale)) => scale,
+            (Verb::Patch, RequestBody::Patch(pt, patch)) => {
+                let mut doc = current.clone();
+                match pt {
+                    PatchType::Merge | PatchType::Strategic => json_patch::merge(&mut doc, &patch),
+                    PatchType::Json => {
+                        let ops: json_patch::Patch = serde_json::from_value(patch)
+                            .map_err(|e| bad_request(format!("invalid JSON patch: {e}")))?;
+                        json_patch::patch_unsafe(&mut doc, &ops)
+                            .map_err(|e| bad_request(format!("the patch does not apply: {e}")))?;
+                    }
+                }
+                doc
+            }
+            _ => {
+                return Err(bad_request(
+                    "the body of a scale request must be a Scale or a patch",
+                ))
+            }
+        };
+        let rv = meta::str_at(&wanted, "/metadata/resourceVersion");
+        if !rv.is_empty() && rv != meta::str_at(&stored, "/metadata/resourceVersion") {
+            return Err(conflict(&info.gr, name));
+        }
+        let Some(replicas) = wanted.at("/spec/replicas").and_then(Value::as_i64) else {
+            return Err(bad_request("the Scale has no integer spec.replicas"));
+        };
+        let mut object = (*stored).clone();
+        object["spec"]["replicas"] = json!(replicas);
+        let updated = self.update(now, info, ns, name, object, principal)?;
+        Ok(scale_of(&updated))
+    }
+}
