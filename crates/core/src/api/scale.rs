@@ -12,7 +12,7 @@ use super::errors::{bad_request, conflict, not_found};
 use super::kinds::ResourceInfo;
 use super::meta::{self, JsonPointer};
 use super::server::ApiServer;
-use super::types::{ApiResult, ObjectKey, PatchType, RequestBody, Verb};
+use super::types::{ApiRequest, ApiResult, ObjectKey, PatchType, RequestBody, Verb};
 use crate::time::SimTime;
 
 /// Whether the resource has a scale subresource.
@@ -89,11 +89,10 @@ impl ApiServer {
         now: SimTime,
         info: &ResourceInfo,
         ns: &str,
-        name: &str,
-        verb: Verb,
+        req: &ApiRequest,
         body: RequestBody,
-        principal: &str,
     ) -> ApiResult {
+        let (name, verb, principal) = (req.name.as_str(), req.verb, req.principal.as_str());
         let key = ObjectKey::new(info.gr.clone(), ns, name);
         let Some(stored) = self.state.store.get(&key).cloned() else {
             return Err(not_found(&info.gr, name));

@@ -387,7 +387,7 @@ impl ApiServer {
             return Err(bad_request("resource name may not be empty"));
         }
         if req.subresource == Some(Subresource::Scale) {
-            return self.scale(now, &info, &ns, &req.name, req.verb, body, &req.principal);
+            return self.scale(now, &info, &ns, req, body);
         }
         let status = req.subresource == Some(Subresource::Status);
         match req.verb {
