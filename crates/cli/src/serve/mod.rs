@@ -12,6 +12,7 @@ mod tls;
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::convert::Infallible;
+use std::io::Write as _;
 use std::net::{IpAddr, SocketAddr};
 use std::path::PathBuf;
 use std::pin::Pin;
@@ -321,7 +322,10 @@ async fn serve(args: &ServeArgs, world: World) -> CommandResult {
         &kubeconfig::render(&url, &identity.ca_pem, &users),
     )
     .map_err(CliError::input)?;
-    println!(
+    // A closed stdout (a parent that read the address and went) must not stop the server.
+    let mut out = std::io::stdout();
+    let _ = writeln!(
+        out,
         "converge serve: the cluster is at {url} (kubeconfig {}; contexts {})",
         args.kubeconfig.display(),
         USERS
@@ -330,14 +334,13 @@ async fn serve(args: &ServeArgs, world: World) -> CommandResult {
             .collect::<Vec<_>>()
             .join(", ")
     );
-    println!(
-        "converge serve: simulated time {}",
-        if args.manual {
-            "moves only through POST /converge/v1/step and /converge/v1/run".to_owned()
-        } else {
-            format!("runs at {}x real time", args.speed)
-        }
-    );
+    let time = if args.manual {
+        "moves only through POST /converge/v1/step and /converge/v1/run".to_owned()
+    } else {
+        format!("runs at {}x real time", args.speed)
+    };
+    let _ = writeln!(out, "converge serve: simulated time {time}");
+    let _ = out.flush();
     let state = Rc::new(RefCell::new(Server {
         session: Session::new(world),
         tokens,

@@ -1,0 +1,357 @@
+//! `converge serve` against the real kubectl (v1.32, installed on every machine of this kind and
+//! on CI): what a user types, and what kubectl prints back. Time is `--manual`, moved through
+//! the control API with `kubectl create --raw`, so every run sees the same cluster.
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+const KUBECTL: &str = "/usr/bin/kubectl";
+
+/// A running `converge serve --manual` with its own kubeconfig and kubectl cache.
+struct Served {
+    child: Child,
+    dir: PathBuf,
+    /// The server's stdout, kept open for as long as it runs.
+    _stdout: BufReader<std::process::ChildStdout>,
+}
+
+impl Served {
+    fn start(name: &str) -> Served {
+        assert!(
+            Path::new(KUBECTL).exists(),
+            "{KUBECTL} is missing: these tests drive the real kubectl (see docs/serve.md)"
+        );
+        let dir =
+            std::env::temp_dir().join(format!("converge-serve-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("a temporary directory");
+        std::fs::write(dir.join("empty.json"), "{}").expect("writes");
+        let mut child = Command::new(env!("CARGO_BIN_EXE_converge"))
+            .args(["serve", "--manual", "--port", "0", "--kubeconfig"])
+            .arg(dir.join("kubeconfig"))
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("converge serve starts");
+        // The first line says where the cluster is; the kubeconfig is written before it.
+        let stdout = child.stdout.take().expect("piped");
+        let mut reader = BufReader::new(stdout);
+        let mut line = String::new();
+        reader.read_line(&mut line).expect("reads");
+        assert!(
+            line.contains("the cluster is at https://127.0.0.1:"),
+            "{line}"
+        );
+        Served {
+            child,
+            dir,
+            _stdout: reader,
+        }
+    }
+
+    fn command(&self) -> Command {
+        let mut c = Command::new(KUBECTL);
+        c.arg("--kubeconfig")
+            .arg(self.dir.join("kubeconfig"))
+            .arg("--cache-dir")
+            .arg(self.dir.join("cache"));
+        c
+    }
+
+    fn kubectl(&self, args: &[&str]) -> Output {
+        self.command().args(args).output().expect("kubectl runs")
+    }
+
+    /// kubectl's stdout; the command must succeed.
+    fn ok(&self, args: &[&str]) -> String {
+        let out = self.kubectl(args);
+        assert!(
+            out.status.success(),
+            "kubectl {args:?} failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// kubectl's stderr; the command must fail.
+    fn fails(&self, args: &[&str]) -> String {
+        let out = self.kubectl(args);
+        assert!(!out.status.success(), "kubectl {args:?} succeeded");
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    }
+
+    /// POST /converge/v1/run?until=converged: the cluster runs until it settles.
+    fn converge(&self) -> String {
+        let empty = self.dir.join("empty.json");
+        self.ok(&[
+            "create",
+            "--raw",
+            "/converge/v1/run?until=converged",
+            "-f",
+            empty.to_str().expect("utf-8 path"),
+        ])
+    }
+
+    fn fixture(name: &str) -> String {
+        format!(
+            "{}/../../tests/fixtures/kubectl/{name}",
+            env!("CARGO_MANIFEST_DIR")
+        )
+    }
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+#[test]
+fn kubectl_applies_rolls_out_scales_and_deletes_the_documentation_deployment() {
+    let s = Served::start("rollout");
+    let manifest = Served::fixture("nginx-deployment.yaml");
+    assert_eq!(
+        s.ok(&["apply", "-f", &manifest]),
+        "deployment.apps/nginx-deployment created\n"
+    );
+    assert!(s.converge().contains("\"converged\":true"));
+    assert_eq!(
+        s.ok(&["rollout", "status", "deployment/nginx-deployment"]),
+        "deployment \"nginx-deployment\" successfully rolled out\n"
+    );
+
+    let table = s.ok(&["get", "deploy"]);
+    let lines: Vec<Vec<&str>> = table
+        .lines()
+        .map(|l| l.split_whitespace().collect())
+        .collect();
+    assert_eq!(
+        lines[0],
+        ["NAME", "READY", "UP-TO-DATE", "AVAILABLE", "AGE"]
+    );
+    assert_eq!(lines[1][..4], ["nginx-deployment", "3/3", "3", "3"]);
+    let wide = s.ok(&["get", "deploy", "-o", "wide"]);
+    assert!(
+        wide.contains("CONTAINERS   IMAGES         SELECTOR"),
+        "{wide}"
+    );
+    assert!(
+        wide.contains("nginx        nginx:1.14.2   app=nginx"),
+        "{wide}"
+    );
+    let pods = s.ok(&["get", "pods"]);
+    assert_eq!(
+        pods.lines()
+            .filter(|l| l.contains("1/1     Running   0"))
+            .count(),
+        3,
+        "{pods}"
+    );
+
+    // -o json and -o yaml read back what was stored, and a replace of what was read works.
+    let json = s.ok(&["get", "deploy", "nginx-deployment", "-o", "json"]);
+    let obj: serde_json::Value = serde_json::from_str(&json).expect("kubectl printed JSON");
+    assert_eq!(obj["spec"]["replicas"], 3);
+    assert_eq!(obj["status"]["availableReplicas"], 3);
+    let yaml = s.ok(&["get", "deploy", "nginx-deployment", "-o", "yaml"]);
+    assert!(
+        yaml.contains("kind: Deployment") && yaml.contains("  replicas: 3"),
+        "{yaml}"
+    );
+    let saved = s.dir.join("read.json");
+    std::fs::write(&saved, &json).expect("writes");
+    let saved = saved.to_str().expect("utf-8 path").to_owned();
+    assert_eq!(
+        s.ok(&["replace", "-f", &saved]),
+        "deployment.apps/nginx-deployment replaced\n"
+    );
+
+    // Scaling bumps the generation; the stale copy is then refused with kube's 409.
+    let generation = |s: &Served| {
+        s.ok(&[
+            "get",
+            "deploy",
+            "nginx-deployment",
+            "-o",
+            "jsonpath={.metadata.generation}",
+        ])
+    };
+    // (replace rewrote kubectl's last-applied annotation: a Deployment's generation counts
+    // annotation changes too, as kube's deployment strategy does.)
+    let before: u32 = generation(&s).parse().expect("a number");
+    assert_eq!(
+        s.ok(&["scale", "--replicas=5", "deployment/nginx-deployment"]),
+        "deployment.apps/nginx-deployment scaled\n"
+    );
+    assert_eq!(generation(&s), (before + 1).to_string());
+    let conflict = s.fails(&["replace", "-f", &saved]);
+    assert!(
+        conflict.contains("Error from server (Conflict)")
+            && conflict.contains("the object has been modified; please apply your changes to the latest version and try again"),
+        "{conflict}"
+    );
+
+    // Nobody but the controller writes status.
+    let spoof = s.fails(&[
+        "--as",
+        "app",
+        "patch",
+        "deploy",
+        "nginx-deployment",
+        "--subresource=status",
+        "--type=merge",
+        "-p",
+        "{\"status\":{\"readyReplicas\":9}}",
+    ]);
+    assert_eq!(
+        spoof,
+        "Error from server (Forbidden): deployments.apps \"nginx-deployment\" is forbidden: User \"app\" cannot patch resource \"deployments/status\" in API group \"apps\" in the namespace \"default\"\n"
+    );
+
+    // A second apply with a new image is a strategic merge patch; a third changes nothing.
+    let changed = s.dir.join("nginx-1.16.yaml");
+    let text = std::fs::read_to_string(&manifest)
+        .expect("reads")
+        .replace("nginx:1.14.2", "nginx:1.16.1");
+    std::fs::write(&changed, text).expect("writes");
+    let changed = changed.to_str().expect("utf-8 path");
+    assert_eq!(
+        s.ok(&["apply", "-f", changed]),
+        "deployment.apps/nginx-deployment configured\n"
+    );
+    assert_eq!(
+        s.ok(&["apply", "-f", changed]),
+        "deployment.apps/nginx-deployment unchanged\n"
+    );
+
+    // Foreground deletion holds the Deployment until its ReplicaSets and Pods are gone.
+    assert_eq!(
+        s.ok(&[
+            "delete",
+            "deploy",
+            "nginx-deployment",
+            "--cascade=foreground",
+            "--wait=false"
+        ]),
+        "deployment.apps \"nginx-deployment\" deleted\n"
+    );
+    assert_eq!(
+        s.ok(&[
+            "get",
+            "deploy",
+            "nginx-deployment",
+            "-o",
+            "jsonpath={.metadata.finalizers}"
+        ]),
+        "[\"foregroundDeletion\"]"
+    );
+    s.converge();
+    assert_eq!(
+        s.fails(&["get", "deploy", "nginx-deployment"]),
+        "Error from server (NotFound): deployments.apps \"nginx-deployment\" not found\n"
+    );
+    let none = s.kubectl(&["get", "rs"]);
+    assert!(none.status.success());
+    assert_eq!(
+        String::from_utf8_lossy(&none.stderr),
+        "No resources found in default namespace.\n"
+    );
+}
+
+#[test]
+fn kubectl_get_watch_sees_a_rollout_as_it_happens() {
+    let s = Served::start("watch");
+    s.ok(&["apply", "-f", &Served::fixture("nginx-deployment.yaml")]);
+    s.converge();
+    let mut watch = s
+        .command()
+        .args([
+            "get",
+            "deploy",
+            "nginx-deployment",
+            "--watch",
+            "--output-watch-events",
+        ])
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("kubectl get -w starts");
+    let (tx, rx) = mpsc::channel();
+    let stdout = watch.stdout.take().expect("piped");
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let next = |what: &str| {
+        rx.recv_timeout(Duration::from_secs(30))
+            .unwrap_or_else(|_| panic!("kubectl get -w printed no {what}"))
+    };
+    assert_eq!(
+        next("header").split_whitespace().collect::<Vec<_>>(),
+        ["EVENT", "NAME", "READY", "UP-TO-DATE", "AVAILABLE", "AGE"]
+    );
+    assert_eq!(
+        next("first row")
+            .split_whitespace()
+            .take(5)
+            .collect::<Vec<_>>(),
+        ["ADDED", "nginx-deployment", "3/3", "3", "3"]
+    );
+    s.ok(&[
+        "set",
+        "image",
+        "deployment/nginx-deployment",
+        "nginx=nginx:1.16.1",
+    ]);
+    s.converge();
+    // The rollout as a person watching sees it: old pods replaced one by one (UP-TO-DATE
+    // climbing, a surge pod making READY 4/3), until every pod runs the new template.
+    let mut up_to_date = Vec::new();
+    loop {
+        let row: Vec<String> = next("rollout row")
+            .split_whitespace()
+            .map(str::to_owned)
+            .collect();
+        assert_eq!(row[..2], ["MODIFIED", "nginx-deployment"], "{row:?}");
+        let updated: u32 = row[3].parse().expect("UP-TO-DATE is a number");
+        up_to_date.push(updated);
+        if up_to_date.contains(&0) && row[2..5] == ["3/3", "3", "3"] {
+            break;
+        }
+    }
+    for n in [0, 1, 2, 3] {
+        assert!(up_to_date.contains(&n), "UP-TO-DATE went {up_to_date:?}");
+    }
+    let _ = watch.kill();
+    let _ = watch.wait();
+}
+
+#[test]
+fn tokens_and_impersonation_are_checked() {
+    let s = Served::start("auth");
+    // kubectl's words for a 401, after its discovery retries (as against a real cluster).
+    let refused = s.fails(&["--token", "not-a-token", "get", "pods"]);
+    assert_eq!(
+        refused.lines().last(),
+        Some("error: You must be logged in to the server (the server has asked for the client to provide credentials)")
+    );
+    // With discovery cached (any earlier command), kubectl prints the server's refusal.
+    s.ok(&["get", "pods"]);
+    assert_eq!(
+        s.fails(&["--context", "converge-bob", "--as", "admin", "get", "pods"]),
+        "Error from server (Forbidden): users \"admin\" is forbidden: User \"bob\" cannot impersonate resource \"users\" in API group \"\" at the cluster scope\n"
+    );
+    // admin may impersonate; the request is then bob's, with bob's permissions.
+    assert_eq!(s.ok(&["--as", "bob", "get", "pods", "-o", "name"]), "");
+    assert_eq!(
+        s.fails(&["--as", "bob", "delete", "node", "node-1"]),
+        "Error from server (Forbidden): nodes \"node-1\" is forbidden: User \"bob\" cannot delete resource \"nodes\" in API group \"\" at the cluster scope\n"
+    );
+}
