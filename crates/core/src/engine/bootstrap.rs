@@ -201,7 +201,7 @@ impl World {
                 world.request_as_setup(ApiRequest::create(ADMIN, gr, "", body));
             }
         }
-        for node in &config.nodes {
+        for (i, node) in config.nodes.iter().enumerate() {
             let obj = json!({
                 "apiVersion": "v1", "kind": "Node",
                 "metadata": {"name": node.name, "labels": {"kubernetes.io/hostname": node.name}},
@@ -210,9 +210,27 @@ impl World {
             world.request_as_setup(ApiRequest::create(ADMIN, util::nodes(), "", obj));
             let resources =
                 json!({"cpu": node.cpu, "memory": node.memory, "pods": node.pods.to_string()});
+            // What a kubelet reports about its machine (the address its pods get as hostIP) [pkg/kubelet/nodestatus setters.go
+            // NodeAddress, VersionInfo, MachineInfo]; the runtime and OS are the simulation's.
+            let machine = format!(
+                "{:032x}",
+                u128::from(crate::api::names::fnv32a(node.name.as_bytes()))
+            );
             let status = json!({"status": {
                 "capacity": resources,
                 "allocatable": resources,
+                "addresses": [
+                    {"type": "InternalIP", "address": format!("192.168.0.{}", i + 11)},
+                    {"type": "Hostname", "address": node.name},
+                ],
+                "nodeInfo": {
+                    "machineID": machine, "systemUUID": machine, "bootID": machine,
+                    "kernelVersion": "converge", "osImage": "Converge simulated node",
+                    "containerRuntimeVersion": "converge://simulated",
+                    "kubeletVersion": format!("v{}.0", crate::KUBERNETES_VERSION),
+                    "kubeProxyVersion": format!("v{}.0", crate::KUBERNETES_VERSION),
+                    "operatingSystem": "linux", "architecture": "amd64",
+                },
                 "conditions": [{
                     "type": "Ready", "status": "True", "reason": "KubeletReady",
                     "message": "kubelet is posting ready status",
