@@ -77,3 +77,142 @@ impl Reaction {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::state::embed::parse_query;
+    use crate::state::lesson::LessonMsg;
+    use crate::state::{Model, Msg};
+
+    fn saved_under(effects: &[Effect]) -> Vec<&str> {
+        effects
+            .iter()
+            .filter_map(|e| match e {
+                Effect::SaveWorkspace { key, .. } => Some(key.as_str()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_step_is_measured_and_saved() {
+        let mut m = Model::default();
+        let r = m.update(Msg::Step);
+        assert!(r.render);
+        assert_eq!(r.effects.first(), Some(&Effect::MarkStepStart));
+        assert_eq!(saved_under(&r.effects), vec!["converge.workspace"]);
+    }
+
+    #[test]
+    fn play_starts_the_timer_ticks_are_not_saved_one_by_one_and_pause_saves() {
+        let mut m = Model::default();
+        let r = m.update(Msg::TogglePlay);
+        assert_eq!(r.effects[0], Effect::StartTicking);
+        assert_eq!(saved_under(&r.effects).len(), 1);
+        let r = m.update(Msg::Tick);
+        assert!(r.render);
+        assert!(r.effects.is_empty(), "{:?}", r.effects);
+        let r = m.update(Msg::TogglePlay);
+        assert_eq!(r.effects[0], Effect::StopTicking);
+        assert_eq!(saved_under(&r.effects).len(), 1);
+        assert_eq!(m.update(Msg::Tick), Reaction::none());
+    }
+
+    #[test]
+    fn the_page_is_told_about_the_theme_the_hint_and_the_scenario() {
+        let mut m = Model::default();
+        let r = m.update(Msg::SetTheme(Theme::Dark));
+        assert!(r.effects.contains(&Effect::ApplyTheme(Theme::Dark)));
+        m.first_edit_hint = true;
+        let r = m.update(Msg::DismissHint);
+        assert!(r.effects.contains(&Effect::MarkHintDone));
+        let r = m.update(Msg::Lesson(LessonMsg::Open("scale-up".into())));
+        assert!(r.effects.contains(&Effect::ShowScenarioInUrl {
+            scenario: Some("scale-up".into())
+        }));
+        assert_eq!(
+            saved_under(&r.effects),
+            vec!["converge.workspace.scenario.scale-up"]
+        );
+        let r = m.update(Msg::Lesson(LessonMsg::Close));
+        assert!(r
+            .effects
+            .contains(&Effect::ShowScenarioInUrl { scenario: None }));
+    }
+
+    #[test]
+    fn a_shown_share_link_follows_later_changes() {
+        let mut m = Model::default();
+        let r = m.update(Msg::Share);
+        assert!(!r.render);
+        assert!(
+            matches!(&r.effects[..], [Effect::PublishShareLink { hash }] if hash.starts_with("#w1."))
+        );
+        assert_eq!(
+            m.update(Msg::SyncHash),
+            Reaction::none(),
+            "no link shown yet"
+        );
+        assert!(
+            m.update(Msg::ShareLinkReady("http://x/#w1.a".into()))
+                .render
+        );
+        let r = m.update(Msg::Step);
+        assert_eq!(r.effects.last(), Some(&Effect::ScheduleHashSync));
+        let r = m.update(Msg::SyncHash);
+        assert!(
+            matches!(&r.effects[..], [Effect::ReplaceHash { hash }] if hash.starts_with("#w1."))
+        );
+    }
+
+    #[test]
+    fn the_help_dialog_and_leaving_the_page_are_effects_without_a_render() {
+        let mut m = Model::default();
+        assert_eq!(
+            m.update(Msg::ShowHelp),
+            Reaction::effects(vec![Effect::OpenHelpDialog])
+        );
+        assert_eq!(
+            m.update(Msg::HelpClosed),
+            Reaction::effects(vec![Effect::ReturnFocusAfterHelp])
+        );
+        let r = m.update(Msg::PageHidden);
+        assert!(!r.render);
+        assert_eq!(saved_under(&r.effects), vec!["converge.workspace"]);
+    }
+
+    #[test]
+    fn the_host_page_is_answered_and_told_the_height_once() {
+        let mut m = Model::default();
+        m.page.embed =
+            parse_query("?embed&id=a&origin=https://docs.example.com").and_then(Result::ok);
+        let r = m.update(Msg::FromHost {
+            data: json!({"converge": 1, "type": "step"}),
+            origin: "https://evil.example".into(),
+        });
+        assert!(!r.render);
+        assert!(
+            matches!(&r.effects[..], [Effect::ReplyToSender { message, origin }]
+            if message["type"] == "error" && origin == "https://evil.example")
+        );
+        let r = m.update(Msg::FromHost {
+            data: json!({"converge": 1, "type": "step", "requestId": 7}),
+            origin: "https://docs.example.com".into(),
+        });
+        assert!(r.render);
+        assert_eq!(saved_under(&r.effects), vec!["converge.embed.a.starter"]);
+        assert!(
+            matches!(r.effects.last(), Some(Effect::ReplyToSender { message, .. })
+            if message["type"] == "state" && message["requestId"] == 7 && message["steps"] == 3)
+        );
+        let r = m.update(Msg::ContentHeight(300));
+        assert!(
+            matches!(&r.effects[..], [Effect::PostToHost { message, target_origin }]
+            if message["height"] == 300 && target_origin == "https://docs.example.com")
+        );
+        assert_eq!(m.update(Msg::ContentHeight(300)), Reaction::none());
+    }
+}
