@@ -88,18 +88,12 @@ impl Component for App {
 
     fn update(&mut self, _ctx: &Context<Self>, msg: Self::Message) -> bool {
         match msg {
-            AppMsg::Model(m) => {
-                let reaction = self.model.update(m);
-                self.run(reaction, None)
-            }
+            AppMsg::Model(m) => self.dispatch(m, None),
             AppMsg::Host {
                 data,
                 origin,
                 source,
-            } => {
-                let reaction = self.model.update(Msg::FromHost { data, origin });
-                self.run(reaction, source.as_ref())
-            }
+            } => self.dispatch(Msg::FromHost { data, origin }, source.as_ref()),
         }
     }
 
@@ -121,15 +115,13 @@ impl Component for App {
                     })
                 });
             }
-            let reaction = self.model.update(Msg::Started);
-            let _ = self.run(reaction, None);
+            let _ = self.dispatch(Msg::Started, None);
             // Last: every listener is in place before boot.js replays into this screen.
             self.platform.announce_ready();
         }
         if self.model.page.embed.is_some() {
             if let Some(px) = platform::host_page::content_height() {
-                let reaction = self.model.update(Msg::ContentHeight(px));
-                let _ = self.run(reaction, None);
+                let _ = self.dispatch(Msg::ContentHeight(px), None);
             }
         }
     }
@@ -166,6 +158,17 @@ impl Component for App {
 }
 
 impl App {
+    /// One message through the loop: the effects that must come first, the update, then the
+    /// effects it returns. `sender` is the window a host message came from (replies go there).
+    fn dispatch(&mut self, msg: Msg, sender: Option<&web_sys::Window>) -> bool {
+        for effect in self.model.before_update(&msg) {
+            // Only marks come first; none answers with a message.
+            let _ = self.platform.perform(effect, sender);
+        }
+        let reaction = self.model.update(msg);
+        self.run(reaction, sender)
+    }
+
     /// Performs a reaction's effects in order; an effect that answers with a message is
     /// updated at once and its effects follow. Returns whether to re-render.
     fn run(&mut self, reaction: Reaction, sender: Option<&web_sys::Window>) -> bool {

@@ -33,7 +33,8 @@ pub enum Effect {
     StopTicking,
     /// Set the page's colour theme (`data-theme` on the root element).
     ApplyTheme(Theme),
-    /// Mark `converge-step-start`; the step is measured once the DOM is patched.
+    /// Mark `converge-step-start` (before the reducer runs: `Model::before_update`); the step
+    /// is measured once the DOM is patched.
     MarkStepStart,
     /// Post a message to the embedding host page, for `target_origin` only (`*`: any).
     PostToHost {
@@ -100,10 +101,12 @@ mod tests {
     #[test]
     fn a_step_is_measured_and_saved() {
         let mut m = Model::default();
+        assert_eq!(m.before_update(&Msg::Step), vec![Effect::MarkStepStart]);
+        assert_eq!(m.before_update(&Msg::Reset), vec![]);
         let r = m.update(Msg::Step);
         assert!(r.render);
-        assert_eq!(r.effects.first(), Some(&Effect::MarkStepStart));
         assert_eq!(saved_under(&r.effects), vec!["converge.workspace"]);
+        assert!(!r.effects.contains(&Effect::MarkStepStart), "marked before");
     }
 
     #[test]
@@ -198,10 +201,12 @@ mod tests {
             matches!(&r.effects[..], [Effect::ReplyToSender { message, origin }]
             if message["type"] == "error" && origin == "https://evil.example")
         );
-        let r = m.update(Msg::FromHost {
+        let step = Msg::FromHost {
             data: json!({"converge": 1, "type": "step", "requestId": 7}),
             origin: "https://docs.example.com".into(),
-        });
+        };
+        assert_eq!(m.before_update(&step), vec![Effect::MarkStepStart]);
+        let r = m.update(step);
         assert!(r.render);
         assert_eq!(saved_under(&r.effects), vec!["converge.embed.a.starter"]);
         assert!(

@@ -353,6 +353,15 @@ impl Model {
         reaction
     }
 
+    /// Whether a host message is a valid Step or Next event request this embed takes.
+    pub(super) fn host_asks_for_a_step(&self, data: &Value, origin: &str) -> bool {
+        self.page.embed.as_ref().is_some_and(|c| c.allows(origin))
+            && matches!(
+                parse_message(data).map(|e| e.request),
+                Ok(Request::Step | Request::NextEvent)
+            )
+    }
+
     /// Embed mode, once the app listens: tells the host page it runs and takes messages (the
     /// poster before it answers only `start`).
     pub(super) fn announce_to_host(&self) -> Vec<Effect> {

@@ -312,6 +312,21 @@ impl Model {
         step.checked_sub(1).and_then(|s| self.history.at(s))
     }
 
+    /// The effects to perform before `update(msg)` runs: a step is measured from before the
+    /// reducer to the patched DOM (tests/e2e/perf.test.mjs reads `converge-step`).
+    pub fn before_update(&self, msg: &Msg) -> Vec<Effect> {
+        let measured = match msg {
+            Msg::Step | Msg::NextEvent => true,
+            Msg::FromHost { data, origin } => self.host_asks_for_a_step(data, origin),
+            _ => false,
+        };
+        if measured {
+            vec![Effect::MarkStepStart]
+        } else {
+            Vec::new()
+        }
+    }
+
     /// Applies one message: whether the view must re-render, and the effects to perform.
     pub fn update(&mut self, msg: Msg) -> Reaction {
         match msg {
@@ -338,14 +353,11 @@ impl Model {
         }
     }
 
-    /// A message that may change the session, and what follows from the change: the step
-    /// measured, the hint remembered, the theme applied, the play timer, the address bar, the
+    /// A message that may change the session, and what follows from the change: the hint
+    /// remembered, the theme applied, the play timer, the address bar, the
     /// save (play ticks are not saved one by one) and the share link following.
     fn update_session(&mut self, msg: Msg) -> Reaction {
         let mut effects = Vec::new();
-        if matches!(msg, Msg::Step | Msg::NextEvent) {
-            effects.push(Effect::MarkStepStart);
-        }
         let theme_before = self.theme;
         let playing_before = self.playing;
         let is_tick = matches!(msg, Msg::Tick);
