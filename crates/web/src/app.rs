@@ -8,8 +8,8 @@ use yew::prelude::*;
 
 use crate::components::editor::Diagnostic;
 use crate::components::{
-    gallery_panel, help_dialog, notice_bar, simulation_toolbar, topbar, EditorPanel, FaultPanel,
-    GalleryPanelProps, HelpDialogProps, LessonPanel, NoticeBarProps, ObjectTree,
+    gallery_panel, help_dialog, lesson_panel, notice_bar, simulation_toolbar, topbar, EditorPanel,
+    FaultPanel, GalleryPanelProps, HelpDialogProps, LessonPanelProps, NoticeBarProps, ObjectTree,
     SimulationToolbarProps, StatusPanel, TimelinePanel, TopbarProps,
 };
 use crate::platform::shortcuts::Shortcut;
@@ -264,9 +264,12 @@ impl App {
         let (Some(opened), Some(progress)) = (&l.opened, l.progress_at(m.shown())) else {
             return html! {};
         };
-        html! {
-            <LessonPanel opened={opened.clone()} {progress} answer={l.answer} send={self.send.clone()} />
-        }
+        lesson_panel(&LessonPanelProps {
+            opened: opened.clone(),
+            progress,
+            answer: l.answer,
+            send: self.send.clone(),
+        })
     }
 
     fn object_tree(&self) -> Html {

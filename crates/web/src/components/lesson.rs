@@ -11,7 +11,7 @@ use crate::state::gallery::Opened;
 use crate::state::lesson::LessonMsg;
 use crate::state::Msg;
 
-#[derive(Properties, PartialEq)]
+/// What the view draws from.
 pub struct LessonPanelProps {
     pub opened: Rc<Opened>,
     /// Progress at the shown moment.
@@ -21,9 +21,8 @@ pub struct LessonPanelProps {
     pub send: Callback<Msg>,
 }
 
-super::panel_component!(LessonPanel, LessonPanelProps, lesson_panel);
-
-fn lesson_panel(props: &LessonPanelProps) -> Html {
+/// A plain view function: the panel is small and shows only while a scenario is open.
+pub fn lesson_panel(props: &LessonPanelProps) -> Html {
     let (o, p, send) = (&props.opened, &props.progress, &props.send);
     let Some(guide) = &o.guide else {
         return html! {

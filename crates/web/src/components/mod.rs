@@ -1,9 +1,9 @@
 //! The views, one module per panel, each drawn from a props struct built from the model. The
 //! panels that are large or change at other times than the rest (object tree, editor, status,
-//! timeline, faults, lesson) are components over `PartialEq` props: yew compares the props
+//! timeline, faults) are components over `PartialEq` props: yew compares the props
 //! before rendering, so a panel whose props did not change is not rendered again (typing in
 //! the editor redraws neither the tree nor the timeline). The small chrome (header, notices,
-//! toolbar, help, gallery) is plain view functions. Views format and turn their own DOM events
+//! toolbar, help, gallery, lesson) is plain view functions. Views format and turn their own DOM events
 //! into `crate::state::Msg`; they decide nothing and perform no effect.
 //!
 //! Why components are written with [`panel_component!`] rather than `#[function_component]`:
@@ -52,7 +52,7 @@ pub use editor_panel::EditorPanel;
 pub use faults::FaultPanel;
 pub use gallery::{gallery_panel, GalleryPanelProps};
 pub use help::{help_dialog, HelpDialogProps};
-pub use lesson::LessonPanel;
+pub use lesson::{lesson_panel, LessonPanelProps};
 pub use notices::{notice_bar, NoticeBarProps};
 pub use object_tree::ObjectTree;
 pub use status::StatusPanel;

@@ -161,7 +161,7 @@ impl EmbedConfig {
 
 /// A request from the host page.
 #[derive(Clone, Debug, PartialEq)]
-pub enum Request {
+pub enum HostRequest {
     /// Open a gallery scenario (its lesson at `step`, 1-based).
     Load {
         scenario: String,
@@ -179,13 +179,13 @@ pub enum Request {
 
 /// A validated message: the host's correlation id (echoed in the reply) and the request.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Envelope {
+pub struct HostEnvelope {
     pub request_id: Value,
-    pub request: Request,
+    pub request: HostRequest,
 }
 
 /// Reads a message. Err carries the reply's error text (and the id, when one was readable).
-pub fn parse_message(data: &Value) -> Result<Envelope, (Value, String)> {
+pub fn parse_message(data: &Value) -> Result<HostEnvelope, (Value, String)> {
     let Some(obj) = data.as_object() else {
         return Err((Value::Null, "a message must be a JSON object".into()));
     };
@@ -207,7 +207,7 @@ pub fn parse_message(data: &Value) -> Result<Envelope, (Value, String)> {
     if let Some(k) = obj.keys().find(|k| !KNOWN.contains(&k.as_str())) {
         return fail(format!("unknown field {k:?}"));
     }
-    let no_args = |r: Request| {
+    let no_args = |r: HostRequest| {
         if obj.contains_key("scenario") || obj.contains_key("step") {
             Err((
                 request_id.clone(),
@@ -229,41 +229,41 @@ pub fn parse_message(data: &Value) -> Result<Envelope, (Value, String)> {
                     _ => return fail(format!("step {s} is not a step number (1, 2, ...)")),
                 },
             };
-            Ok(Request::Load {
+            Ok(HostRequest::Load {
                 scenario: scenario.to_owned(),
                 step,
             })
         }
-        "step" => no_args(Request::Step),
-        "nextEvent" => no_args(Request::NextEvent),
-        "play" => no_args(Request::Play),
-        "pause" => no_args(Request::Pause),
-        "runUntilConverged" => no_args(Request::RunUntilConverged),
-        "reset" => no_args(Request::Reset),
-        "getState" => no_args(Request::GetState),
+        "step" => no_args(HostRequest::Step),
+        "nextEvent" => no_args(HostRequest::NextEvent),
+        "play" => no_args(HostRequest::Play),
+        "pause" => no_args(HostRequest::Pause),
+        "runUntilConverged" => no_args(HostRequest::RunUntilConverged),
+        "reset" => no_args(HostRequest::Reset),
+        "getState" => no_args(HostRequest::GetState),
         other => {
             return fail(format!(
                 "unknown type {other:?}: expected load, step, nextEvent, play, pause, runUntilConverged, reset or getState"
             ))
         }
     };
-    request.map(|request| Envelope {
+    request.map(|request| HostEnvelope {
         request_id,
         request,
     })
 }
 
 /// The model message a request becomes (Load is handled by the app, GetState changes nothing).
-pub fn to_msg(m: &Model, r: &Request) -> Option<Msg> {
+pub fn to_msg(m: &Model, r: &HostRequest) -> Option<Msg> {
     match r {
-        Request::Load { .. } => None,
-        Request::Step => Some(Msg::Step),
-        Request::NextEvent => Some(Msg::NextEvent),
-        Request::Play => (!m.playing).then_some(Msg::TogglePlay),
-        Request::Pause => m.playing.then_some(Msg::TogglePlay),
-        Request::RunUntilConverged => Some(Msg::RunUntilConverged),
-        Request::Reset => Some(Msg::Reset),
-        Request::GetState => None,
+        HostRequest::Load { .. } => None,
+        HostRequest::Step => Some(Msg::Step),
+        HostRequest::NextEvent => Some(Msg::NextEvent),
+        HostRequest::Play => (!m.playing).then_some(Msg::TogglePlay),
+        HostRequest::Pause => m.playing.then_some(Msg::TogglePlay),
+        HostRequest::RunUntilConverged => Some(Msg::RunUntilConverged),
+        HostRequest::Reset => Some(Msg::Reset),
+        HostRequest::GetState => None,
     }
 }
 
@@ -325,7 +325,7 @@ impl Model {
             }
         };
         let mut reaction = match &envelope.request {
-            Request::Load { scenario, step } => match gallery::open(scenario) {
+            HostRequest::Load { scenario, step } => match gallery::open(scenario) {
                 Ok(o) => {
                     let mut effects = Vec::new();
                     if self.playing {
@@ -358,7 +358,7 @@ impl Model {
         self.page.embed.as_ref().is_some_and(|c| c.allows(origin))
             && matches!(
                 parse_message(data).map(|e| e.request),
-                Ok(Request::Step | Request::NextEvent)
+                Ok(HostRequest::Step | HostRequest::NextEvent)
             )
     }
 
@@ -472,13 +472,13 @@ mod tests {
         let ok = |v: Value| parse_message(&v).map(|e| e.request);
         assert_eq!(
             ok(json!({"converge": 1, "type": "step"})),
-            Ok(Request::Step)
+            Ok(HostRequest::Step)
         );
         assert_eq!(
             ok(
                 json!({"converge": 1, "type": "load", "scenario": "scale-up", "step": 2, "requestId": 7})
             ),
-            Ok(Request::Load {
+            Ok(HostRequest::Load {
                 scenario: "scale-up".into(),
                 step: 2
             })

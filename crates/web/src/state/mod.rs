@@ -79,6 +79,8 @@ pub enum FaultMsg {
     ImagePull { node: String, failing: bool },
 }
 
+/// Everything that can happen to the playground: the reader's input, the play timer, the page
+/// (share link, help dialog, leaving) and the host page of an embed.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Msg {
     Step,
@@ -138,6 +140,8 @@ pub enum Msg {
     ContentHeight(i32),
 }
 
+/// The whole playground: the session (world, history, action log, editor) and the page around
+/// it.
 pub struct Model {
     pub starter: Starter,
     pub seed: u64,
@@ -163,8 +167,8 @@ pub struct Model {
     pub selected_entry: Option<(u64, u64, String)>,
     pub theme: Theme,
     pub notice: Option<String>,
-    /// The newcomer's hint (what to try first) is shown. The app sets it on a browser's first
-    /// starter session; the first edit applied, or its button, ends it for good.
+    /// The newcomer's hint (what to try first) is shown. `Model::boot` sets it on a browser's
+    /// first starter session; the first edit applied, or its button, ends it for good.
     pub first_edit_hint: bool,
     /// The open scenario (None: the starter cluster) and the reader's lesson progress.
     pub lessons: Lessons,
