@@ -444,4 +444,30 @@ mod tests {
         m.update(Msg::Scrub(Some(2)));
         assert_eq!(pods(&m), 3);
     }
+
+    /// The panels' props are built from these: equal props are not rendered again, so typing
+    /// redraws the editor panel only.
+    #[test]
+    fn typing_in_the_editor_leaves_the_other_panels_inputs_as_they_were() {
+        let mut m = Model::default();
+        m.update(Msg::Step);
+        let before = (
+            m.rows.clone(),
+            m.status_view(),
+            m.timeline_lanes(),
+            m.controller_rows(),
+            m.node_names(),
+        );
+        let text = m.editor_text.replace("\"replicas\": 3", "\"replicas\": 4");
+        m.update(Msg::EditorInput(text));
+        let after = (
+            m.rows.clone(),
+            m.status_view(),
+            m.timeline_lanes(),
+            m.controller_rows(),
+            m.node_names(),
+        );
+        assert_eq!(before, after);
+        assert!(m.editor_drift().is_none());
+    }
 }
