@@ -8,9 +8,9 @@ use yew::prelude::*;
 
 use crate::components::editor::Diagnostic;
 use crate::components::{
-    gallery_panel, help_dialog, lesson_panel, notice_bar, simulation_toolbar, topbar, EditorPanel,
-    FaultPanel, GalleryPanelProps, HelpDialogProps, LessonPanelProps, NoticeBarProps, ObjectTree,
-    SimulationToolbarProps, StatusPanel, TimelinePanel, TopbarProps,
+    memo, notice_bar, simulation_toolbar, topbar, EditorPanelProps, FaultPanelProps,
+    GalleryPanelProps, HelpDialogProps, LessonPanelProps, NoticeBarProps, ObjectTreeProps,
+    PanelInputs, SimulationToolbarProps, StatusPanelProps, TimelinePanelProps, TopbarProps,
 };
 use crate::platform::shortcuts::Shortcut;
 use crate::platform::{self, Platform};
@@ -146,9 +146,13 @@ impl Component for App {
                     { self.status() }
                 </main>
                 { self.timeline() }
-                <FaultPanel controllers={m.controller_rows()} nodes={m.node_names()}
-                    rbac_enforced={m.world.api().rbac_enforced()} send={self.send.clone()} />
-                { help_dialog(&HelpDialogProps { dialog: self.help.clone(), send: self.send.clone() }) }
+                { memo(PanelInputs::Faults(FaultPanelProps {
+                    controllers: m.controller_rows(),
+                    nodes: m.node_names(),
+                    rbac_enforced: m.world.api().rbac_enforced(),
+                    send: self.send.clone(),
+                })) }
+                { memo(PanelInputs::Help(HelpDialogProps { dialog: self.help.clone(), send: self.send.clone() })) }
                 if m.cursor.is_some() {
                     <p class="scrub-note" role="status">{ format!("Viewing step {} of {}: steps and edits fork from here.", shown.steps(), m.world.steps()) }</p>
                 }
@@ -230,7 +234,7 @@ impl App {
 
     fn gallery(&self) -> Html {
         let l = &self.model.lessons;
-        gallery_panel(&GalleryPanelProps {
+        memo(PanelInputs::Gallery(GalleryPanelProps {
             gallery_open: l.gallery_open,
             cards: l.cards.clone(),
             paste: AttrValue::from(l.paste.clone()),
@@ -241,7 +245,7 @@ impl App {
                 .map(|o| AttrValue::from(o.scenario.name.clone())),
             on_file: self.on_file.clone(),
             send: self.send.clone(),
-        })
+        }))
     }
 
     fn toolbar(&self) -> Html {
@@ -264,43 +268,56 @@ impl App {
         let (Some(opened), Some(progress)) = (&l.opened, l.progress_at(m.shown())) else {
             return html! {};
         };
-        lesson_panel(&LessonPanelProps {
+        memo(PanelInputs::Lesson(LessonPanelProps {
             opened: opened.clone(),
             progress,
             answer: l.answer,
             send: self.send.clone(),
-        })
+        }))
     }
 
     fn object_tree(&self) -> Html {
         let m = &self.model;
-        html! {
-            <ObjectTree rows={m.rows.clone()} count={m.tree.len()} selected={m.selected.clone()}
-                send={self.send.clone()} />
-        }
+        memo(PanelInputs::ObjectTree(ObjectTreeProps {
+            rows: m.rows.clone(),
+            count: m.tree.len(),
+            selected: m.selected.clone(),
+            send: self.send.clone(),
+        }))
     }
 
     fn editor(&self) -> Html {
         let m = &self.model;
-        html! {
-            <EditorPanel text={AttrValue::from(m.editor_text.clone())} syntax={m.syntax}
-                diagnostics={m.diagnostics.iter().map(Diagnostic::from).collect::<Vec<_>>()}
-                principal={AttrValue::from(m.principal.clone())} target={m.target}
-                outcome={m.outcome.clone()} selected={m.selected.clone()} drift={m.editor_drift()}
-                first_edit_hint={m.first_edit_hint} send={self.send.clone()} />
-        }
+        memo(PanelInputs::Editor(EditorPanelProps {
+            text: AttrValue::from(m.editor_text.clone()),
+            syntax: m.syntax,
+            diagnostics: m.diagnostics.iter().map(Diagnostic::from).collect(),
+            principal: AttrValue::from(m.principal.clone()),
+            target: m.target,
+            outcome: m.outcome.clone(),
+            selected: m.selected.clone(),
+            drift: m.editor_drift(),
+            first_edit_hint: m.first_edit_hint,
+            send: self.send.clone(),
+        }))
     }
 
     fn status(&self) -> Html {
-        html! { <StatusPanel view={self.model.status_view()} /> }
+        memo(PanelInputs::Status(StatusPanelProps {
+            view: self.model.status_view(),
+        }))
     }
 
     fn timeline(&self) -> Html {
         let m = &self.model;
-        html! {
-            <TimelinePanel lanes={m.timeline_lanes()} upto={m.shown().steps()} min={m.first_kept_step()}
-                max={m.world.steps()} scrubbed={m.cursor.is_some()} selected={m.selected_entry.clone()}
-                send={self.send.clone()} />
-        }
+        memo(PanelInputs::Timeline(TimelinePanelProps {
+            lanes: m.timeline_lanes(),
+            upto: m.shown().steps(),
+            min: m.first_kept_step(),
+            max: m.world.steps(),
+            scrubbed: m.cursor.is_some(),
+            selected: m.selected_entry.clone(),
+            send: self.send.clone(),
+        }))
     }
 }

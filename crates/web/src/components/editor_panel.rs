@@ -11,7 +11,8 @@ use yew::prelude::*;
 use super::editor::{CodeEditor, Diagnostic, Language};
 use crate::state::{ApplyOutcome, EditorDrift, Msg, Target, PRINCIPALS};
 
-#[derive(Properties, PartialEq)]
+/// What the panel draws from.
+#[derive(PartialEq)]
 pub struct EditorPanelProps {
     pub text: AttrValue,
     pub syntax: Syntax,
@@ -26,9 +27,8 @@ pub struct EditorPanelProps {
     pub send: Callback<Msg>,
 }
 
-super::panel_component!(EditorPanel, EditorPanelProps, editor_panel);
-
-fn editor_panel(props: &EditorPanelProps) -> Html {
+/// Drawn through `super::MemoPanel`, so only when these props change.
+pub fn editor_panel(props: &EditorPanelProps) -> Html {
     let send = &props.send;
     let syntax = props.syntax;
     let language = match syntax {

@@ -6,7 +6,8 @@ use yew::prelude::*;
 
 use crate::state::{ControllerRow, FaultMsg, Msg};
 
-#[derive(Properties, PartialEq)]
+/// What the panel draws from.
+#[derive(PartialEq)]
 pub struct FaultPanelProps {
     pub controllers: Vec<ControllerRow>,
     pub nodes: Vec<String>,
@@ -14,9 +15,8 @@ pub struct FaultPanelProps {
     pub send: Callback<Msg>,
 }
 
-super::panel_component!(FaultPanel, FaultPanelProps, fault_panel);
-
-fn fault_panel(props: &FaultPanelProps) -> Html {
+/// Drawn through `super::MemoPanel`, so only when these props change.
+pub fn fault_panel(props: &FaultPanelProps) -> Html {
     let send = &props.send;
     let rbac = props.rbac_enforced;
     let fault = |f: fn(String) -> FaultMsg, c: &str| {

@@ -8,7 +8,8 @@ use crate::state::gallery::Card;
 use crate::state::lesson::LessonMsg;
 use crate::state::Msg;
 
-/// What the view draws from.
+/// What the panel draws from.
+#[derive(PartialEq)]
 pub struct GalleryPanelProps {
     pub gallery_open: bool,
     pub cards: Vec<Card>,
@@ -22,8 +23,7 @@ pub struct GalleryPanelProps {
     pub send: Callback<Msg>,
 }
 
-/// A plain view function, not a component: it is cheap to draw, and every component costs the
-/// wasm module its own copy of yew's lifecycle code (tests/e2e/first-load.test.mjs bounds it).
+/// Drawn through `super::MemoPanel`, so only when these props change.
 pub fn gallery_panel(props: &GalleryPanelProps) -> Html {
     let send = &props.send;
     let toggle = send.reform(|_| Msg::Lesson(LessonMsg::ToggleGallery));

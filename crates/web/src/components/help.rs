@@ -6,15 +6,15 @@ use yew::prelude::*;
 
 use crate::state::Msg;
 
-/// What the view draws from.
+/// What the panel draws from.
+#[derive(PartialEq)]
 pub struct HelpDialogProps {
     /// The `<dialog>` element, shared with the platform that opens it.
     pub dialog: NodeRef,
     pub send: Callback<Msg>,
 }
 
-/// A plain view function, not a component: it is cheap to draw, and every component costs the
-/// wasm module its own copy of yew's lifecycle code (tests/e2e/first-load.test.mjs bounds it).
+/// Drawn through `super::MemoPanel`, so only when these props change.
 pub fn help_dialog(props: &HelpDialogProps) -> Html {
     let close = {
         let dialog = props.dialog.clone();

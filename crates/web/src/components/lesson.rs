@@ -11,7 +11,8 @@ use crate::state::gallery::Opened;
 use crate::state::lesson::LessonMsg;
 use crate::state::Msg;
 
-/// What the view draws from.
+/// What the panel draws from.
+#[derive(PartialEq)]
 pub struct LessonPanelProps {
     pub opened: Rc<Opened>,
     /// Progress at the shown moment.
@@ -21,7 +22,7 @@ pub struct LessonPanelProps {
     pub send: Callback<Msg>,
 }
 
-/// A plain view function: the panel is small and shows only while a scenario is open.
+/// Drawn through `super::MemoPanel`, so only when these props change.
 pub fn lesson_panel(props: &LessonPanelProps) -> Html {
     let (o, p, send) = (&props.opened, &props.progress, &props.send);
     let Some(guide) = &o.guide else {

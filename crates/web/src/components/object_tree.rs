@@ -11,7 +11,8 @@ use yew::prelude::*;
 
 use crate::state::Msg;
 
-#[derive(Properties, PartialEq)]
+/// What the panel draws from.
+#[derive(PartialEq)]
 pub struct ObjectTreeProps {
     /// The visible rows (shared with the model: unchanged rows compare in one pointer check).
     pub rows: Rc<Vec<Row>>,
@@ -21,9 +22,8 @@ pub struct ObjectTreeProps {
     pub send: Callback<Msg>,
 }
 
-super::panel_component!(ObjectTree, ObjectTreeProps, object_tree);
-
-fn object_tree(props: &ObjectTreeProps) -> Html {
+/// Drawn through `super::MemoPanel`, so only when these props change.
+pub fn object_tree(props: &ObjectTreeProps) -> Html {
     let send = &props.send;
     let count = props.count;
     html! {

@@ -15,15 +15,15 @@ const CONDITION_COLUMNS: [&str; 6] = [
     "observedGeneration",
 ];
 
-#[derive(Properties, PartialEq)]
+/// What the panel draws from.
+#[derive(PartialEq)]
 pub struct StatusPanelProps {
     /// The selected object's status (None: nothing selected, or it is gone).
     pub view: Option<StatusView>,
 }
 
-super::panel_component!(StatusPanel, StatusPanelProps, status_panel);
-
-fn status_panel(props: &StatusPanelProps) -> Html {
+/// Drawn through `super::MemoPanel`, so only when these props change.
+pub fn status_panel(props: &StatusPanelProps) -> Html {
     let Some(v) = &props.view else {
         return html! {
             <section class="pane status" aria-labelledby="status-h">

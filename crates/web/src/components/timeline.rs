@@ -7,7 +7,8 @@ use yew::prelude::*;
 
 use crate::state::Msg;
 
-#[derive(Properties, PartialEq)]
+/// What the panel draws from.
+#[derive(PartialEq)]
 pub struct TimelinePanelProps {
     pub lanes: Vec<Lane>,
     /// The shown step.
@@ -23,9 +24,8 @@ pub struct TimelinePanelProps {
     pub send: Callback<Msg>,
 }
 
-super::panel_component!(TimelinePanel, TimelinePanelProps, timeline_panel);
-
-fn timeline_panel(props: &TimelinePanelProps) -> Html {
+/// Drawn through `super::MemoPanel`, so only when these props change.
+pub fn timeline_panel(props: &TimelinePanelProps) -> Html {
     let TimelinePanelProps {
         lanes,
         upto,

@@ -19,8 +19,8 @@ pub struct SimulationToolbarProps {
     pub send: Callback<Msg>,
 }
 
-/// A plain view function, not a component: it is cheap to draw, and every component costs the
-/// wasm module its own copy of yew's lifecycle code (tests/e2e/first-load.test.mjs bounds it).
+/// Drawn directly, not through `super::MemoPanel`: it is a handful of elements (comparing its
+/// props would cost about what drawing it does).
 pub fn simulation_toolbar(props: &SimulationToolbarProps) -> Html {
     let send = &props.send;
     let converged = props.converged;
