@@ -2,8 +2,6 @@
 //! `Model::update`, has the platform perform the effects it returns, and lays the panels out
 //! (the full playground, or embed mode's minimal one). Nothing is decided here.
 
-use std::collections::VecDeque;
-
 use yew::prelude::*;
 
 use crate::components::editor::Diagnostic;
@@ -173,16 +171,15 @@ impl App {
         self.run(reaction, sender)
     }
 
-    /// Performs a reaction's effects in order; an effect that answers with a message is
-    /// updated at once and its effects follow. Returns whether to re-render.
+    /// Performs a reaction's effects in order; an effect that answers with a message has that
+    /// message updated at once, and its effects performed, before the next effect. Returns
+    /// whether to re-render.
     fn run(&mut self, reaction: Reaction, sender: Option<&web_sys::Window>) -> bool {
         let mut render = reaction.render;
-        let mut queue = VecDeque::from(reaction.effects);
-        while let Some(effect) = queue.pop_front() {
+        for effect in reaction.effects {
             if let Some(answer) = self.platform.perform(effect, sender) {
                 let next = self.model.update(answer);
-                render |= next.render;
-                queue.extend(next.effects);
+                render |= self.run(next, sender);
             }
         }
         render
