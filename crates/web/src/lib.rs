@@ -1,36 +1,27 @@
-//! The Converge playground: a thin yew shell over `converge-core`.
+//! The Converge playground: a thin yew shell over `converge-core`, as a one-way Elm loop.
 //!
-//! This crate is the only one that knows the DOM, Trunk, localStorage and the URL. State lives in
-//! [`state::Model`], changed only by [`state::Msg`] through [`state::Model::update`]; the view in
-//! [`app`] only formats.
+//! This crate is the only one that knows the DOM, Trunk, localStorage and the URL. Its modules
+//! depend one way: `app` (the root component) wires [`state`], [`components`] and [`platform`];
+//! `components` and `platform` use `state`'s types; `state` uses neither (nor yew nor web-sys),
+//! only core and [`persist`]. State lives in [`state::Model`], changed only by [`state::Msg`]
+//! through [`state::Model::update`], which returns [`state::Effect`]s that [`platform`]
+//! performs; the views in [`components`] only format.
 
 pub mod app;
-pub mod editor;
-pub mod embed;
-pub mod gallery;
-pub mod lesson;
-pub mod panic_panel;
+pub mod components;
 pub mod persist;
-pub mod shortcuts;
+pub mod platform;
 pub mod state;
-mod tree_keys;
+
+/// The keyboard-shortcut rule, where the browser tests and web/boot.js's mirror look for it.
+pub use platform::shortcuts;
 
 /// Installs the panic panel and mounts the app on `<body>`.
 pub fn start() {
-    panic_panel::install();
-    if deliberate_panic_requested() {
+    platform::panic_panel::install();
+    if platform::deliberate_panic_requested() {
         // Lets the browser tests (and anyone curious) see the error panel on demand.
         panic!("deliberate panic requested by the ?debug-panic URL parameter");
     }
     yew::Renderer::<app::App>::new().render();
-}
-
-fn deliberate_panic_requested() -> bool {
-    web_sys::window()
-        .and_then(|w| w.location().search().ok())
-        .is_some_and(|q| {
-            q.trim_start_matches('?')
-                .split('&')
-                .any(|p| p == "debug-panic")
-        })
 }

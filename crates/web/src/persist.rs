@@ -1,6 +1,7 @@
 //! Where the workspace is kept in the browser. The format (versioned JSON, the
 //! `#w1.<base64url(deflate(json))>` share link) and its validation live in core,
-//! `converge_core::view::share`, so the fuzz target and native tests cover them.
+//! `converge_core::view::share`, so the fuzz target and native tests cover them. The state
+//! decides what is saved under which key; `crate::platform` writes it.
 
 pub use converge_core::view::share::{
     from_hash, from_json, is_share_link, to_hash, to_json, ShareError,
@@ -8,6 +9,14 @@ pub use converge_core::view::share::{
 
 /// The localStorage key.
 pub const STORAGE_KEY: &str = "converge.workspace";
+
+/// The localStorage key of a session on scenario `id` (the starter's is [`STORAGE_KEY`]).
+pub fn scenario_storage_key(id: &str) -> String {
+    format!("{STORAGE_KEY}.scenario.{id}")
+}
+
+/// Where the last scenario file the reader opened or pasted is kept (`?scenario=custom`).
+pub const CUSTOM_TEXT_KEY: &str = "converge.scenario.custom";
 
 /// Set once the newcomer's hint has gone (first edit applied, or dismissed): it is not shown
 /// again in this browser. Whenever it is written the workspace is saved too, so web/boot.js
@@ -27,7 +36,7 @@ mod tests {
         assert!(boot.contains(r"const SHARE_LINK = /^#w[0-9]+\./;"));
         assert!(boot.contains("`${STORAGE_KEY}.scenario.${id}`"));
         assert_eq!(
-            crate::lesson::storage_key("scale-up"),
+            scenario_storage_key("scale-up"),
             format!("{STORAGE_KEY}.scenario.scale-up")
         );
         let link = to_hash(&converge_core::view::share::Workspace::default());

@@ -142,7 +142,7 @@ enum Stage {
     Failed(String),
 }
 
-pub enum Msg {
+pub enum CodeEditorMsg {
     /// The user changed the text (in either form).
     Edited(String),
     Apply,
@@ -167,7 +167,7 @@ pub struct CodeEditor {
 }
 
 impl Component for CodeEditor {
-    type Message = Msg;
+    type Message = CodeEditorMsg;
     type Properties = CodeEditorProps;
 
     fn create(ctx: &Context<Self>) -> Self {
@@ -182,7 +182,7 @@ impl Component for CodeEditor {
 
     fn update(&mut self, ctx: &Context<Self>, msg: Self::Message) -> bool {
         match msg {
-            Msg::Edited(text) => {
+            CodeEditorMsg::Edited(text) => {
                 if text == self.text {
                     return false;
                 }
@@ -191,11 +191,11 @@ impl Component for CodeEditor {
                 // The textarea shows the text itself; CodeMirror owns its document.
                 false
             }
-            Msg::Apply => {
+            CodeEditorMsg::Apply => {
                 ctx.props().on_apply.emit(());
                 false
             }
-            Msg::BundleLoaded(module) => {
+            CodeEditorMsg::BundleLoaded(module) => {
                 match self.mount(ctx, module.unchecked_into()) {
                     Ok(mounted) => {
                         self.mounted = Some(mounted);
@@ -205,7 +205,7 @@ impl Component for CodeEditor {
                 }
                 true
             }
-            Msg::BundleFailed(why) => {
+            CodeEditorMsg::BundleFailed(why) => {
                 self.stage = Stage::Failed(why);
                 true
             }
@@ -244,7 +244,7 @@ impl Component for CodeEditor {
         let textarea = (!ready).then(|| {
             let oninput = ctx.link().callback(|e: InputEvent| {
                 let area: HtmlTextAreaElement = e.target_unchecked_into();
-                Msg::Edited(area.value())
+                CodeEditorMsg::Edited(area.value())
             });
             let onkeydown = ctx.link().batch_callback(|e: KeyboardEvent| {
                 // Escape leaves the text, as in CodeMirror: the page's shortcuts work again.
@@ -255,7 +255,7 @@ impl Component for CodeEditor {
                 }
                 is_apply_chord(&e).then(|| {
                     e.prevent_default();
-                    Msg::Apply
+                    CodeEditorMsg::Apply
                 })
             });
             html! {
@@ -302,10 +302,10 @@ impl Component for CodeEditor {
             load_editor_bundle(
                 BUNDLE_URL,
                 &Closure::once_into_js(move |module: JsValue| {
-                    ok.send_message(Msg::BundleLoaded(module))
+                    ok.send_message(CodeEditorMsg::BundleLoaded(module))
                 }),
                 &Closure::once_into_js(move |why: String| {
-                    fail.send_message(Msg::BundleFailed(why))
+                    fail.send_message(CodeEditorMsg::BundleFailed(why))
                 }),
             );
         }
@@ -366,10 +366,10 @@ impl CodeEditor {
 
         let link = ctx.link().clone();
         let on_change = Closure::<dyn FnMut(String)>::new(move |text| {
-            link.send_message(Msg::Edited(text));
+            link.send_message(CodeEditorMsg::Edited(text));
         });
         let link = ctx.link().clone();
-        let on_apply = Closure::<dyn FnMut()>::new(move || link.send_message(Msg::Apply));
+        let on_apply = Closure::<dyn FnMut()>::new(move || link.send_message(CodeEditorMsg::Apply));
         let handle = module
             .create_editor(
                 &host,

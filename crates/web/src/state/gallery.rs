@@ -1,6 +1,6 @@
 //! Opening scenarios in the playground: the gallery compiled into the app (core's
 //! `scenario::gallery`, the same files `converge check` runs) and files the reader opens or
-//! pastes. No DOM here; the views are in `lesson`.
+//! pastes. No DOM here; the views are in `crate::components::gallery`.
 
 use converge_core::engine::World;
 use converge_core::scenario::gallery::GALLERY;

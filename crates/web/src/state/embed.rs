@@ -1,11 +1,14 @@
 //! Embed mode: the playground in an iframe of someone's documentation: reading the embed URL,
 //! the storage key each embed owns, and the postMessage API (validating requests, shaping
-//! replies) as pure functions; at the end, the few DOM calls that listen, post and measure.
-//! The API is documented in docs/embedding.md.
+//! replies, what each request does to the model) as pure functions. The DOM calls that listen,
+//! post and measure are `crate::platform::host_page`. The API is documented in
+//! docs/embedding.md.
+
+use std::rc::Rc;
 
 use serde_json::{json, Value};
 
-use crate::state::{Model, Msg, Theme};
+use super::{gallery, Effect, Model, Msg, Reaction, Theme};
 
 /// Every message of the API carries this protocol marker and version.
 pub const PROTOCOL: &str = "converge";
@@ -143,6 +146,11 @@ impl EmbedConfig {
         )
     }
 
+    /// The origin the embed's own messages are posted for (`*`: any parent).
+    pub fn target_origin(&self) -> String {
+        self.origin.as_deref().unwrap_or("*").to_owned()
+    }
+
     /// Whether a message from `origin` may drive this embed.
     pub fn allows(&self, origin: &str) -> bool {
         self.origin
@@ -153,7 +161,7 @@ impl EmbedConfig {
 
 /// A request from the host page.
 #[derive(Clone, Debug, PartialEq)]
-pub enum Request {
+pub enum HostRequest {
     /// Open a gallery scenario (its lesson at `step`, 1-based).
     Load {
         scenario: String,
@@ -171,13 +179,13 @@ pub enum Request {
 
 /// A validated message: the host's correlation id (echoed in the reply) and the request.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Envelope {
+pub struct HostEnvelope {
     pub request_id: Value,
-    pub request: Request,
+    pub request: HostRequest,
 }
 
 /// Reads a message. Err carries the reply's error text (and the id, when one was readable).
-pub fn parse_message(data: &Value) -> Result<Envelope, (Value, String)> {
+pub fn parse_message(data: &Value) -> Result<HostEnvelope, (Value, String)> {
     let Some(obj) = data.as_object() else {
         return Err((Value::Null, "a message must be a JSON object".into()));
     };
@@ -199,7 +207,7 @@ pub fn parse_message(data: &Value) -> Result<Envelope, (Value, String)> {
     if let Some(k) = obj.keys().find(|k| !KNOWN.contains(&k.as_str())) {
         return fail(format!("unknown field {k:?}"));
     }
-    let no_args = |r: Request| {
+    let no_args = |r: HostRequest| {
         if obj.contains_key("scenario") || obj.contains_key("step") {
             Err((
                 request_id.clone(),
@@ -221,41 +229,41 @@ pub fn parse_message(data: &Value) -> Result<Envelope, (Value, String)> {
                     _ => return fail(format!("step {s} is not a step number (1, 2, ...)")),
                 },
             };
-            Ok(Request::Load {
+            Ok(HostRequest::Load {
                 scenario: scenario.to_owned(),
                 step,
             })
         }
-        "step" => no_args(Request::Step),
-        "nextEvent" => no_args(Request::NextEvent),
-        "play" => no_args(Request::Play),
-        "pause" => no_args(Request::Pause),
-        "runUntilConverged" => no_args(Request::RunUntilConverged),
-        "reset" => no_args(Request::Reset),
-        "getState" => no_args(Request::GetState),
+        "step" => no_args(HostRequest::Step),
+        "nextEvent" => no_args(HostRequest::NextEvent),
+        "play" => no_args(HostRequest::Play),
+        "pause" => no_args(HostRequest::Pause),
+        "runUntilConverged" => no_args(HostRequest::RunUntilConverged),
+        "reset" => no_args(HostRequest::Reset),
+        "getState" => no_args(HostRequest::GetState),
         other => {
             return fail(format!(
                 "unknown type {other:?}: expected load, step, nextEvent, play, pause, runUntilConverged, reset or getState"
             ))
         }
     };
-    request.map(|request| Envelope {
+    request.map(|request| HostEnvelope {
         request_id,
         request,
     })
 }
 
 /// The model message a request becomes (Load is handled by the app, GetState changes nothing).
-pub fn to_msg(m: &Model, r: &Request) -> Option<Msg> {
+pub fn to_msg(m: &Model, r: &HostRequest) -> Option<Msg> {
     match r {
-        Request::Load { .. } => None,
-        Request::Step => Some(Msg::Step),
-        Request::NextEvent => Some(Msg::NextEvent),
-        Request::Play => (!m.playing).then_some(Msg::TogglePlay),
-        Request::Pause => m.playing.then_some(Msg::TogglePlay),
-        Request::RunUntilConverged => Some(Msg::RunUntilConverged),
-        Request::Reset => Some(Msg::Reset),
-        Request::GetState => None,
+        HostRequest::Load { .. } => None,
+        HostRequest::Step => Some(Msg::Step),
+        HostRequest::NextEvent => Some(Msg::NextEvent),
+        HostRequest::Play => (!m.playing).then_some(Msg::TogglePlay),
+        HostRequest::Pause => m.playing.then_some(Msg::TogglePlay),
+        HostRequest::RunUntilConverged => Some(Msg::RunUntilConverged),
+        HostRequest::Reset => Some(Msg::Reset),
+        HostRequest::GetState => None,
     }
 }
 
@@ -292,6 +300,97 @@ pub fn state(m: &Model, embed_id: &str) -> Value {
     })
 }
 
+impl Model {
+    /// A message from the host page: validated, performed, and answered (with an error, or
+    /// with the state after it).
+    pub(super) fn on_host_message(&mut self, data: &Value, origin: &str) -> Reaction {
+        let Some(cfg) = self.page.embed.clone() else {
+            return Reaction::none();
+        };
+        let reply = |message: Value| Effect::ReplyToSender {
+            message,
+            origin: origin.to_owned(),
+        };
+        if !cfg.allows(origin) {
+            return Reaction::effects(vec![reply(error(
+                &cfg.id,
+                Value::Null,
+                &format!("origin {origin} may not drive this embed"),
+            ))]);
+        }
+        let envelope = match parse_message(data) {
+            Ok(e) => e,
+            Err((id, message)) => {
+                return Reaction::effects(vec![reply(error(&cfg.id, id, &message))])
+            }
+        };
+        let mut reaction = match &envelope.request {
+            HostRequest::Load { scenario, step } => match gallery::open(scenario) {
+                Ok(o) => {
+                    let mut effects = Vec::new();
+                    if self.playing {
+                        effects.push(Effect::StopTicking);
+                    }
+                    self.open_scenario(Some(Rc::new(o)), step - 1);
+                    effects.push(self.save());
+                    Reaction {
+                        render: true,
+                        effects,
+                    }
+                }
+                Err(e) => {
+                    return Reaction::effects(vec![reply(error(&cfg.id, envelope.request_id, &e))])
+                }
+            },
+            r => match to_msg(self, r) {
+                Some(m) => self.update(m),
+                None => Reaction::none(),
+            },
+        };
+        let mut state = state(self, &cfg.id);
+        state["requestId"] = envelope.request_id;
+        reaction.effects.push(reply(state));
+        reaction
+    }
+
+    /// Whether a host message is a valid Step or Next event request this embed takes.
+    pub(super) fn host_asks_for_a_step(&self, data: &Value, origin: &str) -> bool {
+        self.page.embed.as_ref().is_some_and(|c| c.allows(origin))
+            && matches!(
+                parse_message(data).map(|e| e.request),
+                Ok(HostRequest::Step | HostRequest::NextEvent)
+            )
+    }
+
+    /// Embed mode, once the app listens: tells the host page it runs and takes messages (the
+    /// poster before it answers only `start`).
+    pub(super) fn announce_to_host(&self) -> Vec<Effect> {
+        let Some(cfg) = &self.page.embed else {
+            return Vec::new();
+        };
+        vec![Effect::PostToHost {
+            message: json!({PROTOCOL: VERSION, "type": "ready", "embed": cfg.id, "scenario": self.lessons.id()}),
+            target_origin: cfg.target_origin(),
+        }]
+    }
+
+    /// Embed mode: reports the content's height to the host page when it changed.
+    pub(super) fn report_height(&mut self, px: i32) -> Vec<Effect> {
+        let Some(cfg) = &self.page.embed else {
+            return Vec::new();
+        };
+        if px == self.page.reported_height {
+            return Vec::new();
+        }
+        let effect = Effect::PostToHost {
+            message: height(&cfg.id, px),
+            target_origin: cfg.target_origin(),
+        };
+        self.page.reported_height = px;
+        vec![effect]
+    }
+}
+
 /// An error reply.
 pub fn error(embed_id: &str, request_id: Value, message: &str) -> Value {
     json!({PROTOCOL: VERSION, "type": "error", "embed": embed_id, "requestId": request_id, "error": message})
@@ -300,81 +399,6 @@ pub fn error(embed_id: &str, request_id: Value, message: &str) -> Value {
 /// The height report the embed posts to its host after every render that changed it.
 pub fn height(embed_id: &str, px: i32) -> Value {
     json!({PROTOCOL: VERSION, "type": "height", "embed": embed_id, "height": px})
-}
-
-/// Listens for messages from the parent window (the host page); others are ignored.
-pub fn listen(
-    on: impl Fn(Value, String, Option<web_sys::Window>) + 'static,
-) -> Option<wasm_bindgen::closure::Closure<dyn Fn(web_sys::MessageEvent)>> {
-    use wasm_bindgen::JsCast;
-    let win = web_sys::window()?;
-    let parent = win.parent().ok().flatten();
-    let handler = wasm_bindgen::closure::Closure::<dyn Fn(web_sys::MessageEvent)>::new(
-        move |e: web_sys::MessageEvent| {
-            // The parent's window comes from another realm, where `instanceof Window` is false:
-            // identity with `window.parent` is the check, so the cast is unchecked.
-            let source = e.source().map(|s| s.unchecked_into::<web_sys::Window>());
-            let from_parent = match (&source, &parent) {
-                (Some(s), Some(p)) => js_sys::Object::is(s, p),
-                _ => false,
-            };
-            if !from_parent {
-                return;
-            }
-            // Anything JSON.stringify cannot express arrives as null and is refused as such.
-            let data = js_sys::JSON::stringify(&e.data())
-                .ok()
-                .and_then(|s| s.as_string())
-                .and_then(|s| serde_json::from_str(&s).ok())
-                .unwrap_or(Value::Null);
-            on(data, e.origin(), source);
-        },
-    );
-    win.add_event_listener_with_callback("message", handler.as_ref().unchecked_ref())
-        .ok()?;
-    Some(handler)
-}
-
-/// Posts `v` to `target` for `origin` only.
-pub fn post(target: &web_sys::Window, v: &Value, origin: &str) {
-    if let Ok(js) = js_sys::JSON::parse(&v.to_string()) {
-        let _ = target.post_message(&js, origin);
-    }
-}
-
-/// Tells the host page the playground is running and takes messages (the poster before it
-/// answers only `start`).
-pub fn announce(cfg: &EmbedConfig, scenario: Option<&str>) {
-    if let Some(parent) = web_sys::window().and_then(|w| w.parent().ok().flatten()) {
-        let v = json!({PROTOCOL: VERSION, "type": "ready", "embed": cfg.id, "scenario": scenario});
-        post(&parent, &v, cfg.origin.as_deref().unwrap_or("*"));
-    }
-}
-
-/// Reports the document's height to the parent when it changed; returns the height now.
-pub fn report_height(cfg: &EmbedConfig, last: i32) -> i32 {
-    let Some(win) = web_sys::window() else {
-        return last;
-    };
-    // The content's height, not the viewport's: the shell has no min-height in embed mode, so
-    // resizing the iframe to this height does not change it again.
-    let Some(h) = win
-        .document()
-        .and_then(|d| d.query_selector(".shell").ok().flatten())
-        .map(|e| e.scroll_height())
-    else {
-        return last;
-    };
-    if h != last {
-        if let Some(parent) = win.parent().ok().flatten() {
-            post(
-                &parent,
-                &height(&cfg.id, h),
-                cfg.origin.as_deref().unwrap_or("*"),
-            );
-        }
-    }
-    h
 }
 
 #[cfg(test)]
@@ -448,13 +472,13 @@ mod tests {
         let ok = |v: Value| parse_message(&v).map(|e| e.request);
         assert_eq!(
             ok(json!({"converge": 1, "type": "step"})),
-            Ok(Request::Step)
+            Ok(HostRequest::Step)
         );
         assert_eq!(
             ok(
                 json!({"converge": 1, "type": "load", "scenario": "scale-up", "step": 2, "requestId": 7})
             ),
-            Ok(Request::Load {
+            Ok(HostRequest::Load {
                 scenario: "scale-up".into(),
                 step: 2
             })
@@ -491,7 +515,7 @@ mod tests {
     #[test]
     fn the_state_reply_reports_the_lesson() {
         let mut m = Model::default();
-        m.update(Msg::Lesson(crate::lesson::LessonMsg::Open(
+        let _ = m.update(Msg::Lesson(crate::state::lesson::LessonMsg::Open(
             "scale-up".into(),
         )));
         let s = state(&m, "a");

@@ -1,26 +1,18 @@
-//! The gallery and lesson panel: which scenario is open, how far the reader is through its
+//! The lesson state behind the gallery and lesson panel: which scenario is open, how far the reader is through its
 //! lesson, and the closing question. Progress is core's `LessonTrack`, advanced on the live
 //! world after every action the reader takes; the panel shows the progress of the world being
 //! looked at, so scrubbing the timeline back shows the step of that moment, and a fork continues
-//! from it. This module only holds it and formats it.
+//! from it. This module holds it and changes it; `crate::components::{gallery, lesson}` format
+//! it.
+
+use std::rc::Rc;
 
 use converge_core::api::ObjectKey;
-use converge_core::engine::world::key_text;
 use converge_core::engine::World;
 use converge_core::scenario::{LessonProgress, LessonTrack};
-use web_sys::HtmlTextAreaElement;
-use yew::prelude::*;
 
-use crate::gallery::{self, Card, Opened};
-use crate::state::{Model, Msg};
-
-/// Where the last scenario file the reader opened or pasted is kept (`?scenario=custom`).
-pub const CUSTOM_TEXT_KEY: &str = "converge.scenario.custom";
-
-/// The localStorage key of a session on scenario `id` (the starter's is `persist::STORAGE_KEY`).
-pub fn storage_key(id: &str) -> String {
-    format!("{}.scenario.{id}", crate::persist::STORAGE_KEY)
-}
+use super::gallery::{self, Card, Opened};
+use super::Model;
 
 /// What the reader does in the gallery and lesson panel.
 #[derive(Clone, Debug, PartialEq)]
@@ -47,7 +39,7 @@ pub struct Lessons {
     pub cards: Vec<Card>,
     pub paste: String,
     pub error: Option<String>,
-    pub opened: Option<Opened>,
+    pub opened: Option<Rc<Opened>>,
     /// The reader's progress along the session's timeline.
     track: Option<LessonTrack>,
     /// The choice the reader picked for the closing question.
@@ -58,7 +50,8 @@ pub struct Lessons {
 
 impl Lessons {
     /// A session over `opened`, its lesson starting at `step` (counted from 0).
-    pub fn with(opened: Opened, step: usize) -> Self {
+    pub fn with(opened: impl Into<Rc<Opened>>, step: usize) -> Self {
+        let opened = opened.into();
         let track = opened
             .guide
             .as_ref()
@@ -141,11 +134,11 @@ pub fn update(m: &mut Model, msg: LessonMsg) {
             }
         }
         LessonMsg::Open(id) => match gallery::open(&id) {
-            Ok(o) => m.open_scenario(Some(o), 0),
+            Ok(o) => m.open_scenario(Some(Rc::new(o)), 0),
             Err(e) => m.lessons.error = Some(e),
         },
         LessonMsg::OpenText(text) => match gallery::open_text(&text) {
-            Ok(o) => m.open_scenario(Some(o), 0),
+            Ok(o) => m.open_scenario(Some(Rc::new(o)), 0),
             Err(e) => {
                 m.lessons.error = Some(format!("The scenario could not be opened: {e}"));
                 m.lessons.paste = text;
@@ -163,137 +156,11 @@ pub fn update(m: &mut Model, msg: LessonMsg) {
     }
 }
 
-/// The gallery: cards, a file picker and a paste box. `on_file` is the file input's handler
-/// (the App reads the file).
-pub fn view_gallery(m: &Model, send: &Callback<Msg>, on_file: Callback<Event>) -> Html {
-    let l = &m.lessons;
-    let toggle = send.reform(|_| Msg::Lesson(LessonMsg::ToggleGallery));
-    html! {
-        <section class="pane gallery" aria-labelledby="gallery-h">
-            <div class="gallery-head">
-                <h2 id="gallery-h">{ "Lessons" }</h2>
-                <button id="gallery-toggle" aria-expanded={l.gallery_open.to_string()} aria-controls="gallery-body" onclick={toggle}>
-                    { if l.gallery_open { "Hide the gallery" } else { "Open the gallery" } }
-                </button>
-                if let Some(o) = &l.opened {
-                    <span class="muted" id="open-scenario">{ format!("Open: {}", o.scenario.name) }</span>
-                    <button id="close-scenario" onclick={send.reform(|_| Msg::Lesson(LessonMsg::Close))}>{ "Back to the starter cluster" }</button>
-                }
-            </div>
-            if let Some(e) = &l.error {
-                <p class="outcome bad" role="alert" id="scenario-error">{ e.clone() }
-                    <button onclick={send.reform(|_| Msg::Lesson(LessonMsg::DismissError))}>{ "Dismiss" }</button></p>
-            }
-            if l.gallery_open {
-                <div id="gallery-body">
-                    <ol class="cards">
-                        { for l.cards.iter().map(|c| {
-                            let id = c.id.to_owned();
-                            html! {
-                                <li class="card" data-scenario={c.id}>
-                                    <h3>{ format!("{}. {}", c.number, c.title) }</h3>
-                                    <p class="muted">{ c.summary.clone() }</p>
-                                    <button class="primary" aria-label={format!("Open lesson {}: {}", c.number, c.title)}
-                                        onclick={send.reform(move |_| Msg::Lesson(LessonMsg::Open(id.clone())))}>{ "Open" }</button>
-                                </li>
-                            }
-                        }) }
-                    </ol>
-                    <div class="open-file">
-                        <label for="scenario-file">{ "Open a scenario file (YAML or JSON) " }</label>
-                        <input id="scenario-file" type="file" accept=".yaml,.yml,.json,application/json,text/yaml" onchange={on_file} />
-                    </div>
-                    <div class="paste">
-                        <label for="scenario-paste">{ "…or paste one" }</label>
-                        <textarea id="scenario-paste" rows="6" spellcheck="false" value={l.paste.clone()}
-                            oninput={send.reform(|e: InputEvent| {
-                                let t: HtmlTextAreaElement = e.target_unchecked_into();
-                                Msg::Lesson(LessonMsg::PasteInput(t.value()))
-                            })} />
-                        <button id="open-pasted" onclick={{
-                            let text = l.paste.clone();
-                            send.reform(move |_| Msg::Lesson(LessonMsg::OpenText(text.clone())))
-                        }}>{ "Open pasted scenario" }</button>
-                    </div>
-                </div>
-            }
-        </section>
-    }
-}
-
-/// The lesson panel: the current step's narration, what completes it, and the closing check,
-/// as they were at the moment shown (a scrubbed snapshot, else the live world).
-pub fn view_lesson(m: &Model, send: &Callback<Msg>) -> Html {
-    let l = &m.lessons;
-    let (Some(o), Some(p)) = (&l.opened, l.progress_at(m.shown())) else {
-        return html! {};
-    };
-    let Some(guide) = &o.guide else {
-        return html! {
-            <section class="pane lesson" aria-labelledby="lesson-h">
-                <h2 id="lesson-h">{ o.scenario.name.clone() }</h2>
-                <p>{ o.scenario.description.clone() }</p>
-            </section>
-        };
-    };
-    let total = guide.steps.len();
-    let finished = p.finished(guide);
-    html! {
-        <section class="pane lesson" aria-labelledby="lesson-h" id="lesson">
-            <div class="lesson-head">
-                <h2 id="lesson-h">{ guide.title.clone() }</h2>
-                <span id="lesson-progress" class="muted">{
-                    if finished { format!("All {total} steps done") } else { format!("Step {} of {total}", p.step + 1) }
-                }</span>
-                <button id="lesson-restart" onclick={send.reform(|_| Msg::Lesson(LessonMsg::Restart))}>{ "Restart lesson" }</button>
-            </div>
-            if !guide.summary.is_empty() { <p class="summary">{ guide.summary.clone() }</p> }
-            <ol class="steps" aria-label="Lesson steps">
-                { for guide.steps.iter().enumerate().map(|(i, s)| {
-                    let state = if i < p.step { "done" } else if i == p.step { "current" } else { "todo" };
-                    html! {
-                        <li class={classes!("step", state)} aria-current={(i == p.step).then_some("step")} data-step={i.to_string()}>
-                            if i <= p.step {
-                                <p class="do">{ s.text.clone() }</p>
-                                if !s.watch.is_empty() { <p class="watch"><span class="muted">{ "Watch: " }</span>{ s.watch.clone() }</p> }
-                                if i == p.step {
-                                    <p class="waiting muted">{ "Continues when: " }{ s.waiting_for().join("; ") }</p>
-                                    if let Some(f) = &s.focus { <p class="muted focus">{ format!("Selected: {}", key_text(f)) }</p> }
-                                }
-                            } else {
-                                <p class="muted">{ format!("Step {}", i + 1) }</p>
-                            }
-                        </li>
-                    }
-                }) }
-            </ol>
-            if finished {
-                <fieldset class="check" id="lesson-check">
-                    <legend>{ guide.question.clone() }</legend>
-                    { for guide.choices.iter().enumerate().map(|(i, c)| html! {
-                        <label class="choice">
-                            <input type="radio" name="lesson-answer" value={i.to_string()} checked={l.answer == Some(i)}
-                                onchange={send.reform(move |_| Msg::Lesson(LessonMsg::Answer(i)))} />
-                            { c.clone() }
-                        </label>
-                    }) }
-                    if let Some(a) = l.answer {
-                        if guide.is_right(a) {
-                            <p id="lesson-done" class="outcome ok" role="status">{ "✓ Done. " }{ guide.explanation.clone() }</p>
-                        } else {
-                            <p id="lesson-wrong" class="outcome bad" role="status">{ "Not quite: look again at what you watched, and try another answer." }</p>
-                        }
-                    }
-                </fieldset>
-            }
-        </section>
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::state::Workspace;
+    use crate::state::{Msg, Workspace};
+    use converge_core::engine::world::key_text;
 
     fn opened(id: &str) -> Model {
         let mut m = Model::default();

@@ -72,7 +72,7 @@ mod tests {
     /// web/boot.js decides on the pre-drawn copy with the same selector.
     #[test]
     fn boot_js_uses_the_same_typing_selector() {
-        let boot = include_str!("../../../web/boot.js");
+        let boot = include_str!("../../../../web/boot.js");
         assert!(
             boot.contains(&format!("const TYPING = \"{}\";", super::TYPING)),
             "boot.js's TYPING differs from shortcuts::TYPING"

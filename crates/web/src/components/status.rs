@@ -1,0 +1,94 @@
+//! The status panel: generation against observedGeneration, the rollout line, the status fields
+//! (changed ones highlighted) and the conditions table of the selected object, from core's
+//! `StatusView`.
+
+use converge_core::view::status::StatusView;
+use yew::prelude::*;
+
+/// The conditions table's columns (also each cell's label when the table is stacked).
+const CONDITION_COLUMNS: [&str; 6] = [
+    "type",
+    "status",
+    "reason",
+    "message",
+    "lastTransitionTime",
+    "observedGeneration",
+];
+
+/// What the panel draws from.
+#[derive(PartialEq)]
+pub struct StatusPanelProps {
+    /// The selected object's status (None: nothing selected, or it is gone).
+    pub view: Option<StatusView>,
+}
+
+/// Drawn through `super::MemoPanel`, so only when these props change.
+pub fn status_panel(props: &StatusPanelProps) -> Html {
+    let Some(v) = &props.view else {
+        return html! {
+            <section class="pane status" aria-labelledby="status-h">
+                <h2 id="status-h">{ "Status" }</h2>
+                <p class="muted">{ "Select an object." }</p>
+            </section>
+        };
+    };
+    let num = |x: Option<i64>| x.map_or("–".to_owned(), |n| n.to_string());
+    html! {
+        <section class="pane status" aria-labelledby="status-h">
+            <h2 id="status-h">{ "Status" }</h2>
+            <div class="generations">
+                <div><span class="muted">{ "generation" }</span><strong id="generation">{ num(v.generation) }</strong></div>
+                <div><span class="muted">{ "observedGeneration" }</span><strong id="observed-generation">{ num(v.observed_generation) }</strong></div>
+                if v.generation.is_some() {
+                    <span id="generation-badge" class={classes!("badge", if v.stale { "warn" } else { "ok" })}>
+                        { if v.stale { "stale" } else { "caught up" } }
+                    </span>
+                }
+            </div>
+            if let Some(line) = &v.rollout {
+                <p class="rollout"><span class="muted">{ "kubectl rollout status: " }</span><code id="rollout">{ line.clone() }</code></p>
+            }
+            <table class="fields">
+                <caption class="visually-hidden">{ "status fields; changed in the last step are highlighted" }</caption>
+                <tbody>
+                { for v.fields.iter().map(|f| html! {
+                    <tr class={classes!(f.changed.then_some("changed"))} data-field={f.path.clone()}>
+                        <th scope="row">{ field_path(&f.path) }</th>
+                        <td>{ f.value.clone() }{ if f.changed { html!{ <span class="visually-hidden">{ " (changed)" }</span> } } else { html!{} } }</td>
+                    </tr>
+                }) }
+                </tbody>
+            </table>
+            if !v.conditions.is_empty() {
+                <div class="table-scroll">
+                <table class="conditions" id="conditions" role="table">
+                    <caption>{ "Conditions" }</caption>
+                    <thead role="rowgroup"><tr role="row">{ for CONDITION_COLUMNS.iter().map(|c| html! { <th role="columnheader" scope="col">{ *c }</th> }) }</tr></thead>
+                    <tbody role="rowgroup">
+                    { for v.conditions.iter().map(|c| html! {
+                        <tr role="row" class={classes!(c.changed.then_some("changed"))} data-condition={c.type_.clone()}>
+                            <td role="cell" data-label={CONDITION_COLUMNS[0]}>{ c.type_.clone() }</td>
+                            <td role="cell" data-label={CONDITION_COLUMNS[1]} class={classes!(match c.status.as_str() { "True" => "ok", "False" => "bad", _ => "warn" })}>{ c.status.clone() }</td>
+                            <td role="cell" data-label={CONDITION_COLUMNS[2]}>{ c.reason.clone() }</td>
+                            <td role="cell" data-label={CONDITION_COLUMNS[3]}>{ c.message.clone() }</td>
+                            <td role="cell" data-label={CONDITION_COLUMNS[4]}><span>{ c.last_transition.clone() }{ " " }<span class="muted">{ format!("({})", c.ago) }</span></span></td>
+                            <td role="cell" data-label={CONDITION_COLUMNS[5]}><span>{ num(c.observed_generation) }{ if c.stale { html!{ <>{ " " }<span class="badge warn">{ "stale" }</span></> } } else { html!{} } }</span></td>
+                        </tr>
+                    }) }
+                    </tbody>
+                </table>
+                </div>
+            }
+        </section>
+    }
+}
+
+/// A status field's JSON pointer as a dotted path that may wrap after each dot, never inside a
+/// field name (`containerStatuses.0.imageID`).
+fn field_path(pointer: &str) -> Html {
+    let mut parts = pointer.trim_start_matches('/').split('/');
+    let first = parts.next().unwrap_or_default().to_owned();
+    html! {
+        <>{ first }{ for parts.map(|p| html! { <>{ "." }<wbr/>{ p.to_owned() }</> }) }</>
+    }
+}

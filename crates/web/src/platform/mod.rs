@@ -1,0 +1,331 @@
+//! The browser edge: performs the state's [`Effect`]s (localStorage through `crate::persist`,
+//! the address bar and history, postMessage to the host page, performance marks, the theme
+//! attribute, timers, focus) and turns the page's events (keys, `pagehide`, host messages)
+//! into messages. The only module that calls web-sys for those; the state decides, this does.
+
+pub mod host_page;
+pub mod panic_panel;
+pub mod shortcuts;
+
+use gloo_timers::callback::{Interval, Timeout};
+use wasm_bindgen::closure::Closure;
+use wasm_bindgen::JsCast;
+use web_sys::{HtmlDialogElement, HtmlElement, Window};
+use yew::{Callback, NodeRef};
+
+use crate::persist;
+use crate::state::{Effect, Msg, Theme, TICK_MS};
+use shortcuts::Shortcut;
+
+/// Quiet time before the URL hash follows the workspace (replaceState, never pushState).
+const HASH_DEBOUNCE_MS: u32 = 800;
+
+fn window() -> Option<Window> {
+    web_sys::window()
+}
+
+fn storage() -> Option<web_sys::Storage> {
+    window().and_then(|w| w.local_storage().ok().flatten())
+}
+
+/// Reads one localStorage item (None: absent, or no storage).
+pub fn stored(key: &str) -> Option<String> {
+    storage().and_then(|s| s.get_item(key).ok().flatten())
+}
+
+/// Whether the browser offers localStorage at all.
+pub fn has_storage() -> bool {
+    storage().is_some()
+}
+
+/// `location.search` and `location.hash` as the app started.
+pub fn location_parts() -> (String, String) {
+    let location = window().map(|w| w.location());
+    let part = |f: fn(&web_sys::Location) -> Result<String, wasm_bindgen::JsValue>| {
+        location
+            .as_ref()
+            .and_then(|l| f(l).ok())
+            .unwrap_or_default()
+    };
+    (
+        part(web_sys::Location::search),
+        part(web_sys::Location::hash),
+    )
+}
+
+/// Whether the URL asks for a deliberate panic (`?debug-panic`), so the browser tests (and
+/// anyone curious) can see the error panel on demand.
+pub fn deliberate_panic_requested() -> bool {
+    location_parts()
+        .0
+        .trim_start_matches('?')
+        .split('&')
+        .any(|p| p == "debug-panic")
+}
+
+/// The element that has focus, if it is an HTML element.
+fn focused_element() -> Option<HtmlElement> {
+    window()
+        .and_then(|w| w.document())
+        .and_then(|doc| doc.active_element())
+        .and_then(|el| el.dyn_into::<HtmlElement>().ok())
+}
+
+fn performance_mark(name: &str) {
+    if let Some(p) = window().and_then(|w| w.performance()) {
+        let _ = p.mark(name);
+    }
+}
+
+fn performance_marked(name: &str) -> bool {
+    window()
+        .and_then(|w| w.performance())
+        .is_some_and(|p| p.get_entries_by_name(name).length() > 0)
+}
+
+fn replace_url(url: &str) {
+    if let Some(h) = window().and_then(|w| w.history().ok()) {
+        let _ = h.replace_state_with_url(&wasm_bindgen::JsValue::NULL, "", Some(url));
+    }
+}
+
+fn set_item(key: &str, value: &str) {
+    if let Some(s) = storage() {
+        let _ = s.set_item(key, value);
+    }
+}
+
+fn apply_theme(theme: Theme) {
+    let Some(root) = window()
+        .and_then(|w| w.document())
+        .and_then(|d| d.document_element())
+    else {
+        return;
+    };
+    let _ = match theme {
+        Theme::System => root.remove_attribute("data-theme"),
+        Theme::Light => root.set_attribute("data-theme", "light"),
+        Theme::Dark => root.set_attribute("data-theme", "dark"),
+    };
+}
+
+/// Reads a file the reader picked and hands its text on (None: it could not be read).
+pub fn read_file_text(file: web_sys::File, then: Callback<Option<String>>) {
+    yew::platform::spawn_local(async move {
+        let text = wasm_bindgen_futures::JsFuture::from(file.text())
+            .await
+            .ok()
+            .and_then(|v| v.as_string());
+        then.emit(text);
+    });
+}
+
+/// Performs effects and holds what performing them needs: the timers, the page listeners, the
+/// help dialog and what had focus before it opened.
+pub struct Platform {
+    /// Where timers and answering effects send their messages.
+    send: Callback<Msg>,
+    ticker: Option<Interval>,
+    hash_timer: Option<Timeout>,
+    /// A step was marked as started: measure it once the DOM is patched.
+    measuring_step: bool,
+    help: NodeRef,
+    /// What had focus when the help dialog opened, to give it back when it closes.
+    help_return: Option<HtmlElement>,
+    keys: Option<Closure<dyn Fn(web_sys::KeyboardEvent)>>,
+    pagehide: Option<Closure<dyn Fn(web_sys::Event)>>,
+    host: Option<Closure<dyn Fn(web_sys::MessageEvent)>>,
+}
+
+impl Platform {
+    /// `help` is the help dialog's element.
+    pub fn new(send: Callback<Msg>, help: NodeRef) -> Self {
+        Platform {
+            send,
+            ticker: None,
+            hash_timer: None,
+            measuring_step: false,
+            help,
+            help_return: None,
+            keys: None,
+            pagehide: None,
+            host: None,
+        }
+    }
+
+    /// Performs one effect; `sender` is the window whose message is being handled, if any.
+    /// Returns the message an effect answers with.
+    pub fn perform(&mut self, effect: Effect, sender: Option<&Window>) -> Option<Msg> {
+        match effect {
+            Effect::SaveWorkspace { key, workspace } => {
+                set_item(&key, &persist::to_json(&workspace));
+            }
+            Effect::MarkHintDone => set_item(persist::HINT_DONE_KEY, "done"),
+            Effect::KeepCustomScenario { text } => set_item(persist::CUSTOM_TEXT_KEY, &text),
+            Effect::ShowScenarioInUrl { scenario } => {
+                let path = window()
+                    .and_then(|w| w.location().pathname().ok())
+                    .unwrap_or_default();
+                let url = match scenario {
+                    Some(id) => format!("{path}?scenario={id}"),
+                    None => path,
+                };
+                replace_url(&url);
+            }
+            Effect::ReplaceHash { hash } => replace_url(&hash),
+            Effect::PublishShareLink { hash } => {
+                let w = window()?;
+                let loc = w.location();
+                let base = format!(
+                    "{}{}{}",
+                    loc.origin().unwrap_or_default(),
+                    loc.pathname().unwrap_or_default(),
+                    loc.search().unwrap_or_default()
+                );
+                replace_url(&hash);
+                return Some(Msg::ShareLinkReady(format!("{base}{hash}")));
+            }
+            Effect::ScheduleHashSync => {
+                let send = self.send.clone();
+                self.hash_timer = Some(Timeout::new(HASH_DEBOUNCE_MS, move || {
+                    send.emit(Msg::SyncHash)
+                }));
+            }
+            Effect::StartTicking => {
+                let send = self.send.clone();
+                self.ticker = Some(Interval::new(TICK_MS, move || send.emit(Msg::Tick)));
+            }
+            Effect::StopTicking => self.ticker = None,
+            Effect::ApplyTheme(theme) => apply_theme(theme),
+            Effect::MarkStepStart => {
+                performance_mark("converge-step-start");
+                self.measuring_step = true;
+            }
+            Effect::PostToHost {
+                message,
+                target_origin,
+            } => host_page::post_to_parent(&message, &target_origin),
+            Effect::ReplyToSender { message, origin } => {
+                if let Some(s) = sender {
+                    host_page::post(s, &message, &origin);
+                }
+            }
+            Effect::OpenHelpDialog => {
+                if let Some(d) = self.help.cast::<HtmlDialogElement>() {
+                    if !d.open() {
+                        self.help_return = focused_element();
+                        let _ = d.show_modal();
+                    }
+                }
+            }
+            Effect::ReturnFocusAfterHelp => self.return_focus_after_help(),
+        }
+        None
+    }
+
+    fn return_focus_after_help(&mut self) {
+        // The dialog's button keeps focus while the dialog is hidden, and Chromium gives it back
+        // only to an element (not to the page) and only later: until then every key would land
+        // on that hidden button and a shortcut pressed right after Escape would be lost. Focus
+        // returns to what had it, or leaves the page's controls.
+        let back = self
+            .help_return
+            .take()
+            .filter(|el| el.is_connected() && el.tag_name() != "BODY" && el.tag_name() != "HTML");
+        match back {
+            Some(el) => {
+                let _ = el.focus();
+            }
+            None => {
+                if let Some(el) = focused_element() {
+                    let _ = el.blur();
+                }
+            }
+        }
+    }
+
+    /// After every render: a step marked as started is measured now that the DOM is patched.
+    pub fn rendered(&mut self) {
+        if self.measuring_step {
+            self.measuring_step = false;
+            performance_mark("converge-step-end");
+            if let Some(p) = window().and_then(|w| w.performance()) {
+                let _ = p.measure_with_start_mark_and_end_mark(
+                    "converge-step",
+                    "converge-step-start",
+                    "converge-step-end",
+                );
+            }
+        }
+    }
+
+    /// After the first render: the playground is drawn and its controls listen. On a first
+    /// visit web/boot.js has marked `converge-interactive` already, on the pre-drawn copy of
+    /// this screen; it swaps the copy for this one on `converge-ready` and replays what the
+    /// person did. tests/e2e/first-load.test.mjs measures what loads before each mark.
+    pub fn mark_interactive(&self) {
+        if !performance_marked("converge-interactive") {
+            performance_mark("converge-interactive");
+        }
+    }
+
+    /// Listens for the single-key shortcuts on the document.
+    pub fn listen_for_shortcuts(&mut self, on: impl Fn(Shortcut) + 'static) {
+        let handler =
+            Closure::<dyn Fn(web_sys::KeyboardEvent)>::new(move |e: web_sys::KeyboardEvent| {
+                if let Some(s) = shortcuts::shortcut(&e) {
+                    e.prevent_default();
+                    on(s);
+                }
+            });
+        if let Some(doc) = window().and_then(|w| w.document()) {
+            let _ =
+                doc.add_event_listener_with_callback("keydown", handler.as_ref().unchecked_ref());
+        }
+        self.keys = Some(handler);
+    }
+
+    /// Ticks while playing are not saved one by one; a reload mid-play must still come back at
+    /// the step it left: `Msg::PageHidden` on `pagehide`.
+    pub fn listen_for_pagehide(&mut self) {
+        let send = self.send.clone();
+        let on_hide = Closure::<dyn Fn(web_sys::Event)>::new(move |_: web_sys::Event| {
+            send.emit(Msg::PageHidden)
+        });
+        if let Some(w) = window() {
+            let _ =
+                w.add_event_listener_with_callback("pagehide", on_hide.as_ref().unchecked_ref());
+        }
+        self.pagehide = Some(on_hide);
+    }
+
+    /// Embed mode: listens for the host page's messages.
+    pub fn listen_to_host(
+        &mut self,
+        on: impl Fn(serde_json::Value, String, Option<Window>) + 'static,
+    ) {
+        self.host = host_page::listen(on);
+    }
+
+    /// Tells web/boot.js the app has drawn itself and listens: the `converge-ready` mark, then a
+    /// window event `converge-ready` whose `detail.root` is the app's root element (the
+    /// pre-drawn copy, if any, is the other `.shell`).
+    pub fn announce_ready(&self) {
+        performance_mark("converge-ready");
+        let Some(w) = window() else { return };
+        let root = w.document().and_then(|d| {
+            d.query_selector("body > .shell:not([data-snapshot])")
+                .ok()
+                .flatten()
+        });
+        let detail = js_sys::Object::new();
+        if let Some(root) = root {
+            let _ = js_sys::Reflect::set(&detail, &"root".into(), &root);
+        }
+        let init = web_sys::CustomEventInit::new();
+        init.set_detail(&detail);
+        if let Ok(e) = web_sys::CustomEvent::new_with_event_init_dict("converge-ready", &init) {
+            let _ = w.dispatch_event(&e);
+        }
+    }
+}

@@ -1,0 +1,223 @@
+//! What the reducer asks the outside world to do, as values: `Model::update` returns them and
+//! `crate::platform` performs them, so every decision stays testable natively and the browser
+//! calls sit in one place.
+
+use serde_json::Value;
+
+use super::{Theme, Workspace};
+
+/// One side effect, decided by the state and performed by the platform.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Effect {
+    /// Write the workspace to localStorage under `key` (core's versioned JSON).
+    SaveWorkspace {
+        key: String,
+        workspace: Box<Workspace>,
+    },
+    /// Remember that the newcomer's hint has gone (`persist::HINT_DONE_KEY`).
+    MarkHintDone,
+    /// Keep the text of the scenario file the reader opened, so `?scenario=custom` reopens it.
+    KeepCustomScenario { text: String },
+    /// Put `?scenario=<id>` (None: no query) in the address bar with replaceState.
+    ShowScenarioInUrl { scenario: Option<String> },
+    /// Put this share-link hash in the address bar with replaceState.
+    ReplaceHash { hash: String },
+    /// Put the share link in the address bar and answer with `Msg::ShareLinkReady(full url)`.
+    PublishShareLink { hash: String },
+    /// (Re)start the quiet period after which the address bar follows the workspace
+    /// (`Msg::SyncHash`); a newer change restarts it.
+    ScheduleHashSync,
+    /// Start the play timer (`Msg::Tick` every `TICK_MS`).
+    StartTicking,
+    /// Stop the play timer.
+    StopTicking,
+    /// Set the page's colour theme (`data-theme` on the root element).
+    ApplyTheme(Theme),
+    /// Mark `converge-step-start` (before the reducer runs: `Model::before_update`); the step
+    /// is measured once the DOM is patched.
+    MarkStepStart,
+    /// Post a message to the embedding host page, for `target_origin` only (`*`: any).
+    PostToHost {
+        message: Value,
+        target_origin: String,
+    },
+    /// Answer the window whose message is being handled, for `origin` only.
+    ReplyToSender { message: Value, origin: String },
+    /// Open the help dialog, remembering what had focus.
+    OpenHelpDialog,
+    /// The help dialog closed: give focus back to what had it.
+    ReturnFocusAfterHelp,
+}
+
+/// What one update did: whether the view must re-render, and the effects to perform in order.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Reaction {
+    pub render: bool,
+    pub effects: Vec<Effect>,
+}
+
+impl Reaction {
+    /// Nothing to draw, nothing to do.
+    pub fn none() -> Self {
+        Reaction::default()
+    }
+
+    /// Effects only, no re-render.
+    pub fn effects(effects: Vec<Effect>) -> Self {
+        Reaction {
+            render: false,
+            effects,
+        }
+    }
+
+    /// A re-render and no effect.
+    pub fn render() -> Self {
+        Reaction {
+            render: true,
+            effects: Vec::new(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::state::embed::parse_query;
+    use crate::state::lesson::LessonMsg;
+    use crate::state::{Model, Msg};
+
+    fn saved_under(effects: &[Effect]) -> Vec<&str> {
+        effects
+            .iter()
+            .filter_map(|e| match e {
+                Effect::SaveWorkspace { key, .. } => Some(key.as_str()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_step_is_measured_and_saved() {
+        let mut m = Model::default();
+        assert_eq!(m.before_update(&Msg::Step), vec![Effect::MarkStepStart]);
+        assert_eq!(m.before_update(&Msg::Reset), vec![]);
+        let r = m.update(Msg::Step);
+        assert!(r.render);
+        assert_eq!(saved_under(&r.effects), vec!["converge.workspace"]);
+        assert!(!r.effects.contains(&Effect::MarkStepStart), "marked before");
+    }
+
+    #[test]
+    fn play_starts_the_timer_ticks_are_not_saved_one_by_one_and_pause_saves() {
+        let mut m = Model::default();
+        let r = m.update(Msg::TogglePlay);
+        assert_eq!(r.effects[0], Effect::StartTicking);
+        assert_eq!(saved_under(&r.effects).len(), 1);
+        let r = m.update(Msg::Tick);
+        assert!(r.render);
+        assert!(r.effects.is_empty(), "{:?}", r.effects);
+        let r = m.update(Msg::TogglePlay);
+        assert_eq!(r.effects[0], Effect::StopTicking);
+        assert_eq!(saved_under(&r.effects).len(), 1);
+        assert_eq!(m.update(Msg::Tick), Reaction::none());
+    }
+
+    #[test]
+    fn the_page_is_told_about_the_theme_the_hint_and_the_scenario() {
+        let mut m = Model::default();
+        let r = m.update(Msg::SetTheme(Theme::Dark));
+        assert!(r.effects.contains(&Effect::ApplyTheme(Theme::Dark)));
+        m.first_edit_hint = true;
+        let r = m.update(Msg::DismissHint);
+        assert!(r.effects.contains(&Effect::MarkHintDone));
+        let r = m.update(Msg::Lesson(LessonMsg::Open("scale-up".into())));
+        assert!(r.effects.contains(&Effect::ShowScenarioInUrl {
+            scenario: Some("scale-up".into())
+        }));
+        assert_eq!(
+            saved_under(&r.effects),
+            vec!["converge.workspace.scenario.scale-up"]
+        );
+        let r = m.update(Msg::Lesson(LessonMsg::Close));
+        assert!(r
+            .effects
+            .contains(&Effect::ShowScenarioInUrl { scenario: None }));
+    }
+
+    #[test]
+    fn a_shown_share_link_follows_later_changes() {
+        let mut m = Model::default();
+        let r = m.update(Msg::Share);
+        assert!(!r.render);
+        assert!(
+            matches!(&r.effects[..], [Effect::PublishShareLink { hash }] if hash.starts_with("#w1."))
+        );
+        assert_eq!(
+            m.update(Msg::SyncHash),
+            Reaction::none(),
+            "no link shown yet"
+        );
+        assert!(
+            m.update(Msg::ShareLinkReady("http://x/#w1.a".into()))
+                .render
+        );
+        let r = m.update(Msg::Step);
+        assert_eq!(r.effects.last(), Some(&Effect::ScheduleHashSync));
+        let r = m.update(Msg::SyncHash);
+        assert!(
+            matches!(&r.effects[..], [Effect::ReplaceHash { hash }] if hash.starts_with("#w1."))
+        );
+    }
+
+    #[test]
+    fn the_help_dialog_and_leaving_the_page_are_effects_without_a_render() {
+        let mut m = Model::default();
+        assert_eq!(
+            m.update(Msg::ShowHelp),
+            Reaction::effects(vec![Effect::OpenHelpDialog])
+        );
+        assert_eq!(
+            m.update(Msg::HelpClosed),
+            Reaction::effects(vec![Effect::ReturnFocusAfterHelp])
+        );
+        let r = m.update(Msg::PageHidden);
+        assert!(!r.render);
+        assert_eq!(saved_under(&r.effects), vec!["converge.workspace"]);
+    }
+
+    #[test]
+    fn the_host_page_is_answered_and_told_the_height_once() {
+        let mut m = Model::default();
+        m.page.embed =
+            parse_query("?embed&id=a&origin=https://docs.example.com").and_then(Result::ok);
+        let r = m.update(Msg::FromHost {
+            data: json!({"converge": 1, "type": "step"}),
+            origin: "https://evil.example".into(),
+        });
+        assert!(!r.render);
+        assert!(
+            matches!(&r.effects[..], [Effect::ReplyToSender { message, origin }]
+            if message["type"] == "error" && origin == "https://evil.example")
+        );
+        let step = Msg::FromHost {
+            data: json!({"converge": 1, "type": "step", "requestId": 7}),
+            origin: "https://docs.example.com".into(),
+        };
+        assert_eq!(m.before_update(&step), vec![Effect::MarkStepStart]);
+        let r = m.update(step);
+        assert!(r.render);
+        assert_eq!(saved_under(&r.effects), vec!["converge.embed.a.starter"]);
+        assert!(
+            matches!(r.effects.last(), Some(Effect::ReplyToSender { message, .. })
+            if message["type"] == "state" && message["requestId"] == 7 && message["steps"] == 3)
+        );
+        let r = m.update(Msg::ContentHeight(300));
+        assert!(
+            matches!(&r.effects[..], [Effect::PostToHost { message, target_origin }]
+            if message["height"] == 300 && target_origin == "https://docs.example.com")
+        );
+        assert_eq!(m.update(Msg::ContentHeight(300)), Reaction::none());
+    }
+}

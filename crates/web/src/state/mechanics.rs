@@ -1,0 +1,473 @@
+//! The session's mechanics: how one action runs on the live world (forking first when the
+//! timeline is scrubbed back), how the editor's text becomes an API request, and the derived
+//! data the panels format (status view, timeline lanes, the editor's resourceVersion drift).
+
+use std::collections::VecDeque;
+
+use converge_core::api::{ApiRequest, ObjectKey};
+use converge_core::engine::{Fault, Input, StepReport};
+use converge_core::parse;
+use converge_core::view;
+use converge_core::view::session::{self, SessionAction};
+use converge_core::view::status::{status_view, StatusView};
+use converge_core::view::timeline::{self, Lane};
+
+use super::{FaultMsg, Model, Target, MAX_EVENTS_PER_TICK, REPORTS_KEPT, SPEEDS, TICK_MS};
+
+/// Timeline entries shown at once.
+pub const TIMELINE_ENTRIES: usize = 80;
+
+/// kube's answer to the last Apply.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ApplyOutcome {
+    pub code: u16,
+    pub message: String,
+}
+
+impl ApplyOutcome {
+    pub fn is_error(&self) -> bool {
+        self.code >= 400
+    }
+
+    /// kubectl's way of printing it.
+    pub fn text(&self) -> String {
+        let reason = match self.code {
+            403 => "Forbidden",
+            404 => "NotFound",
+            409 => "Conflict",
+            422 => "Invalid",
+            400 => "BadRequest",
+            _ => "",
+        };
+        match (self.is_error(), reason) {
+            (false, _) => format!("{} OK: applied", self.code),
+            (true, "") => format!("Error from server ({}): {}", self.code, self.message),
+            (true, r) => format!("Error from server ({r}): {}", self.message),
+        }
+    }
+}
+
+/// The editor holds an object loaded at an older resourceVersion than the stored one: Apply
+/// will be refused with 409 Conflict.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EditorDrift {
+    /// The resourceVersion in the editor's text.
+    pub in_editor: String,
+    /// The resourceVersion of the stored object.
+    pub stored: String,
+}
+
+/// One controller's row in the fault panel.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ControllerRow {
+    pub name: String,
+    /// Its run state as the engine prints it (Running, Paused, Crashed...).
+    pub state: String,
+}
+
+impl Model {
+    pub(super) fn tick(&mut self) {
+        match SPEEDS.get(self.speed).and_then(|s| s.1) {
+            Some(per_second) => self.perform(SessionAction::Apply {
+                input: Input::Advance {
+                    ms: per_second * u64::from(TICK_MS) / 1000,
+                },
+            }),
+            None => {
+                for _ in 0..MAX_EVENTS_PER_TICK {
+                    if self.world.is_converged() || self.world.next_event_time().is_none() {
+                        self.playing = false;
+                        break;
+                    }
+                    self.perform(SessionAction::NextEvent);
+                }
+            }
+        }
+    }
+
+    /// Runs one action on the live world (forking first when scrubbed back) and logs it.
+    pub(super) fn perform(&mut self, action: SessionAction) {
+        if self.cursor.is_some() {
+            self.fork();
+        }
+        let report = session::perform(&mut self.world, &action);
+        self.actions.push(action);
+        self.history.push(&self.world);
+        keep_report(&mut self.reports, self.world.steps(), report);
+        self.lessons.follow(&self.world);
+        if let Some(key) = self.lessons.take_focus() {
+            if self.selected.as_ref() != Some(&key) {
+                self.load(Some(key));
+            }
+        }
+    }
+
+    pub(super) fn fork(&mut self) {
+        let Some(step) = self.cursor.take() else {
+            return;
+        };
+        if let Some(world) = self.history.fork(step) {
+            // Each action is one world step, on top of the steps that built the base world (a
+            // scenario's objects): keep the actions that led to the snapshot.
+            let base_steps = self.world.steps().saturating_sub(self.actions.len() as u64);
+            self.lessons.fork(&world);
+            self.world = world;
+            self.actions
+                .truncate(step.saturating_sub(base_steps) as usize);
+            self.reports.retain(|(s, _)| *s <= step);
+            self.notice = Some(format!("Forked at step {step}: later steps were dropped."));
+        }
+    }
+
+    pub(super) fn default_selection(&self) -> Option<ObjectKey> {
+        self.selected.clone().or_else(|| {
+            self.world
+                .objects()
+                .map(|(k, _)| k)
+                .find(|k| k.gr.resource == "deployments")
+                .cloned()
+        })
+    }
+
+    /// Loads `key` from the shown world into the editor and the status panel.
+    pub(super) fn load(&mut self, key: Option<ObjectKey>) {
+        self.outcome = None;
+        self.selected = key;
+        if let Some(obj) = self.selected.as_ref().and_then(|k| self.shown().object(k)) {
+            self.editor_text = view::print(&view::editable(obj), self.syntax);
+        }
+        self.check_editor();
+    }
+
+    pub(super) fn check_editor(&mut self) {
+        self.diagnostics = match parse::parse_documents(&self.editor_text) {
+            Ok(_) => Vec::new(),
+            Err(e) => vec![e],
+        };
+    }
+
+    /// Sends the editor's object as an update (or a create, if it does not exist) through the
+    /// API server as the chosen principal. The editor keeps the text on refusal.
+    pub(super) fn apply(&mut self) {
+        let doc = match parse::parse_documents(&self.editor_text) {
+            Ok(docs) => docs.into_iter().next(),
+            Err(e) => {
+                self.diagnostics = vec![e];
+                return;
+            }
+        };
+        let Some(doc) = doc else {
+            self.outcome = Some(ApplyOutcome {
+                code: 400,
+                message: "the editor holds no object".into(),
+            });
+            return;
+        };
+        let world = self.shown();
+        let key = match world.api().key_for_manifest(&doc) {
+            Ok(k) => k,
+            Err(e) => {
+                self.outcome = Some(ApplyOutcome {
+                    code: e.code(),
+                    message: e.message,
+                });
+                return;
+            }
+        };
+        let p = self.principal.as_str();
+        let request = match (world.api().get(&key).is_some(), self.target) {
+            (false, _) => ApiRequest::create(p, key.gr.clone(), &key.namespace, doc),
+            (true, Target::Main) => {
+                ApiRequest::update(p, key.gr.clone(), &key.namespace, &key.name, doc)
+            }
+            (true, Target::Status) => {
+                ApiRequest::update_status(p, key.gr.clone(), &key.namespace, &key.name, doc)
+            }
+        };
+        self.perform(SessionAction::Apply {
+            input: Input::Request { request },
+        });
+        let answer = self
+            .reports
+            .back()
+            .and_then(|(_, r)| r.requests().next().cloned());
+        if let Some(rec) = answer {
+            self.outcome = Some(ApplyOutcome {
+                code: rec.code,
+                message: rec.message,
+            });
+            if rec.code < 400 {
+                self.first_edit_hint = false;
+                let outcome = self.outcome.take();
+                self.load(Some(key));
+                self.outcome = outcome;
+            }
+        }
+    }
+
+    /// The status panel's view of the selected object in the shown world, with what changed
+    /// since the step before.
+    pub fn status_view(&self) -> Option<StatusView> {
+        let w = self.shown();
+        let obj = self.selected.as_ref().and_then(|k| w.object(k))?;
+        let before = self
+            .selected
+            .as_ref()
+            .and_then(|k| self.previous().and_then(|p| p.object(k)));
+        Some(status_view(obj, before, w.now()))
+    }
+
+    /// The timeline's lanes up to the shown step.
+    pub fn timeline_lanes(&self) -> Vec<Lane> {
+        let upto = self.shown().steps();
+        let shown_reports: Vec<(u64, &StepReport)> = self
+            .reports
+            .iter()
+            .filter(|(s, _)| *s <= upto)
+            .map(|(s, r)| (*s, r))
+            .collect();
+        timeline::lanes(&shown_reports, TIMELINE_ENTRIES)
+    }
+
+    /// The first step the timeline can be scrubbed back to.
+    pub fn first_kept_step(&self) -> u64 {
+        self.history.steps().next().unwrap_or(0)
+    }
+
+    /// Whether the editor's object is older than the stored one it was loaded from.
+    pub fn editor_drift(&self) -> Option<EditorDrift> {
+        let resource_version = |o: &serde_json::Value| {
+            o.pointer("/metadata/resourceVersion")
+                .and_then(|v| v.as_str())
+                .map(str::to_owned)
+        };
+        let stored = self
+            .selected
+            .as_ref()
+            .and_then(|k| self.shown().object(k))
+            .and_then(resource_version)?;
+        let in_editor = parse::parse_documents(&self.editor_text)
+            .ok()
+            .and_then(|d| d.into_iter().next())
+            .and_then(|o| resource_version(&o))?;
+        (stored != in_editor).then_some(EditorDrift { in_editor, stored })
+    }
+
+    /// The live world's controllers and their run states, for the fault panel.
+    pub fn controller_rows(&self) -> Vec<ControllerRow> {
+        let w = &self.world;
+        w.controller_names()
+            .into_iter()
+            .map(|name| ControllerRow {
+                state: w
+                    .controller_state(&name)
+                    .map(|s| format!("{s:?}"))
+                    .unwrap_or_default(),
+                name,
+            })
+            .collect()
+    }
+
+    /// The live world's node names (each has a kubelet whose image pulls can fail).
+    pub fn node_names(&self) -> Vec<String> {
+        self.world
+            .objects()
+            .filter(|(k, _)| k.gr.resource == "nodes")
+            .map(|(k, _)| k.name.clone())
+            .collect()
+    }
+}
+
+pub(super) fn keep_report(
+    reports: &mut VecDeque<(u64, StepReport)>,
+    step: u64,
+    report: StepReport,
+) {
+    if reports.len() == REPORTS_KEPT {
+        reports.pop_front();
+    }
+    reports.push_back((step, report));
+}
+
+pub(super) fn fault_for(f: FaultMsg) -> Fault {
+    match f {
+        FaultMsg::Pause(controller) => Fault::PauseController { controller },
+        FaultMsg::Resume(controller) => Fault::ResumeController { controller },
+        FaultMsg::Crash(controller) => Fault::CrashController { controller },
+        FaultMsg::Restart(controller) => Fault::RestartController { controller },
+        FaultMsg::WatchLatency(ms) => Fault::WatchLatency {
+            controller: None,
+            ms,
+        },
+        FaultMsg::ImagePull { node, failing } => Fault::ImagePullFailure { node, failing },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::state::Msg;
+    use converge_core::view::tree::Row;
+    use serde_json::Value;
+
+    fn deployment(m: &Model) -> Value {
+        m.world
+            .objects()
+            .find(|(k, _)| k.gr.resource == "deployments")
+            .map(|(_, o)| o.as_ref().clone())
+            .unwrap_or(Value::Null)
+    }
+
+    #[test]
+    fn the_starter_loads_the_deployment_into_the_editor() {
+        let m = Model::default();
+        assert!(
+            m.editor_text.contains("\"replicas\": 3"),
+            "{}",
+            m.editor_text
+        );
+        assert!(m.diagnostics.is_empty());
+    }
+
+    #[test]
+    fn scaling_to_five_bumps_generation_and_converges() {
+        let mut m = Model::default();
+        let text = m.editor_text.replace("\"replicas\": 3", "\"replicas\": 5");
+        m.update(Msg::EditorInput(text));
+        m.update(Msg::Apply);
+        assert_eq!(m.outcome.as_ref().map(|o| o.code), Some(200));
+        assert_eq!(
+            deployment(&m).pointer("/metadata/generation"),
+            Some(&Value::from(2))
+        );
+        m.update(Msg::RunUntilConverged);
+        assert_eq!(
+            deployment(&m).pointer("/status/readyReplicas"),
+            Some(&Value::from(5))
+        );
+    }
+
+    #[test]
+    fn a_stale_edit_is_refused_with_409_and_the_text_is_kept() {
+        let mut m = Model::default();
+        let text = m.editor_text.replace("\"replicas\": 3", "\"replicas\": 4");
+        m.update(Msg::EditorInput(text));
+        m.update(Msg::Apply);
+        let loaded = m.editor_text.clone();
+        m.update(Msg::RunUntilConverged);
+        let edited = loaded.replace("\"replicas\": 4", "\"replicas\": 6");
+        m.update(Msg::EditorInput(edited.clone()));
+        m.update(Msg::Apply);
+        assert_eq!(
+            m.outcome.as_ref().map(|o| o.code),
+            Some(409),
+            "{:?}",
+            m.outcome
+        );
+        assert_eq!(m.editor_text, edited);
+    }
+
+    #[test]
+    fn app_may_not_write_status() {
+        let mut m = Model::default();
+        m.update(Msg::SetPrincipal("app".into()));
+        m.update(Msg::SetTarget(Target::Status));
+        m.update(Msg::Apply);
+        let o = m.outcome.clone().unwrap_or(ApplyOutcome {
+            code: 0,
+            message: String::new(),
+        });
+        assert_eq!(o.code, 403);
+        assert!(
+            o.text().starts_with("Error from server (Forbidden): "),
+            "{}",
+            o.text()
+        );
+    }
+
+    #[test]
+    fn scrubbing_back_and_forking_drops_later_steps() {
+        let mut m = Model::default();
+        m.update(Msg::Step);
+        m.update(Msg::Step);
+        assert_eq!(m.world.steps(), 4);
+        m.update(Msg::Scrub(Some(2)));
+        assert_eq!(m.shown().steps(), 2);
+        m.update(Msg::Fork);
+        assert_eq!(m.world.steps(), 2);
+        assert_eq!(m.actions.len(), 2);
+    }
+
+    #[test]
+    fn the_workspace_replays_to_the_same_trace() {
+        let mut m = Model::default();
+        m.update(Msg::Step);
+        m.update(Msg::NextEvent);
+        let again = Model::from_workspace(m.workspace());
+        assert_eq!(again.world.trace_text(), m.world.trace_text());
+    }
+
+    #[test]
+    fn the_rbac_switch_is_logged_and_survives_a_replay() {
+        let mut m = Model::default();
+        m.update(Msg::SetRbacEnforced(false));
+        assert!(!m.world.api().rbac_enforced());
+        m.update(Msg::SetPrincipal("app".into()));
+        m.update(Msg::SetTarget(Target::Status));
+        m.update(Msg::Apply);
+        assert_eq!(
+            m.outcome.as_ref().map(|o| o.code),
+            Some(200),
+            "{:?}",
+            m.outcome
+        );
+        let again = Model::from_workspace(m.workspace());
+        assert!(!again.world.api().rbac_enforced());
+        assert_eq!(again.world.trace_text(), m.world.trace_text());
+    }
+
+    #[test]
+    fn the_tree_follows_the_world_and_the_scrubbed_snapshot() {
+        let mut m = Model::default();
+        let pods = |m: &Model| {
+            m.rows
+                .iter()
+                .filter(|r| matches!(r, Row::Object(o) if o.kind == "Pod"))
+                .count()
+        };
+        assert_eq!(pods(&m), 3);
+        let text = m.editor_text.replace("\"replicas\": 3", "\"replicas\": 5");
+        m.update(Msg::EditorInput(text));
+        m.update(Msg::Apply);
+        m.update(Msg::RunUntilConverged);
+        assert_eq!(pods(&m), 5);
+        m.update(Msg::Scrub(Some(2)));
+        assert_eq!(pods(&m), 3);
+    }
+
+    /// The panels' props are built from these: equal props are not rendered again, so typing
+    /// redraws the editor panel only.
+    #[test]
+    fn typing_in_the_editor_leaves_the_other_panels_inputs_as_they_were() {
+        let mut m = Model::default();
+        m.update(Msg::Step);
+        let before = (
+            m.rows.clone(),
+            m.status_view(),
+            m.timeline_lanes(),
+            m.controller_rows(),
+            m.node_names(),
+        );
+        let text = m.editor_text.replace("\"replicas\": 3", "\"replicas\": 4");
+        m.update(Msg::EditorInput(text));
+        let after = (
+            m.rows.clone(),
+            m.status_view(),
+            m.timeline_lanes(),
+            m.controller_rows(),
+            m.node_names(),
+        );
+        assert_eq!(before, after);
+        assert!(m.editor_drift().is_none());
+    }
+}
