@@ -17,8 +17,12 @@ const BUDGET_BYTES = 250_000; // "250 KB" in the issue: decimal kilobytes
 // past this bound fails the run. On 2026-12-01 it was 637,327 bytes (the wasm 616,999); the
 // Kubernetes 1.32 fidelity fixes of session 6 (graceful pod deletion, the scheduler's scores,
 // the full scale-down ranking, kubelet back-off) brought it to 655,256, and the scenario
-// language's `matches` (regex-lite) and counts to 686,516. Bringing it down is issues 15 and 20.
-const READY_BOUND_BYTES = 700_000;
+// language's `matches` (regex-lite) and counts to 686,516. Session 7's API server for
+// `converge serve` (strategic merge patch and /scale, which the wasm links because they sit
+// behind ApiServer::handle; the step reports' watch events), the share link's own v1 types and
+// the web crate's Elm loop brought the scenario link to 702,780. Bringing it down is issues 15
+// and 20.
+const READY_BOUND_BYTES = 715_000;
 
 let server;
 let browser;
