@@ -26,7 +26,9 @@ pub const BURST_REPLICAS: i64 = 500;
 pub const EXPECTATIONS_TIMEOUT_MS: u64 = 5 * 60 * 1000;
 
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Expectation {
+/// kube's `ControlleeExpectations` [pkg/controller/controller_utils.go]: the creations and
+/// deletions one ReplicaSet still waits to observe.
+pub struct ControlleeExpectations {
     pub adds: i64,
     pub dels: i64,
     pub set_at: SimTime,
@@ -39,7 +41,7 @@ pub struct Expectation {
 
 #[derive(Clone, Debug, Default)]
 pub struct ReplicaSetController {
-    expectations: BTreeMap<ObjectKey, Expectation>,
+    expectations: BTreeMap<ObjectKey, ControlleeExpectations>,
 }
 
 impl ReplicaSetController {
@@ -385,7 +387,7 @@ impl Reconciler for ReplicaSetController {
                 let n = (-diff).min(BURST_REPLICAS);
                 self.expectations.insert(
                     key.clone(),
-                    Expectation {
+                    ControlleeExpectations {
                         adds: n,
                         dels: 0,
                         set_at: ctx.now,
@@ -431,7 +433,7 @@ impl Reconciler for ReplicaSetController {
                 let doomed: Vec<&Arc<Value>> = candidates.iter().take(n as usize).collect();
                 self.expectations.insert(
                     key.clone(),
-                    Expectation {
+                    ControlleeExpectations {
                         adds: 0,
                         dels: n,
                         set_at: ctx.now,

@@ -7,25 +7,25 @@
 
 use serde_json::{json, Value};
 
-use super::route::Target;
+use super::route::PathTarget;
 use crate::api::{errors::unknown_resource, ApiError, ApiServer, GroupResource, ResourceInfo};
 use crate::KUBERNETES_VERSION;
 
 /// The document a discovery path names.
-pub fn document(server: &ApiServer, target: &Target) -> Result<Value, ApiError> {
+pub fn document(server: &ApiServer, target: &PathTarget) -> Result<Value, ApiError> {
     match target {
-        Target::Version => Ok(version()),
-        Target::LegacyVersions => Ok(json!({
+        PathTarget::Version => Ok(version()),
+        PathTarget::LegacyVersions => Ok(json!({
             "kind": "APIVersions",
             "versions": ["v1"],
             "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": ""}],
         })),
-        Target::Groups => Ok(json!({
+        PathTarget::Groups => Ok(json!({
             "kind": "APIGroupList",
             "apiVersion": "v1",
             "groups": groups(server).iter().map(|(g, vs)| group_json(g, vs)).collect::<Vec<_>>(),
         })),
-        Target::Group(name) => groups(server)
+        PathTarget::Group(name) => groups(server)
             .iter()
             .find(|(g, _)| g == name)
             .map(|(g, vs)| {
@@ -35,8 +35,8 @@ pub fn document(server: &ApiServer, target: &Target) -> Result<Value, ApiError> 
                 doc
             })
             .ok_or_else(unknown_resource),
-        Target::GroupVersion { group, version } => resource_list(server, group, version),
-        Target::Resource(_) => Err(unknown_resource()),
+        PathTarget::GroupVersion { group, version } => resource_list(server, group, version),
+        PathTarget::Resource(_) => Err(unknown_resource()),
     }
 }
 

@@ -13,7 +13,7 @@ use crate::api::{
 
 /// What a path names.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Target {
+pub enum PathTarget {
     /// `/version`.
     Version,
     /// `/api`: the legacy group's versions.
@@ -69,7 +69,7 @@ pub struct Query {
 #[derive(Clone, Debug, PartialEq)]
 pub enum Operation {
     /// A discovery document or `/version`: answered from the served resources.
-    Discovery(Target),
+    Discovery(PathTarget),
     /// A request for [`ApiServer::handle`].
     Request(ApiRequest),
     /// `GET ...?watch=true` on a collection (or `fieldSelector=metadata.name=` of one object).
@@ -144,20 +144,20 @@ fn percent_decode(s: &str) -> String {
 /// `/apis/<group>/<version>/...` a named one; after the version come an optional
 /// `namespaces/<ns>`, the resource, the name and the subresource. `namespaces/<name>/status`
 /// and `namespaces/<name>/finalize` are the Namespace's own subresources.
-pub fn parse_path(path: &str) -> Result<Target, ApiError> {
+pub fn parse_path(path: &str) -> Result<PathTarget, ApiError> {
     let segs = segments(path)?;
     let s: Vec<&str> = segs.iter().map(String::as_str).collect();
     let (group, version, rest) = match s.as_slice() {
-        ["version"] => return Ok(Target::Version),
-        ["api"] => return Ok(Target::LegacyVersions),
-        ["apis"] => return Ok(Target::Groups),
-        ["apis", group] => return Ok(Target::Group((*group).to_owned())),
+        ["version"] => return Ok(PathTarget::Version),
+        ["api"] => return Ok(PathTarget::LegacyVersions),
+        ["apis"] => return Ok(PathTarget::Groups),
+        ["apis", group] => return Ok(PathTarget::Group((*group).to_owned())),
         ["api", version, rest @ ..] => ("", *version, rest),
         ["apis", group, version, rest @ ..] => (*group, *version, rest),
         _ => return Err(not_found_path()),
     };
     if rest.is_empty() {
-        return Ok(Target::GroupVersion {
+        return Ok(PathTarget::GroupVersion {
             group: group.to_owned(),
             version: version.to_owned(),
         });
@@ -175,7 +175,7 @@ pub fn parse_path(path: &str) -> Result<Target, ApiError> {
         [resource, name, sub] => (None, *resource, owned(name), owned(sub)),
         _ => return Err(not_found_path()),
     };
-    Ok(Target::Resource(ResourcePath {
+    Ok(PathTarget::Resource(ResourcePath {
         group: group.to_owned(),
         version: version.to_owned(),
         namespace,
@@ -263,13 +263,13 @@ pub fn operation(
     server: &ApiServer,
     principal: &str,
     method: &str,
-    target: Target,
+    target: PathTarget,
     query: &Query,
     content_type: &str,
     body: &[u8],
 ) -> Result<Operation, ApiError> {
     let path = match target {
-        Target::Resource(p) => p,
+        PathTarget::Resource(p) => p,
         other => {
             if method != "GET" && method != "HEAD" {
                 return Err(method_not_allowed(method));
@@ -415,8 +415,8 @@ mod tests {
         resource: &str,
         name: Option<&str>,
         sub: Option<&str>,
-    ) -> Target {
-        Target::Resource(ResourcePath {
+    ) -> PathTarget {
+        PathTarget::Resource(ResourcePath {
             group: group.into(),
             version: "v1".into(),
             namespace: ns.map(Into::into),
@@ -428,13 +428,16 @@ mod tests {
 
     #[test]
     fn paths_resolve_as_kubes_request_info_resolves_them() {
-        assert_eq!(parse_path("/version"), Ok(Target::Version));
-        assert_eq!(parse_path("/api"), Ok(Target::LegacyVersions));
-        assert_eq!(parse_path("/apis/"), Ok(Target::Groups));
-        assert_eq!(parse_path("/apis/apps"), Ok(Target::Group("apps".into())));
+        assert_eq!(parse_path("/version"), Ok(PathTarget::Version));
+        assert_eq!(parse_path("/api"), Ok(PathTarget::LegacyVersions));
+        assert_eq!(parse_path("/apis/"), Ok(PathTarget::Groups));
+        assert_eq!(
+            parse_path("/apis/apps"),
+            Ok(PathTarget::Group("apps".into()))
+        );
         assert_eq!(
             parse_path("/apis/apps/v1"),
-            Ok(Target::GroupVersion {
+            Ok(PathTarget::GroupVersion {
                 group: "apps".into(),
                 version: "v1".into()
             })

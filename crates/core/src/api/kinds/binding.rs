@@ -4,6 +4,6 @@
 use super::KindStrategy;
 
 /// The `Binding` strategy.
-pub(crate) struct Binding;
+pub(crate) struct BindingStrategy;
 
-impl KindStrategy for Binding {}
+impl KindStrategy for BindingStrategy {}

@@ -7,9 +7,9 @@ use super::super::validation::FieldError;
 use super::{KindStrategy, ResourceInfo};
 
 /// The `ConfigMap` strategy.
-pub(crate) struct ConfigMap;
+pub(crate) struct ConfigMapStrategy;
 
-impl KindStrategy for ConfigMap {
+impl KindStrategy for ConfigMapStrategy {
     fn field_types(&self) -> FieldTypes {
         &[
             ("/data", Ty::StrMap, "ConfigMap.data"),

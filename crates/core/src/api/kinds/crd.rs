@@ -11,9 +11,9 @@ use super::common::{default_field, immutable, obj_mut};
 use super::{KindStrategy, ResourceInfo};
 
 /// The `CustomResourceDefinition` strategy.
-pub(crate) struct CustomResourceDefinition;
+pub(crate) struct CustomResourceDefinitionStrategy;
 
-impl KindStrategy for CustomResourceDefinition {
+impl KindStrategy for CustomResourceDefinitionStrategy {
     fn field_types(&self) -> FieldTypes {
         &[
             (

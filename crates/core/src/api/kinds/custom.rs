@@ -11,9 +11,9 @@ use super::super::validation::FieldError;
 use super::KindStrategy;
 
 /// The `CustomResource` strategy.
-pub(crate) struct CustomResource;
+pub(crate) struct CustomResourceStrategy;
 
-impl KindStrategy for CustomResource {
+impl KindStrategy for CustomResourceStrategy {
     fn has_generation(&self) -> bool {
         true
     }

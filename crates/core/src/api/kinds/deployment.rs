@@ -15,9 +15,9 @@ use super::workload::{
 use super::{KindStrategy, ResourceInfo};
 
 /// The `Deployment` strategy.
-pub(crate) struct Deployment;
+pub(crate) struct DeploymentStrategy;
 
-impl KindStrategy for Deployment {
+impl KindStrategy for DeploymentStrategy {
     fn field_types(&self) -> FieldTypes {
         &[
             ("/spec", Ty::Object("v1.DeploymentSpec"), "Deployment.spec"),

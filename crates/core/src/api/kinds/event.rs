@@ -7,9 +7,9 @@ use super::super::validation::FieldError;
 use super::{KindStrategy, ResourceInfo};
 
 /// The `Event` strategy.
-pub(crate) struct Event;
+pub(crate) struct EventStrategy;
 
-impl KindStrategy for Event {
+impl KindStrategy for EventStrategy {
     fn validate(&self, _info: &ResourceInfo, obj: &Value, errs: &mut Vec<FieldError>) {
         for k in ["kind", "name"] {
             let v = obj

@@ -10,9 +10,9 @@ use super::common::{default_field, nonneg, obj_mut, MAX_REPLICAS};
 use super::{KindStrategy, ResourceInfo};
 
 /// The `HorizontalPodAutoscaler` strategy.
-pub(crate) struct HorizontalPodAutoscaler;
+pub(crate) struct HorizontalPodAutoscalerStrategy;
 
-impl KindStrategy for HorizontalPodAutoscaler {
+impl KindStrategy for HorizontalPodAutoscalerStrategy {
     fn field_types(&self) -> FieldTypes {
         &[
             (

@@ -194,20 +194,20 @@ impl KindRules {
     /// The kind's strategy.
     pub(crate) fn strategy(self) -> &'static dyn KindStrategy {
         match self {
-            KindRules::Deployment => &deployment::Deployment,
-            KindRules::ReplicaSet => &replicaset::ReplicaSet,
-            KindRules::Pod => &pod::Pod,
-            KindRules::Node => &node::Node,
-            KindRules::ConfigMap => &configmap::ConfigMap,
-            KindRules::ServiceAccount => &serviceaccount::ServiceAccount,
-            KindRules::Service => &service::Service,
-            KindRules::HorizontalPodAutoscaler => &hpa::HorizontalPodAutoscaler,
-            KindRules::Namespace => &namespace::Namespace,
-            KindRules::CustomResourceDefinition => &crd::CustomResourceDefinition,
-            KindRules::Rbac => &rbac::RbacObject,
-            KindRules::Binding => &binding::Binding,
-            KindRules::Event => &event::Event,
-            KindRules::Custom => &custom::CustomResource,
+            KindRules::Deployment => &deployment::DeploymentStrategy,
+            KindRules::ReplicaSet => &replicaset::ReplicaSetStrategy,
+            KindRules::Pod => &pod::PodStrategy,
+            KindRules::Node => &node::NodeStrategy,
+            KindRules::ConfigMap => &configmap::ConfigMapStrategy,
+            KindRules::ServiceAccount => &serviceaccount::ServiceAccountStrategy,
+            KindRules::Service => &service::ServiceStrategy,
+            KindRules::HorizontalPodAutoscaler => &hpa::HorizontalPodAutoscalerStrategy,
+            KindRules::Namespace => &namespace::NamespaceStrategy,
+            KindRules::CustomResourceDefinition => &crd::CustomResourceDefinitionStrategy,
+            KindRules::Rbac => &rbac::RbacObjectStrategy,
+            KindRules::Binding => &binding::BindingStrategy,
+            KindRules::Event => &event::EventStrategy,
+            KindRules::Custom => &custom::CustomResourceStrategy,
         }
     }
 }

@@ -8,9 +8,9 @@ use super::common::{default_field, obj_mut};
 use super::KindStrategy;
 
 /// The `Namespace` strategy.
-pub(crate) struct Namespace;
+pub(crate) struct NamespaceStrategy;
 
-impl KindStrategy for Namespace {
+impl KindStrategy for NamespaceStrategy {
     fn name_format(&self, name: &str) -> Vec<String> {
         dns1123_label(name)
     }

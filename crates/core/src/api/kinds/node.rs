@@ -9,9 +9,9 @@ use super::super::validation::FieldError;
 use super::KindStrategy;
 
 /// The `Node` strategy.
-pub(crate) struct Node;
+pub(crate) struct NodeStrategy;
 
-impl KindStrategy for Node {
+impl KindStrategy for NodeStrategy {
     fn field_types(&self) -> FieldTypes {
         &[
             ("/spec", Ty::Object("v1.NodeSpec"), "Node.spec"),

@@ -11,9 +11,9 @@ use super::common::default_field;
 use super::{KindStrategy, ResourceInfo};
 
 /// The `Pod` strategy.
-pub(crate) struct Pod;
+pub(crate) struct PodStrategy;
 
-impl KindStrategy for Pod {
+impl KindStrategy for PodStrategy {
     fn field_types(&self) -> FieldTypes {
         &[
             ("/spec", Ty::Object("v1.PodSpec"), "Pod.spec"),

@@ -10,9 +10,9 @@ use super::super::validation::FieldError;
 use super::{KindStrategy, ResourceInfo};
 
 /// The `RbacObject` strategy.
-pub(crate) struct RbacObject;
+pub(crate) struct RbacObjectStrategy;
 
-impl KindStrategy for RbacObject {
+impl KindStrategy for RbacObjectStrategy {
     fn field_types(&self) -> FieldTypes {
         &[
             ("/rules", Ty::Array("[]v1.PolicyRule"), "rules"),

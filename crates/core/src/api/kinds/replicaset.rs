@@ -12,9 +12,9 @@ use super::workload::{
 use super::{KindStrategy, ResourceInfo};
 
 /// The `ReplicaSet` strategy.
-pub(crate) struct ReplicaSet;
+pub(crate) struct ReplicaSetStrategy;
 
-impl KindStrategy for ReplicaSet {
+impl KindStrategy for ReplicaSetStrategy {
     fn field_types(&self) -> FieldTypes {
         &[
             ("/spec", Ty::Object("v1.ReplicaSetSpec"), "ReplicaSet.spec"),

@@ -11,9 +11,9 @@ use super::common::{default_field, obj_mut};
 use super::{KindStrategy, ResourceInfo};
 
 /// The `Service` strategy.
-pub(crate) struct Service;
+pub(crate) struct ServiceStrategy;
 
-impl KindStrategy for Service {
+impl KindStrategy for ServiceStrategy {
     fn field_types(&self) -> FieldTypes {
         &[
             ("/spec", Ty::Object("v1.ServiceSpec"), "Service.spec"),

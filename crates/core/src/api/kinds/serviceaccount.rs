@@ -4,9 +4,9 @@ use super::super::typed::{FieldTypes, Ty};
 use super::KindStrategy;
 
 /// The `ServiceAccount` strategy.
-pub(crate) struct ServiceAccount;
+pub(crate) struct ServiceAccountStrategy;
 
-impl KindStrategy for ServiceAccount {
+impl KindStrategy for ServiceAccountStrategy {
     fn field_types(&self) -> FieldTypes {
         &[(
             "/automountServiceAccountToken",

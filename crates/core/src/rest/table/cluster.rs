@@ -1,0 +1,186 @@
+//! Node, Service and Event rows [printers.go `printNode`, `printService`, `printEvent`].
+
+use std::collections::BTreeSet;
+
+use serde_json::{json, Value};
+
+use super::{format_labels, n, or_none, s, since};
+use crate::api::meta;
+use crate::time::SimTime;
+
+pub(super) fn node_cells(node: &Value, now: SimTime) -> Vec<Value> {
+    let ready = node
+        .pointer("/status/conditions")
+        .and_then(Value::as_array)
+        .and_then(|cs| cs.iter().rev().find(|c| s(c, "/type") == "Ready"));
+    let mut status = vec![match ready {
+        Some(c) if s(c, "/status") == "True" => "Ready",
+        Some(_) => "NotReady",
+        None => "Unknown",
+    }];
+    if node.pointer("/spec/unschedulable").and_then(Value::as_bool) == Some(true) {
+        status.push("SchedulingDisabled");
+    }
+    let mut roles = BTreeSet::new();
+    for (k, v) in meta::labels(node).into_iter().flatten() {
+        if let Some(role) = k
+            .strip_prefix("node-role.kubernetes.io/")
+            .filter(|r| !r.is_empty())
+        {
+            roles.insert(role.to_owned());
+        } else if k == "kubernetes.io/role" && v.as_str().is_some_and(|r| !r.is_empty()) {
+            roles.insert(v.as_str().unwrap_or("").to_owned());
+        }
+    }
+    let address = |ty: &str| {
+        node.pointer("/status/addresses")
+            .and_then(Value::as_array)
+            .and_then(|a| a.iter().find(|x| s(x, "/type") == ty))
+            .map_or("<none>".to_owned(), |x| s(x, "/address").to_owned())
+    };
+    let unknown = |v: &str| {
+        if v.is_empty() {
+            "<unknown>".to_owned()
+        } else {
+            v.to_owned()
+        }
+    };
+    vec![
+        json!(meta::name(node)),
+        json!(status.join(",")),
+        json!(or_none(&roles.into_iter().collect::<Vec<_>>().join(","))),
+        json!(since(
+            node.pointer("/metadata/creationTimestamp")
+                .and_then(Value::as_str),
+            now
+        )),
+        json!(s(node, "/status/nodeInfo/kubeletVersion")),
+        json!(address("InternalIP")),
+        json!(address("ExternalIP")),
+        json!(unknown(s(node, "/status/nodeInfo/osImage"))),
+        json!(unknown(s(node, "/status/nodeInfo/kernelVersion"))),
+        json!(unknown(s(node, "/status/nodeInfo/containerRuntimeVersion"))),
+    ]
+}
+pub(super) fn service_cells(svc: &Value, now: SimTime) -> Vec<Value> {
+    let ty = s(svc, "/spec/type");
+    let external: Vec<&str> = svc
+        .pointer("/spec/externalIPs")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .collect();
+    let external_ip = match ty {
+        "ClusterIP" | "NodePort" => or_none(&external.join(",")),
+        "LoadBalancer" => {
+            let lb: BTreeSet<&str> = svc
+                .pointer("/status/loadBalancer/ingress")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .map(|i| {
+                    if s(i, "/ip").is_empty() {
+                        s(i, "/hostname")
+                    } else {
+                        s(i, "/ip")
+                    }
+                })
+                .collect();
+            let mut all: Vec<&str> = lb.into_iter().collect();
+            if !external.is_empty() {
+                all.extend(external);
+                all.join(",")
+            } else if all.is_empty() {
+                "<pending>".to_owned()
+            } else {
+                all.join(",")
+            }
+        }
+        "ExternalName" => s(svc, "/spec/externalName").to_owned(),
+        _ => "<unknown>".to_owned(),
+    };
+    let ports: Vec<String> = svc
+        .pointer("/spec/ports")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .map(|p| {
+            let node_port = n(p, "/nodePort");
+            if node_port > 0 {
+                format!("{}:{node_port}/{}", n(p, "/port"), s(p, "/protocol"))
+            } else {
+                format!("{}/{}", n(p, "/port"), s(p, "/protocol"))
+            }
+        })
+        .collect();
+    vec![
+        json!(meta::name(svc)),
+        json!(ty),
+        json!(or_none(s(svc, "/spec/clusterIPs/0"))),
+        json!(external_ip),
+        json!(or_none(&ports.join(","))),
+        json!(since(
+            svc.pointer("/metadata/creationTimestamp")
+                .and_then(Value::as_str),
+            now
+        )),
+        json!(format_labels(svc.pointer("/spec/selector"))),
+    ]
+}
+pub(super) fn event_cells(ev: &Value, now: SimTime) -> Vec<Value> {
+    let ts = |p: &str| {
+        ev.pointer(p)
+            .and_then(Value::as_str)
+            .filter(|t| !t.is_empty())
+    };
+    let first = match ts("/firstTimestamp").or_else(|| ts("/eventTime")) {
+        Some(t) => since(Some(t), now),
+        None => "<unknown>".to_owned(),
+    };
+    let mut last = match ts("/lastTimestamp") {
+        Some(t) => since(Some(t), now),
+        None => first.clone(),
+    };
+    let mut count = n(ev, "/count");
+    if ev.get("series").is_some_and(|v| !v.is_null()) {
+        last = since(
+            ev.pointer("/series/lastObservedTime")
+                .and_then(Value::as_str),
+            now,
+        );
+        count = n(ev, "/series/count");
+    } else if count == 0 {
+        count = 1;
+    }
+    let kind = s(ev, "/involvedObject/kind").to_lowercase();
+    let object = match s(ev, "/involvedObject/name") {
+        "" => kind,
+        name => format!("{kind}/{name}"),
+    };
+    let component = match s(ev, "/source/component") {
+        "" => s(ev, "/reportingController"),
+        c => c,
+    };
+    let instance = match s(ev, "/source/host") {
+        "" => s(ev, "/reportingInstance"),
+        h => h,
+    };
+    let source = if instance.is_empty() {
+        component.to_owned()
+    } else {
+        format!("{component}, {instance}")
+    };
+    vec![
+        json!(last),
+        json!(s(ev, "/type")),
+        json!(s(ev, "/reason")),
+        json!(object),
+        json!(s(ev, "/involvedObject/fieldPath")),
+        json!(source),
+        json!(s(ev, "/message").trim()),
+        json!(first),
+        json!(count),
+        json!(meta::name(ev)),
+    ]
+}
