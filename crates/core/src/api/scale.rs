@@ -20,50 +20,6 @@ pub(super) fn has_scale(info: &ResourceInfo) -> bool {
     info.gr.group == "apps" && matches!(info.gr.resource.as_str(), "deployments" | "replicasets")
 }
 
-/// `metav1.FormatLabelSelector`-style `key=value,...` of `spec.selector.matchLabels` and
-/// `matchExpressions`, sorted by key as `LabelSelectorAsSelector(...).String()` gives it.
-fn selector_string(obj: &Value) -> String {
-    let mut parts: Vec<(String, String)> = Vec::new();
-    if let Some(m) = obj
-        .at("/spec/selector/matchLabels")
-        .and_then(Value::as_object)
-    {
-        for (k, v) in m {
-            parts.push((k.clone(), format!("{k}={}", v.as_str().unwrap_or(""))));
-        }
-    }
-    for e in obj
-        .at("/spec/selector/matchExpressions")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-    {
-        let k = meta::str_at(e, "/key").to_owned();
-        let mut values: Vec<&str> = e
-            .get("values")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .filter_map(Value::as_str)
-            .collect();
-        values.sort_unstable();
-        let text = match meta::str_at(e, "/operator") {
-            "In" => format!("{k} in ({})", values.join(",")),
-            "NotIn" => format!("{k} notin ({})", values.join(",")),
-            "Exists" => k.clone(),
-            "DoesNotExist" => format!("!{k}"),
-            _ => continue,
-        };
-        parts.push((k, text));
-    }
-    parts.sort_by(|a, b| a.0.cmp(&b.0));
-    parts
-        .into_iter()
-        .map(|(_, t)| t)
-        .collect::<Vec<_>>()
-        .join(",")
-}
-
 /// The Scale of `obj`.
 fn scale_of(obj: &Value) -> Value {
     let m = |k: &str| {
@@ -78,7 +34,7 @@ fn scale_of(obj: &Value) -> Value {
             "resourceVersion": m("resourceVersion"), "creationTimestamp": m("creationTimestamp")},
         "spec": {"replicas": obj.at("/spec/replicas").and_then(Value::as_i64).unwrap_or(1)},
         "status": {"replicas": obj.at("/status/replicas").and_then(Value::as_i64).unwrap_or(0),
-            "selector": selector_string(obj)},
+            "selector": super::selector::label_selector_string(obj.at("/spec/selector")).unwrap_or_default()},
     })
 }
 

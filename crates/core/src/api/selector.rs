@@ -174,6 +174,57 @@ impl Selector {
     }
 }
 
+/// A `metav1.LabelSelector` as `LabelSelectorAsSelector(...).String()` prints it
+/// [apimachinery pkg/apis/meta/v1/helpers.go]: `matchLabels` as `k=v` and `matchExpressions`
+/// as `k in (a,b)`, `k notin (a,b)`, `k`, `!k`, sorted by key and joined by commas; empty for a
+/// missing selector, `None` for an unknown operator (the Table's `<error>`).
+pub fn label_selector_string(sel: Option<&Value>) -> Option<String> {
+    let Some(sel) = sel.filter(|v| !v.is_null()) else {
+        return Some(String::new());
+    };
+    let mut reqs: Vec<(String, String)> = Vec::new();
+    if let Some(m) = sel.get("matchLabels").and_then(Value::as_object) {
+        for (k, v) in m {
+            reqs.push((k.clone(), format!("{k}={}", v.as_str().unwrap_or(""))));
+        }
+    }
+    for e in sel
+        .get("matchExpressions")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        let k = e
+            .get("key")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_owned();
+        let mut values: Vec<&str> = e
+            .get("values")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .collect();
+        values.sort_unstable();
+        let text = match e.get("operator").and_then(Value::as_str).unwrap_or("") {
+            "In" => format!("{k} in ({})", values.join(",")),
+            "NotIn" => format!("{k} notin ({})", values.join(",")),
+            "Exists" => k.clone(),
+            "DoesNotExist" => format!("!{k}"),
+            _ => return None,
+        };
+        reqs.push((k, text));
+    }
+    reqs.sort_by(|a, b| a.0.cmp(&b.0));
+    Some(
+        reqs.into_iter()
+            .map(|(_, t)| t)
+            .collect::<Vec<_>>()
+            .join(","),
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -149,51 +149,6 @@ pub(super) fn containers(obj: &Value, ptr: &str) -> (String, String) {
     (names.join(","), images.join(","))
 }
 
-/// `LabelSelectorAsSelector(...).String()`: requirements sorted by key, joined by commas;
-/// `None` when the selector is invalid.
-pub(super) fn selector_string(sel: Option<&Value>) -> Option<String> {
-    let Some(sel) = sel.filter(|v| !v.is_null()) else {
-        return Some(String::new());
-    };
-    let mut reqs: Vec<(String, String)> = Vec::new();
-    if let Some(m) = sel.get("matchLabels").and_then(Value::as_object) {
-        for (k, v) in m {
-            reqs.push((k.clone(), format!("{k}={}", v.as_str().unwrap_or(""))));
-        }
-    }
-    for e in sel
-        .get("matchExpressions")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-    {
-        let k = s(e, "/key").to_owned();
-        let mut values: Vec<&str> = e
-            .get("values")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .filter_map(Value::as_str)
-            .collect();
-        values.sort_unstable();
-        let text = match s(e, "/operator") {
-            "In" => format!("{k} in ({})", values.join(",")),
-            "NotIn" => format!("{k} notin ({})", values.join(",")),
-            "Exists" => k.clone(),
-            "DoesNotExist" => format!("!{k}"),
-            _ => return None,
-        };
-        reqs.push((k, text));
-    }
-    reqs.sort_by(|a, b| a.0.cmp(&b.0));
-    Some(
-        reqs.into_iter()
-            .map(|(_, t)| t)
-            .collect::<Vec<_>>()
-            .join(","),
-    )
-}
-
 /// `labels.FormatLabels`: `k=v` strings sorted whole, or `<none>`.
 pub(super) fn format_labels(m: Option<&Value>) -> String {
     let mut parts: Vec<String> = m

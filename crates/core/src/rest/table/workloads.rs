@@ -2,8 +2,9 @@
 
 use serde_json::{json, Value};
 
-use super::{containers, n, or_none, selector_string, since};
+use super::{containers, n, or_none, since};
 use crate::api::meta;
+use crate::api::selector::label_selector_string as selector_string;
 use crate::time::SimTime;
 
 pub(super) fn deployment_cells(d: &Value, now: SimTime) -> Vec<Value> {
