@@ -486,3 +486,35 @@ fn a_lesson_the_scenario_cannot_complete_fails_check_with_the_step_it_waits_for(
         run.stdout
     );
 }
+
+#[test]
+fn run_on_plain_manifests_creates_them_as_admin_and_runs_until_converged() {
+    let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/fixtures/kubectl/nginx-deployment.yaml")
+        .to_string_lossy()
+        .into_owned();
+    let run = converge(&["run", &manifest]);
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    assert!(
+        run.stdout
+            .contains("user:admin request -> create deployments nginx-deployment 201"),
+        "{}",
+        run.stdout
+    );
+    let pods_running = run
+        .stdout
+        .lines()
+        .filter(|l| {
+            l.contains("patch pods/status default/nginx-deployment-") && l.ends_with(" 200")
+        })
+        .count();
+    assert!(pods_running >= 3, "{}", run.stdout);
+    // A List of two objects, one of which the API server refuses, is one error naming it.
+    let list = temp_file(
+        "refused-list.yaml",
+        "apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: ok}\n- apiVersion: apps/v1\n  kind: Deployment\n  metadata: {name: Bad_Name}\n  spec: {}\n",
+    );
+    let refused = converge(&["run", &list]);
+    assert_eq!(refused.code, 1, "stdout: {}", refused.stdout);
+    assert!(refused.stderr.contains("Bad_Name"), "{}", refused.stderr);
+}

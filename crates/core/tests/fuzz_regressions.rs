@@ -150,3 +150,8 @@ fn a_name_with_a_line_break_is_quoted_as_kube_quotes_it() {
     };
     assert_eq!(e.message, "deployments.apps \"a\\nb\" not found");
 }
+
+#[test]
+fn the_http_request_corpus_and_its_crashes_replay_clean() {
+    replay("http_requests", testkit::check_http_requests);
+}

@@ -41,6 +41,37 @@ pub fn load(text: &str) -> Result<Scenario, ScenarioError> {
 
 /// `apiVersion` and `kind` come first: a file from a newer Converge gets a clear message rather
 /// than a list of unknown fields.
+/// See [`Scenario::from_manifests`].
+pub fn from_manifests(text: &str, name: &str) -> Option<Result<Scenario, ScenarioError>> {
+    let objects = crate::api::parse_manifests(text).ok()?;
+    let is_manifest = |o: &Value| {
+        let av = o.get("apiVersion").and_then(Value::as_str).unwrap_or("");
+        !av.is_empty()
+            && !av.starts_with("converge.dev/")
+            && o.get("kind").is_some_and(Value::is_string)
+    };
+    if objects.is_empty() || !objects.iter().all(is_manifest) {
+        return None;
+    }
+    let scenario = Scenario {
+        api_version: API_VERSION.to_owned(),
+        kind: KIND.to_owned(),
+        name: name.to_owned(),
+        description: String::new(),
+        seed: 1,
+        until: None,
+        cluster: super::format::Cluster::default(),
+        images: Vec::new(),
+        rbac: None,
+        objects,
+        faults: Vec::new(),
+        actions: Vec::new(),
+        expect: Vec::new(),
+        lesson: None,
+    };
+    Some(super::compile::compile(&scenario).map(|_| scenario))
+}
+
 fn check_header(doc: &Value) -> Result<(), ScenarioError> {
     let version = match doc.get("apiVersion") {
         None => {

@@ -112,6 +112,14 @@ impl Scenario {
         load::load(text)
     }
 
+    /// A scenario from plain Kubernetes manifests (one object, a `List`, or a multi-document
+    /// stream): the default cluster with the objects created at t=0 by `admin`, in order, run
+    /// until converged. `None` when the text is not manifests (a document without `apiVersion`
+    /// and `kind`, or a `converge.dev` scenario), so the caller reports the scenario error.
+    pub fn from_manifests(text: &str, name: &str) -> Option<Result<Scenario, ScenarioError>> {
+        load::from_manifests(text, name)
+    }
+
     /// The world at t=0: the cluster's nodes and controllers, RBAC overrides and the scenario's
     /// objects created by `admin`. Faults and actions are applied by [`ScenarioRun`].
     pub fn build_world(&self) -> Result<World, ScenarioError> {

@@ -5,6 +5,7 @@
 //!
 //! Not part of the public API: hidden from docs, no stability promise.
 mod api_requests;
+mod http_requests;
 mod request_bytes;
 
 use serde_json::Value;
@@ -17,6 +18,7 @@ pub use api_requests::{
     blocking_dependents, check_api_requests, deleting_with, seeded_api_server, store_diff,
     store_snapshot, StoreDiff,
 };
+pub use http_requests::check_http_requests;
 pub use request_bytes::template;
 
 // ---- parsing ---------------------------------------------------------------------------------
