@@ -368,13 +368,6 @@ pub fn default_policy() -> Vec<Value> {
                     &["update"],
                 ),
                 rule(&["*"], &["*/scale"], &["get", "update"]),
-                // The simulator has no scale subresource: the autoscaler writes
-                // deployments' spec.replicas directly.
-                rule(
-                    &["apps"],
-                    &["deployments"],
-                    &["get", "list", "watch", "update", "patch"],
-                ),
                 rule(&[""], &["pods"], &["list"]),
             ],
         ),

@@ -28,9 +28,9 @@
 //! (timestamp = now) over a 15 s window (metrics-server's default resolution).
 //!
 //! Deviations from kube:
-//! - The scale is read from this controller's informer cache (kube GETs `/scale` from the API
-//!   server on every sync), and written with a merge patch of the Deployment's `spec.replicas`,
-//!   not an update of `/scale`.
+//! The target's scale is read and written through its `/scale` subresource, as kube's
+//! `scaleNamespacer` does: a GET every sync, a PUT of the Scale read when the count changes.
+//!
 //! - Which Pods have a sample, and which Pods share the load, is read from the Pods' phase in
 //!   the API (metrics-server asks the kubelets); a Pod's Ready condition is read from its status,
 //!   exactly as kube's calculator does.
@@ -48,9 +48,9 @@ use std::sync::Arc;
 
 use serde_json::{json, Value};
 
-use super::util::{self, deployments, hpas, pods};
+use super::util::{deployments, hpas, pods};
 use crate::api::meta::{self, str_at, JsonPointer};
-use crate::api::{ApiRequest, GroupResource, ObjectKey, PatchType, WatchEvent, WatchEventType};
+use crate::api::{ApiRequest, GroupResource, ObjectKey, Subresource, WatchEvent, WatchEventType};
 use crate::conditions;
 use crate::runtime::client;
 use crate::runtime::Informer;
@@ -458,7 +458,7 @@ impl Reconciler for HpaController {
     }
 
     fn watches(&self, gr: &GroupResource) -> bool {
-        *gr == hpas() || *gr == deployments() || *gr == pods()
+        *gr == hpas() || *gr == pods()
     }
 
     fn keys_for(
@@ -471,7 +471,8 @@ impl Reconciler for HpaController {
         // The HPA works on its resync period. A new HPA is synced at once (kube's enqueueHPA);
         // an update, its own status writes included, waits for the next period
         // (enqueueRateLimited), unless it brings a new generation (kube with HPAGeneration).
-        // Deployments and Pods are in its cache for reading (kube's pod lister).
+        // Pods are in its cache for reading (kube's pod lister); the target's scale is read
+        // from the API server.
         if ev.key.gr != hpas() {
             return Vec::new();
         }
@@ -503,12 +504,20 @@ impl Reconciler for HpaController {
         let now = ctx.now;
         let mut status = hpa.get("status").cloned().unwrap_or_else(|| json!({}));
         let target_name = str_at(&hpa, "/spec/scaleTargetRef/name").to_owned();
-        let target_key = ObjectKey::new(deployments(), &key.namespace, &target_name);
-        let Some(dep) = ctx.cache.get(&target_key).map(|d| d.as_ref().clone()) else {
-            conditions::set_hpa_condition(&mut status, "AbleToScale", "False", "FailedGetScale",
-                &format!("the HPA controller was unable to get the target's current scale: deployments.apps \"{target_name}\" not found"), now);
-            self.write_status(ctx, &hpa, status);
-            return requeue;
+        // kube's `scaleNamespacer.Get`: the target's Scale, fresh from the API server.
+        let get_scale = {
+            let mut r = ApiRequest::get(&self.principal(), deployments(), &key.namespace, &target_name);
+            r.subresource = Some(Subresource::Scale);
+            r
+        };
+        let scale = match ctx.send(get_scale) {
+            Ok(scale) => scale,
+            Err(e) => {
+                conditions::set_hpa_condition(&mut status, "AbleToScale", "False", "FailedGetScale",
+                    &format!("the HPA controller was unable to get the target's current scale: {e}"), now);
+                self.write_status(ctx, &hpa, status);
+                return requeue;
+            }
         };
         conditions::set_hpa_condition(
             &mut status,
@@ -518,7 +527,7 @@ impl Reconciler for HpaController {
             "the HPA controller was able to get the target's current scale",
             now,
         );
-        let current = meta::i64_at(&dep, "/spec/replicas").unwrap_or(1);
+        let current = meta::i64_at(&scale, "/spec/replicas").unwrap_or(1);
         self.recommendations
             .entry(key.clone())
             .or_insert_with(|| vec![(now, current)]);
@@ -550,16 +559,15 @@ impl Reconciler for HpaController {
                 })
                 .and_then(Value::as_i64)
                 .unwrap_or(DEFAULT_CPU_UTILIZATION);
-            let selector = dep.at("/spec/selector").cloned().unwrap_or(Value::Null);
+            // The Scale's `status.selector`, as kube parses it for the pod lister.
+            let selector = crate::api::Selector::parse(str_at(&scale, "/status/selector"))
+                .unwrap_or_default();
             let pod_gr = pods();
             let selected: Vec<&Value> = ctx
                 .cache
                 .list(&pod_gr)
                 .map(|p| p.as_ref())
-                .filter(|p| {
-                    meta::namespace(p) == key.namespace
-                        && util::selector_matches(&selector, &meta::label_map(p))
-                })
+                .filter(|p| meta::namespace(p) == key.namespace && selector.matches_object(p))
                 .collect();
             let load = ctx
                 .env
@@ -621,15 +629,17 @@ impl Reconciler for HpaController {
         let rescale = current != 0 && desired != current;
         let mut rescaled_at = None;
         if rescale {
-            let patch = json!({"spec": {"replicas": desired}});
-            let req = ApiRequest::patch(
+            // kube's `scaleNamespacer.Update`: the Scale it read, with the new replicas.
+            let mut body = scale.clone();
+            body["spec"]["replicas"] = json!(desired);
+            let mut req = ApiRequest::update(
                 &self.principal(),
                 deployments(),
                 &key.namespace,
                 &target_name,
-                PatchType::Merge,
-                patch,
+                body,
             );
+            req.subresource = Some(Subresource::Scale);
             if let Err(e) = ctx.send(req) {
                 conditions::set_hpa_condition(
                     &mut status,
