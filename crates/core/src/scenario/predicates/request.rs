@@ -23,7 +23,7 @@ pub(crate) struct RequestCheck {
 impl RequestCheck {
     pub fn matches(&self, e: &AuditEntry) -> bool {
         e.gr == self.gr
-            && e.subresource.is_some() == self.status
+            && (e.subresource == Some(crate::api::Subresource::Status)) == self.status
             && e.namespace == self.namespace
             && (self.name.is_empty() || e.name == self.name)
             && self.principal.as_ref().is_none_or(|p| *p == e.principal)
