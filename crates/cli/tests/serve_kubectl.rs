@@ -20,6 +20,10 @@ struct Served {
 
 impl Served {
     fn start(name: &str) -> Served {
+        Served::start_with(name, &[])
+    }
+
+    fn start_with(name: &str, extra: &[&str]) -> Served {
         assert!(
             Path::new(KUBECTL).exists(),
             "{KUBECTL} is missing: these tests drive the real kubectl (see docs/serve.md)"
@@ -32,6 +36,7 @@ impl Served {
         let mut child = Command::new(env!("CARGO_BIN_EXE_converge"))
             .args(["serve", "--manual", "--port", "0", "--kubeconfig"])
             .arg(dir.join("kubeconfig"))
+            .args(extra)
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .spawn()
@@ -354,4 +359,31 @@ fn tokens_and_impersonation_are_checked() {
         s.fails(&["--as", "bob", "delete", "node", "node-1"]),
         "Error from server (Forbidden): nodes \"node-1\" is forbidden: User \"bob\" cannot delete resource \"nodes\" in API group \"\" at the cluster scope\n"
     );
+}
+
+#[test]
+fn every_gallery_scenario_served_manually_gives_converge_runs_trace() {
+    let dir = format!("{}/../../tests/scenarios", env!("CARGO_MANIFEST_DIR"));
+    let mut files: Vec<String> = std::fs::read_dir(&dir)
+        .expect("tests/scenarios")
+        .map(|e| e.expect("an entry").path().to_string_lossy().into_owned())
+        .filter(|p| p.ends_with(".yaml"))
+        .collect();
+    files.sort();
+    assert!(files.len() >= 10, "{files:?}");
+    for file in files {
+        let name = Path::new(&file)
+            .file_stem()
+            .and_then(|n| n.to_str())
+            .unwrap_or("scenario")
+            .to_owned();
+        let s = Served::start_with(&format!("trace-{name}"), &[&file]);
+        s.converge();
+        let served = s.ok(&["get", "--raw", "/converge/v1/trace"]);
+        let run = Command::new(env!("CARGO_BIN_EXE_converge"))
+            .args(["run", "--until", "converged", &file])
+            .output()
+            .expect("converge run");
+        assert_eq!(served, String::from_utf8_lossy(&run.stdout), "{name}");
+    }
 }

@@ -26,6 +26,7 @@ use converge_core::api::{ApiError, GroupResource, StatusReason};
 use converge_core::engine::{ClusterConfig, World};
 use converge_core::rest::respond::Response as RestResponse;
 use converge_core::rest::session::{HttpRequest, OpenWatch, Reply, Session};
+use converge_core::scenario::ScenarioRun;
 use http_body_util::{combinators::UnsyncBoxBody, BodyExt, Full, Limited};
 use hyper::body::{Body, Frame, Incoming};
 use hyper::{Request, Response};
@@ -271,19 +272,21 @@ async fn handle(
     Ok(response)
 }
 
-fn build_world(args: &ServeArgs) -> Result<World, CliError> {
+/// The served session: a scenario's run (its faults and actions fire at their times), or an
+/// empty cluster of three nodes.
+fn build_session(args: &ServeArgs) -> Result<Session, CliError> {
     match &args.scenario {
         Some(path) => {
             let scenario = scenario_file::read_scenario(path)?;
             let name = scenario_file::label(path);
-            scenario
-                .playground_world(args.seed)
-                .map_err(|e| CliError::input(format!("{name}: {e}")))
+            let run = ScenarioRun::new(&scenario, args.seed)
+                .map_err(|e| CliError::input(format!("{name}: {e}")))?;
+            Ok(Session::for_scenario(run))
         }
-        None => Ok(World::new(ClusterConfig {
+        None => Ok(Session::new(World::new(ClusterConfig {
             seed: args.seed.unwrap_or(1),
             ..ClusterConfig::default()
-        })),
+        }))),
     }
 }
 
@@ -291,16 +294,16 @@ pub fn run(args: &ServeArgs) -> CommandResult {
     if !(args.speed.is_finite() && args.speed > 0.0) {
         return Err(CliError::usage("--speed must be a positive number"));
     }
-    let world = build_world(args)?;
+    let session = build_session(args)?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .map_err(|e| CliError::input(format!("cannot start the server: {e}")))?;
     let local = tokio::task::LocalSet::new();
-    local.block_on(&runtime, serve(args, world))
+    local.block_on(&runtime, serve(args, session))
 }
 
-async fn serve(args: &ServeArgs, world: World) -> CommandResult {
+async fn serve(args: &ServeArgs, session: Session) -> CommandResult {
     let addr = SocketAddr::new(args.address, args.port);
     let listener = tokio::net::TcpListener::bind(addr)
         .await
@@ -342,7 +345,7 @@ async fn serve(args: &ServeArgs, world: World) -> CommandResult {
     let _ = writeln!(out, "converge serve: simulated time {time}");
     let _ = out.flush();
     let state = Rc::new(RefCell::new(Server {
-        session: Session::new(world),
+        session,
         tokens,
         anonymous: args.anonymous,
         watchers: Vec::new(),

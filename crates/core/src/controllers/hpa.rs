@@ -506,15 +506,28 @@ impl Reconciler for HpaController {
         let target_name = str_at(&hpa, "/spec/scaleTargetRef/name").to_owned();
         // kube's `scaleNamespacer.Get`: the target's Scale, fresh from the API server.
         let get_scale = {
-            let mut r = ApiRequest::get(&self.principal(), deployments(), &key.namespace, &target_name);
+            let mut r = ApiRequest::get(
+                &self.principal(),
+                deployments(),
+                &key.namespace,
+                &target_name,
+            );
             r.subresource = Some(Subresource::Scale);
             r
         };
         let scale = match ctx.send(get_scale) {
             Ok(scale) => scale,
             Err(e) => {
-                conditions::set_hpa_condition(&mut status, "AbleToScale", "False", "FailedGetScale",
-                    &format!("the HPA controller was unable to get the target's current scale: {e}"), now);
+                conditions::set_hpa_condition(
+                    &mut status,
+                    "AbleToScale",
+                    "False",
+                    "FailedGetScale",
+                    &format!(
+                        "the HPA controller was unable to get the target's current scale: {e}"
+                    ),
+                    now,
+                );
                 self.write_status(ctx, &hpa, status);
                 return requeue;
             }
@@ -560,8 +573,8 @@ impl Reconciler for HpaController {
                 .and_then(Value::as_i64)
                 .unwrap_or(DEFAULT_CPU_UTILIZATION);
             // The Scale's `status.selector`, as kube parses it for the pod lister.
-            let selector = crate::api::Selector::parse(str_at(&scale, "/status/selector"))
-                .unwrap_or_default();
+            let selector =
+                crate::api::Selector::parse(str_at(&scale, "/status/selector")).unwrap_or_default();
             let pod_gr = pods();
             let selected: Vec<&Value> = ctx
                 .cache

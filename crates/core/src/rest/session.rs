@@ -16,6 +16,7 @@ use super::watch::{self, WatchFilter, WatchStart};
 use super::{discovery, openapi};
 use crate::api::{ApiError, ApiRequest, StatusReason, Verb, WatchEvent};
 use crate::engine::{StepReport, World};
+use crate::scenario::ScenarioRun;
 
 /// How many watch events the session keeps for watches that start from a resourceVersion
 /// (kube's watch cache keeps a window too; older versions get 410 Expired).
@@ -60,10 +61,19 @@ pub struct OpenWatch {
     pub finished: bool,
 }
 
+/// What moves the served world: a bare world, or a scenario's run (its faults and actions fire
+/// at their times, and `run?until=converged` means what `converge run` means, so a scenario
+/// served with `--manual` gives `converge run`'s trace).
+#[derive(Debug)]
+enum Driver {
+    World(World),
+    Scenario(Box<ScenarioRun>),
+}
+
 /// The served cluster.
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub struct Session {
-    world: World,
+    driver: Driver,
     /// Watch events with their sequence number (0-based, over the session's life).
     history: VecDeque<(u64, WatchEvent, Arc<Value>)>,
     next_seq: u64,
@@ -77,23 +87,36 @@ fn wants_table(accept: &str) -> bool {
 }
 
 impl Session {
+    /// A session over a bare world.
     pub fn new(world: World) -> Session {
         Session {
-            world,
+            driver: Driver::World(world),
+            history: VecDeque::new(),
+            next_seq: 0,
+        }
+    }
+
+    /// A session over a scenario's run.
+    pub fn for_scenario(mut run: ScenarioRun) -> Session {
+        run.keep_watch_events();
+        Session {
+            driver: Driver::Scenario(Box::new(run)),
             history: VecDeque::new(),
             next_seq: 0,
         }
     }
 
     pub fn world(&self) -> &World {
-        &self.world
+        match &self.driver {
+            Driver::World(w) => w,
+            Driver::Scenario(r) => r.world(),
+        }
     }
 
-    /// Keeps the watch events of a step for watches.
-    fn record(&mut self, report: &StepReport) {
-        for (ev, obj) in &report.watch {
-            self.history
-                .push_back((self.next_seq, ev.clone(), Arc::clone(obj)));
+    /// Keeps watch events for watches.
+    fn record(&mut self, events: Vec<(WatchEvent, Arc<Value>)>) {
+        for (ev, obj) in events {
+            self.history.push_back((self.next_seq, ev, obj));
             self.next_seq += 1;
             if self.history.len() > WATCH_HISTORY {
                 self.history.pop_front();
@@ -101,25 +124,86 @@ impl Session {
         }
     }
 
-    /// Lets `ms` of simulated time pass.
-    pub fn advance(&mut self, ms: u64) -> StepReport {
-        let report = self.world.advance(ms);
-        self.record(&report);
-        report
+    /// What the driver did since the last call, as trace lines and watch events.
+    fn moved(&mut self, report: Option<StepReport>, from_line: usize) -> Vec<String> {
+        let (lines, watch) = match (&mut self.driver, report) {
+            (Driver::World(_), Some(r)) => (r.lines().map(str::to_owned).collect(), r.watch),
+            (Driver::Scenario(run), _) => (
+                run.world()
+                    .trace()
+                    .iter()
+                    .skip(from_line)
+                    .cloned()
+                    .collect(),
+                run.take_watch_events(),
+            ),
+            (Driver::World(_), None) => (Vec::new(), Vec::new()),
+        };
+        self.record(watch);
+        lines
     }
 
-    /// Processes the next event.
-    pub fn step(&mut self) -> StepReport {
-        let report = self.world.step();
-        self.record(&report);
-        report
+    /// Lets `ms` of simulated time pass; returns the trace lines of what happened.
+    pub fn advance(&mut self, ms: u64) -> Vec<String> {
+        let from = self.world().trace().len();
+        let report = match &mut self.driver {
+            Driver::World(w) => Some(w.advance(ms)),
+            Driver::Scenario(run) => {
+                let end = run.now_ms() + ms;
+                run.run(
+                    crate::scenario::Until::Time(crate::scenario::Duration(end)),
+                    &crate::scenario::RunOptions::default(),
+                );
+                None
+            }
+        };
+        self.moved(report, from)
     }
 
-    /// Runs until the cluster converges (bounded).
-    pub fn run_until_converged(&mut self, max_events: u64, max_ms: u64) -> StepReport {
-        let report = self.world.run_until_converged(max_events, max_ms);
-        self.record(&report);
-        report
+    /// Processes the next event (or the scenario's next fault or action).
+    pub fn step(&mut self) -> Vec<String> {
+        let from = self.world().trace().len();
+        let report = match &mut self.driver {
+            Driver::World(w) => Some(w.step()),
+            Driver::Scenario(run) => {
+                run.step();
+                None
+            }
+        };
+        self.moved(report, from)
+    }
+
+    /// Runs until the cluster converges (bounded); for a scenario, as `converge run` does.
+    pub fn run_until_converged(&mut self, max_events: u64, max_ms: u64) -> Vec<String> {
+        let from = self.world().trace().len();
+        let report = match &mut self.driver {
+            Driver::World(w) => Some(w.run_until_converged(max_events, max_ms)),
+            Driver::Scenario(run) => {
+                run.run(
+                    crate::scenario::Until::Converged,
+                    &crate::scenario::RunOptions::default(),
+                );
+                None
+            }
+        };
+        self.moved(report, from)
+    }
+
+    /// Sends a write as an input of the world.
+    fn send(&mut self, req: ApiRequest) -> crate::api::ApiResult {
+        let from = self.world().trace().len();
+        match &mut self.driver {
+            Driver::World(w) => {
+                let (result, report) = w.request(req);
+                self.moved(Some(report), from);
+                result
+            }
+            Driver::Scenario(run) => {
+                let result = run.request(req);
+                self.moved(None, from);
+                result
+            }
+        }
     }
 
     /// Answers one request.
@@ -139,11 +223,11 @@ impl Session {
             if path == "/openapi/v3" {
                 return Ok(Reply::Json(Response {
                     status: 200,
-                    body: openapi::root(self.world.api()),
+                    body: openapi::root(self.world().api()),
                 }));
             }
             if let Some(gv) = path.strip_prefix("/openapi/v3/") {
-                return openapi::group_version(self.world.api(), gv)
+                return openapi::group_version(self.world().api(), gv)
                     .map(|body| Reply::Json(Response { status: 200, body }))
                     .ok_or_else(crate::api::errors::unknown_resource);
             }
@@ -158,7 +242,7 @@ impl Session {
         )
         .map_err(crate::api::errors::bad_request)?;
         let op = route::operation(
-            self.world.api(),
+            self.world().api(),
             req.principal,
             req.method,
             target,
@@ -170,7 +254,7 @@ impl Session {
         match op {
             Operation::Discovery(target) => Ok(Reply::Json(Response {
                 status: 200,
-                body: discovery::document(self.world.api(), &target)?,
+                body: discovery::document(self.world().api(), &target)?,
             })),
             Operation::Watch(w) => self.open_watch(&w, table.then_some(include)),
             Operation::Request(api_req) => {
@@ -188,14 +272,12 @@ impl Session {
                 let result = if matches!(verb, Verb::Get | Verb::List) {
                     // Reads change nothing: answered without a world step, as an informer or
                     // kubectl reading the cluster would not show up in the trace either.
-                    let mut api = self.world.api().clone();
-                    api.handle(self.world.now(), api_req)
+                    let mut api = self.world().api().clone();
+                    api.handle(self.world().now(), api_req)
                 } else {
-                    let (result, report) = self.world.request(api_req);
-                    self.record(&report);
-                    result
+                    self.send(api_req)
                 };
-                let mut resp = response(self.world.api(), &header, result, &query);
+                let mut resp = response(self.world().api(), &header, result, &query);
                 if table && resp.status == 200 && matches!(verb, Verb::Get | Verb::List) {
                     resp.body = self.as_table(&header, resp.body, include);
                 }
@@ -224,7 +306,7 @@ impl Session {
             &req.gr,
             &items,
             list_meta,
-            self.world.now(),
+            self.world().now(),
             include,
             custom.as_deref(),
         )
@@ -241,7 +323,7 @@ impl Session {
             "",
             &format!("{}.{}", req.gr.resource, req.gr.group),
         );
-        let crd = self.world.api().get(&key)?;
+        let crd = self.world().api().get(&key)?;
         let versions = crd.pointer("/spec/versions").and_then(Value::as_array)?;
         let version = versions
             .iter()
@@ -261,7 +343,7 @@ impl Session {
         w: &WatchRequest,
         as_table: Option<IncludeObject>,
     ) -> Result<Reply, ApiError> {
-        self.world
+        self.world()
             .api()
             .authorize(&w.principal, "watch", &w.gr, None, &w.namespace, "")?;
         let (mut filter, start) = WatchFilter::new(w)?;
@@ -274,7 +356,7 @@ impl Session {
         };
         match start {
             WatchStart::Current => {
-                let frames = filter.initial(self.world.api());
+                let frames = filter.initial(self.world().api());
                 watch.filter = filter;
                 watch.initial = frames
                     .into_iter()
@@ -282,7 +364,7 @@ impl Session {
                     .collect();
             }
             WatchStart::After(rv) => {
-                let current = self.world.api().resource_version();
+                let current = self.world().api().resource_version();
                 let oldest_kept = self
                     .history
                     .front()
@@ -294,7 +376,7 @@ impl Session {
                 }
                 // The client has the list at `rv`: what it holds is what existed then, which
                 // is the current objects minus what happened after (replayed below).
-                filter.assume_present(self.world.api());
+                filter.assume_present(self.world().api());
                 let after: Vec<(WatchEvent, Arc<Value>)> = self
                     .history
                     .iter()
@@ -378,17 +460,17 @@ impl Session {
         match (req.method, path) {
             ("GET", "trace") => Reply::Text {
                 status: 200,
-                body: self.world.trace_text(),
+                body: self.world().trace_text(),
             },
             ("POST", "step") => {
-                let report = self.step();
+                let lines = self.step();
                 Reply::Json(Response {
                     status: 200,
-                    body: json!({"time_ms": self.world.now().as_ms(), "lines": report.lines().collect::<Vec<_>>()}),
+                    body: json!({"time_ms": self.world().now().as_ms(), "lines": lines}),
                 })
             }
             ("POST", "run") => {
-                let report = match get("until") {
+                let lines = match get("until") {
                     None | Some("converged") => self.run_until_converged(200_000, 3_600_000),
                     Some(d) => match crate::scenario::Until::parse(d) {
                         Ok(crate::scenario::Until::Time(t)) => self.advance(t.0),
@@ -402,9 +484,9 @@ impl Session {
                 Reply::Json(Response {
                     status: 200,
                     body: json!({
-                        "time_ms": self.world.now().as_ms(),
-                        "converged": self.world.is_converged(),
-                        "lines": report.lines().collect::<Vec<_>>(),
+                        "time_ms": self.world().now().as_ms(),
+                        "converged": self.world().is_converged(),
+                        "lines": lines,
                     }),
                 })
             }
@@ -423,7 +505,9 @@ impl OpenWatch {
 
     /// A BOOKMARK frame at the server's current version, when the client asked for them.
     pub fn bookmark(&self, session: &Session) -> Option<Value> {
-        self.filter
-            .bookmark(session.world.api(), session.world.api().resource_version())
+        self.filter.bookmark(
+            session.world().api(),
+            session.world().api().resource_version(),
+        )
     }
 }

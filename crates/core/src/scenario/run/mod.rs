@@ -60,6 +60,11 @@ pub struct ScenarioRun {
     sent: Vec<Option<crate::api::ApiRequest>>,
     /// The lesson, followed with the scenario's own inputs.
     lesson: Option<(LessonGuide, LessonProgress)>,
+    /// Watch events not yet taken by [`ScenarioRun::take_watch_events`] (a served session's
+    /// watches); empty unless someone takes them.
+    watch: Vec<(crate::api::WatchEvent, std::sync::Arc<serde_json::Value>)>,
+    /// Whether watch events are kept for [`ScenarioRun::take_watch_events`].
+    keep_watch: bool,
 }
 
 impl ScenarioRun {
@@ -122,6 +127,8 @@ impl ScenarioRun {
             stop: None,
             sent: Vec::new(),
             lesson: None,
+            watch: Vec::new(),
+            keep_watch: false,
         };
         run.sent = vec![None; run.actions.len()];
         for report in setup {
@@ -263,7 +270,34 @@ impl ScenarioRun {
         true
     }
 
-    fn absorb(&mut self, report: StepReport) {
+    /// Keeps the watch events of every later step for [`Self::take_watch_events`].
+    pub fn keep_watch_events(&mut self) {
+        self.keep_watch = true;
+    }
+
+    /// The watch events since the last call (see [`Self::keep_watch_events`]).
+    pub fn take_watch_events(
+        &mut self,
+    ) -> Vec<(crate::api::WatchEvent, std::sync::Arc<serde_json::Value>)> {
+        std::mem::take(&mut self.watch)
+    }
+
+    /// A request from outside the scenario (a client of `converge serve`), sent now: part of
+    /// the run's events and audit like an action's, and answered.
+    pub fn request(&mut self, request: crate::api::ApiRequest) -> crate::api::ApiResult {
+        let (answer, report) = self.world.request(request);
+        self.absorb(report);
+        self.check_windows();
+        if let Some((guide, progress)) = &mut self.lesson {
+            progress.advance(guide, &self.world);
+        }
+        answer
+    }
+
+    fn absorb(&mut self, mut report: StepReport) {
+        if self.keep_watch {
+            self.watch.append(&mut report.watch);
+        }
         if !report.feedback_loops.is_empty() {
             self.feedback_loop = true;
         }
