@@ -66,7 +66,7 @@ pub struct OpenWatch {
 /// served with `--manual` gives `converge run`'s trace).
 #[derive(Debug)]
 enum Driver {
-    World(World),
+    World(Box<World>),
     Scenario(Box<ScenarioRun>),
 }
 
@@ -90,7 +90,7 @@ impl Session {
     /// A session over a bare world.
     pub fn new(world: World) -> Session {
         Session {
-            driver: Driver::World(world),
+            driver: Driver::World(Box::new(world)),
             history: VecDeque::new(),
             next_seq: 0,
         }

@@ -284,6 +284,10 @@ impl ScenarioRun {
 
     /// A request from outside the scenario (a client of `converge serve`), sent now: part of
     /// the run's events and audit like an action's, and answered.
+    #[allow(
+        clippy::result_large_err,
+        reason = "ApiResult is the API server's answer (metav1.Status), passed through as is"
+    )]
     pub fn request(&mut self, request: crate::api::ApiRequest) -> crate::api::ApiResult {
         let (answer, report) = self.world.request(request);
         self.absorb(report);
