@@ -387,3 +387,47 @@ fn every_gallery_scenario_served_manually_gives_converge_runs_trace() {
         assert_eq!(served, String::from_utf8_lossy(&run.stdout), "{name}");
     }
 }
+
+/// The Python client the serve tests use: `$CONVERGE_PYTHON_CLIENT` (set by `./dev`), else the
+/// venv `./dev install` makes.
+fn python_client() -> PathBuf {
+    std::env::var_os("CONVERGE_PYTHON_CLIENT").map_or_else(
+        || {
+            PathBuf::from(std::env::var_os("HOME").unwrap_or_default())
+                .join(".local/share/converge-tools/python-client/bin/python")
+        },
+        PathBuf::from,
+    )
+}
+
+#[test]
+fn the_python_kubernetes_client_lists_watches_and_writes_status_as_a_controller() {
+    let python = python_client();
+    assert!(
+        python.exists(),
+        "{} is missing: ./dev install sets up the Kubernetes Python client (tests/clients)",
+        python.display()
+    );
+    let s = Served::start("python");
+    s.ok(&["apply", "-f", &Served::fixture("nginx-deployment.yaml")]);
+    s.converge();
+    let script = format!(
+        "{}/../../tests/clients/python_client.py",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let out = Command::new(&python)
+        .arg(&script)
+        .arg(s.dir.join("kubeconfig"))
+        .output()
+        .expect("python runs");
+    assert!(
+        out.status.success(),
+        "{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "list: nginx-deployment\nwatch: ADDED nginx-deployment\npatch status as the controller: 403\nupdate status as the controller: 200\n"
+    );
+}

@@ -189,12 +189,22 @@ fn principal(server: &Server, req: &Request<Incoming>) -> Result<String, ApiErro
         }
         return Ok(real);
     }
-    let users = GroupResource::new("", "users");
-    server
-        .session
-        .world()
-        .api()
-        .authorize(&real, "impersonate", &users, None, "", as_user)?;
+    // A service account is impersonated through `serviceaccounts` in its namespace, anyone
+    // else through `users` (buildImpersonationRequests).
+    let api = server.session.world().api();
+    match as_user
+        .strip_prefix("system:serviceaccount:")
+        .and_then(|rest| rest.split_once(':'))
+    {
+        Some((ns, name)) => {
+            let sas = GroupResource::new("", "serviceaccounts");
+            api.authorize(&real, "impersonate", &sas, None, ns, name)?;
+        }
+        None => {
+            let users = GroupResource::new("", "users");
+            api.authorize(&real, "impersonate", &users, None, "", as_user)?;
+        }
+    }
     Ok(as_user.to_owned())
 }
 

@@ -199,8 +199,8 @@ pub fn parse_query(query: &str) -> Result<Query, ApiError> {
             "labelSelector" => q.label_selector = Some(v),
             "fieldSelector" => q.field_selector = Some(v),
             "resourceVersion" => q.resource_version = Some(v),
-            "watch" => q.watch = v == "true" || v == "1",
-            "allowWatchBookmarks" => q.allow_watch_bookmarks = v == "true" || v == "1",
+            "watch" => q.watch = parse_bool(&k, &v)?,
+            "allowWatchBookmarks" => q.allow_watch_bookmarks = parse_bool(&k, &v)?,
             "limit" => q.limit = Some(number(&k, &v)?.max(0) as u64),
             "continue" => q.continue_token = Some(v),
             "timeoutSeconds" => q.timeout_seconds = Some(number(&k, &v)?.max(0) as u64),
@@ -213,6 +213,18 @@ pub fn parse_query(query: &str) -> Result<Query, ApiError> {
         }
     }
     Ok(q)
+}
+
+/// A boolean query parameter as Go's `strconv.ParseBool` reads it (`true`, `True`, `1`, `t`,
+/// ...), which kube's query decoder uses; anything else is a 400 naming the parameter.
+fn parse_bool(key: &str, v: &str) -> Result<bool, ApiError> {
+    match v {
+        "1" | "t" | "T" | "TRUE" | "true" | "True" => Ok(true),
+        "0" | "f" | "F" | "FALSE" | "false" | "False" | "" => Ok(false),
+        _ => Err(bad_request(format!(
+            "invalid value for {key}: {v:?} is not a boolean"
+        ))),
+    }
 }
 
 /// The patch type a `Content-Type` names [apimachinery pkg/types/patch.go]. Server-side apply
@@ -493,6 +505,9 @@ mod tests {
         assert!(q.watch);
         assert_eq!(q.limit, Some(500));
         assert_eq!(q.resource_version.as_deref(), Some("12"));
+        assert!(parse_query("watch=True").expect("Go's ParseBool").watch);
+        assert!(!parse_query("watch=false").expect("parses").watch);
+        assert_eq!(parse_query("watch=maybe").map_err(|e| e.code()), Err(400));
         let e = parse_query("limit=lots").expect_err("refused");
         assert_eq!(e.code(), 400);
         assert!(e.message.contains("limit"), "{}", e.message);
