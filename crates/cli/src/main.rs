@@ -5,6 +5,7 @@
 //! errors are folded into one line too, so no input ever yields a panic or a backtrace.
 
 mod check;
+mod export;
 mod input;
 mod rollout_status;
 mod run;
@@ -56,6 +57,11 @@ enum Command {
     ///
     /// Exit 0 when every expectation passes, 1 otherwise.
     Check(check::CheckArgs),
+    /// Print the scenario as a shell script of kubectl commands, for a real cluster.
+    ///
+    /// The objects are created as admin, each action runs as its principal (kubectl --as) after
+    /// the pause its time gives; faults and image behaviours become comments.
+    Export(export::ExportArgs),
     /// Serve the simulated cluster as a Kubernetes API over HTTPS, for kubectl and clients.
     ///
     /// Writes a kubeconfig with one context per principal (admin, alice, bob, app). Time runs
@@ -110,6 +116,7 @@ fn main() -> ExitCode {
         Command::RolloutStatus(args) => rollout_status::run(&args),
         Command::Run(args) => run::run(&args),
         Command::Check(args) => check::run(&args),
+        Command::Export(args) => export::run(&args),
         Command::Serve(args) => serve::run(&args),
     };
     match outcome {

@@ -431,3 +431,72 @@ fn the_python_kubernetes_client_lists_watches_and_writes_status_as_a_controller(
         "list: nginx-deployment\nwatch: ADDED nginx-deployment\npatch status as the controller: 403\nupdate status as the controller: 200\n"
     );
 }
+
+#[test]
+fn an_exported_scenario_replays_through_kubectl_with_the_same_refusals() {
+    let s = Served::start("export");
+    let scenario = format!(
+        "{}/../../tests/scenarios/status-spoofing.yaml",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let export = Command::new(env!("CARGO_BIN_EXE_converge"))
+        .args(["export", &scenario])
+        .output()
+        .expect("converge export");
+    assert!(
+        export.status.success(),
+        "{}",
+        String::from_utf8_lossy(&export.stderr)
+    );
+    let script = s.dir.join("story.sh");
+    std::fs::write(&script, &export.stdout).expect("writes");
+    // `sleep N` in the script moves the served cluster's simulated time by N seconds instead.
+    let bin = s.dir.join("bin");
+    std::fs::create_dir_all(&bin).expect("a directory");
+    let shim = format!(
+        "#!/bin/sh\nexec {KUBECTL} --kubeconfig {} --cache-dir {} create --raw \"/converge/v1/run?until=${{1}}s\" -f {} >/dev/null\n",
+        s.dir.join("kubeconfig").display(),
+        s.dir.join("cache").display(),
+        s.dir.join("empty.json").display()
+    );
+    std::fs::write(bin.join("sleep"), shim).expect("writes");
+    let run = |cmd: &str| {
+        Command::new("/bin/sh")
+            .args(["-c", cmd])
+            .output()
+            .expect("sh runs")
+    };
+    assert!(run(&format!("chmod +x {}", bin.join("sleep").display()))
+        .status
+        .success());
+    let kubectl_dir = Path::new(KUBECTL)
+        .parent()
+        .expect("a directory")
+        .display()
+        .to_string();
+    let out = Command::new("/bin/sh")
+        .arg(&script)
+        .env(
+            "PATH",
+            format!("{}:{kubectl_dir}:/usr/bin:/bin", bin.display()),
+        )
+        .env("KUBECONFIG", s.dir.join("kubeconfig"))
+        .env("KUBECACHEDIR", s.dir.join("cache"))
+        .output()
+        .expect("the script runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("Error from server (Forbidden): deployments.apps \"web\" is forbidden: User \"app\" cannot patch resource \"deployments/status\""),
+        "{stderr}"
+    );
+    assert_eq!(
+        s.ok(&[
+            "get",
+            "deploy",
+            "web",
+            "-o",
+            "jsonpath={.metadata.labels.touched}"
+        ]),
+        "yes"
+    );
+}

@@ -12,6 +12,7 @@
 //! on load, and [`Scenario::to_yaml`]/[`Scenario::to_json`] always write [`API_VERSION`].
 
 mod compile;
+pub mod export;
 pub mod format;
 pub mod gallery;
 mod lesson;
