@@ -144,10 +144,9 @@ pub fn meta_mut(obj: &mut Value) -> &mut Map<String, Value> {
     m.as_object_mut().expect("just made an object")
 }
 
-/// `metadata.finalizers`.
-pub fn finalizers(obj: &Value) -> Vec<String> {
-    object_meta(obj)
-        .and_then(|m| m.get("finalizers"))
+/// The strings of the list at a JSON pointer (non-strings skipped; empty when absent).
+pub fn str_list_at(obj: &Value, pointer: &str) -> Vec<String> {
+    obj.at(pointer)
         .and_then(Value::as_array)
         .map(|a| {
             a.iter()
@@ -156,6 +155,11 @@ pub fn finalizers(obj: &Value) -> Vec<String> {
                 .collect()
         })
         .unwrap_or_default()
+}
+
+/// `metadata.finalizers`.
+pub fn finalizers(obj: &Value) -> Vec<String> {
+    str_list_at(obj, "/metadata/finalizers")
 }
 
 /// Whether `metadata.deletionTimestamp` is set (the object is being deleted).

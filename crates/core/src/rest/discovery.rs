@@ -116,16 +116,8 @@ fn crd_names(server: &ApiServer, gr: &GroupResource) -> (Vec<String>, Vec<String
         "",
         &format!("{}.{}", gr.resource, gr.group),
     );
-    let list = |crd: &Value, field: &str| -> Vec<String> {
-        crd.pointer(&format!("/spec/names/{field}"))
-            .and_then(Value::as_array)
-            .map(|a| {
-                a.iter()
-                    .filter_map(Value::as_str)
-                    .map(str::to_owned)
-                    .collect()
-            })
-            .unwrap_or_default()
+    let list = |crd: &Value, field: &str| {
+        crate::api::meta::str_list_at(crd, &format!("/spec/names/{field}"))
     };
     server
         .get(&key)

@@ -110,34 +110,14 @@ fn segments(path: &str) -> Result<Vec<String>, ApiError> {
     }
     rest.split('/')
         .map(|s| {
-            let decoded = percent_decode(s);
+            let decoded = percent_encoding::percent_decode_str(s).decode_utf8_lossy();
             if decoded.is_empty() || decoded == "." || decoded == ".." {
                 Err(not_found_path())
             } else {
-                Ok(decoded)
+                Ok(decoded.into_owned())
             }
         })
         .collect()
-}
-
-/// Decodes `%XX` escapes (and nothing else: `+` stays in paths).
-fn percent_decode(s: &str) -> String {
-    let bytes = s.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        let hex = |b: u8| (b as char).to_digit(16);
-        if bytes[i] == b'%' && i + 2 < bytes.len() {
-            if let (Some(h), Some(l)) = (hex(bytes[i + 1]), hex(bytes[i + 2])) {
-                out.push((h * 16 + l) as u8);
-                i += 3;
-                continue;
-            }
-        }
-        out.push(bytes[i]);
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// What the path names [`NewRequestInfo`]: `/api/v1/...` is the legacy (core) group,

@@ -4,17 +4,17 @@ use std::collections::BTreeSet;
 
 use serde_json::{json, Value};
 
-use super::{format_labels, n, or_none, s, since};
-use crate::api::meta;
+use super::{format_labels, n, or_none, since};
+use crate::api::meta::{self, str_at};
 use crate::time::SimTime;
 
 pub(super) fn node_cells(node: &Value, now: SimTime) -> Vec<Value> {
     let ready = node
         .pointer("/status/conditions")
         .and_then(Value::as_array)
-        .and_then(|cs| cs.iter().rev().find(|c| s(c, "/type") == "Ready"));
+        .and_then(|cs| cs.iter().rev().find(|c| str_at(c, "/type") == "Ready"));
     let mut status = vec![match ready {
-        Some(c) if s(c, "/status") == "True" => "Ready",
+        Some(c) if str_at(c, "/status") == "True" => "Ready",
         Some(_) => "NotReady",
         None => "Unknown",
     }];
@@ -35,8 +35,8 @@ pub(super) fn node_cells(node: &Value, now: SimTime) -> Vec<Value> {
     let address = |ty: &str| {
         node.pointer("/status/addresses")
             .and_then(Value::as_array)
-            .and_then(|a| a.iter().find(|x| s(x, "/type") == ty))
-            .map_or("<none>".to_owned(), |x| s(x, "/address").to_owned())
+            .and_then(|a| a.iter().find(|x| str_at(x, "/type") == ty))
+            .map_or("<none>".to_owned(), |x| str_at(x, "/address").to_owned())
     };
     let unknown = |v: &str| {
         if v.is_empty() {
@@ -54,16 +54,19 @@ pub(super) fn node_cells(node: &Value, now: SimTime) -> Vec<Value> {
                 .and_then(Value::as_str),
             now
         )),
-        json!(s(node, "/status/nodeInfo/kubeletVersion")),
+        json!(str_at(node, "/status/nodeInfo/kubeletVersion")),
         json!(address("InternalIP")),
         json!(address("ExternalIP")),
-        json!(unknown(s(node, "/status/nodeInfo/osImage"))),
-        json!(unknown(s(node, "/status/nodeInfo/kernelVersion"))),
-        json!(unknown(s(node, "/status/nodeInfo/containerRuntimeVersion"))),
+        json!(unknown(str_at(node, "/status/nodeInfo/osImage"))),
+        json!(unknown(str_at(node, "/status/nodeInfo/kernelVersion"))),
+        json!(unknown(str_at(
+            node,
+            "/status/nodeInfo/containerRuntimeVersion"
+        ))),
     ]
 }
 pub(super) fn service_cells(svc: &Value, now: SimTime) -> Vec<Value> {
-    let ty = s(svc, "/spec/type");
+    let ty = str_at(svc, "/spec/type");
     let external: Vec<&str> = svc
         .pointer("/spec/externalIPs")
         .and_then(Value::as_array)
@@ -80,10 +83,10 @@ pub(super) fn service_cells(svc: &Value, now: SimTime) -> Vec<Value> {
                 .into_iter()
                 .flatten()
                 .map(|i| {
-                    if s(i, "/ip").is_empty() {
-                        s(i, "/hostname")
+                    if str_at(i, "/ip").is_empty() {
+                        str_at(i, "/hostname")
                     } else {
-                        s(i, "/ip")
+                        str_at(i, "/ip")
                     }
                 })
                 .collect();
@@ -97,7 +100,7 @@ pub(super) fn service_cells(svc: &Value, now: SimTime) -> Vec<Value> {
                 all.join(",")
             }
         }
-        "ExternalName" => s(svc, "/spec/externalName").to_owned(),
+        "ExternalName" => str_at(svc, "/spec/externalName").to_owned(),
         _ => "<unknown>".to_owned(),
     };
     let ports: Vec<String> = svc
@@ -108,16 +111,16 @@ pub(super) fn service_cells(svc: &Value, now: SimTime) -> Vec<Value> {
         .map(|p| {
             let node_port = n(p, "/nodePort");
             if node_port > 0 {
-                format!("{}:{node_port}/{}", n(p, "/port"), s(p, "/protocol"))
+                format!("{}:{node_port}/{}", n(p, "/port"), str_at(p, "/protocol"))
             } else {
-                format!("{}/{}", n(p, "/port"), s(p, "/protocol"))
+                format!("{}/{}", n(p, "/port"), str_at(p, "/protocol"))
             }
         })
         .collect();
     vec![
         json!(meta::name(svc)),
         json!(ty),
-        json!(or_none(s(svc, "/spec/clusterIPs/0"))),
+        json!(or_none(str_at(svc, "/spec/clusterIPs/0"))),
         json!(external_ip),
         json!(or_none(&ports.join(","))),
         json!(since(
@@ -153,17 +156,17 @@ pub(super) fn event_cells(ev: &Value, now: SimTime) -> Vec<Value> {
     } else if count == 0 {
         count = 1;
     }
-    let kind = s(ev, "/involvedObject/kind").to_lowercase();
-    let object = match s(ev, "/involvedObject/name") {
+    let kind = str_at(ev, "/involvedObject/kind").to_lowercase();
+    let object = match str_at(ev, "/involvedObject/name") {
         "" => kind,
         name => format!("{kind}/{name}"),
     };
-    let component = match s(ev, "/source/component") {
-        "" => s(ev, "/reportingController"),
+    let component = match str_at(ev, "/source/component") {
+        "" => str_at(ev, "/reportingController"),
         c => c,
     };
-    let instance = match s(ev, "/source/host") {
-        "" => s(ev, "/reportingInstance"),
+    let instance = match str_at(ev, "/source/host") {
+        "" => str_at(ev, "/reportingInstance"),
         h => h,
     };
     let source = if instance.is_empty() {
@@ -173,12 +176,12 @@ pub(super) fn event_cells(ev: &Value, now: SimTime) -> Vec<Value> {
     };
     vec![
         json!(last),
-        json!(s(ev, "/type")),
-        json!(s(ev, "/reason")),
+        json!(str_at(ev, "/type")),
+        json!(str_at(ev, "/reason")),
         json!(object),
-        json!(s(ev, "/involvedObject/fieldPath")),
+        json!(str_at(ev, "/involvedObject/fieldPath")),
         json!(source),
-        json!(s(ev, "/message").trim()),
+        json!(str_at(ev, "/message").trim()),
         json!(first),
         json!(count),
         json!(meta::name(ev)),

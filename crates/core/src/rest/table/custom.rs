@@ -3,8 +3,8 @@
 
 use serde_json::{json, Value};
 
-use super::{column_json, human_duration, n, row, s, IncludeObject, NAME};
-use crate::api::meta;
+use super::{column_json, human_duration, n, row, IncludeObject, NAME};
+use crate::api::meta::{self, str_at};
 use crate::time::SimTime;
 
 /// A custom resource's table: `Name`, then the CRD's columns (or `Age` when it declares none);
@@ -27,15 +27,15 @@ pub(super) fn custom_table(
     };
     let mut defs = vec![column_json(&NAME)];
     for c in extra {
-        let description = match s(c, "/description") {
+        let description = match str_at(c, "/description") {
             "" => format!(
                 "Custom resource definition column (in JSONPath format): {}",
-                s(c, "/jsonPath")
+                str_at(c, "/jsonPath")
             ),
             d => d.to_owned(),
         };
         defs.push(
-            json!({"name": s(c, "/name"), "type": s(c, "/type"), "format": s(c, "/format"),
+            json!({"name": str_at(c, "/name"), "type": str_at(c, "/type"), "format": str_at(c, "/format"),
             "description": description, "priority": n(c, "/priority")}),
         );
     }
@@ -44,8 +44,8 @@ pub(super) fn custom_table(
         .map(|o| {
             let mut cells = vec![json!(meta::name(o))];
             for c in extra {
-                let found = json_path_first(o, s(c, "/jsonPath"));
-                cells.push(match (s(c, "/type"), found) {
+                let found = json_path_first(o, str_at(c, "/jsonPath"));
+                cells.push(match (str_at(c, "/type"), found) {
                     (_, None) => Value::Null,
                     ("string", Some(Value::String(v))) => json!(v),
                     ("string", Some(v)) => json!(v.to_string()),

@@ -2,8 +2,8 @@
 
 use serde_json::{json, Value};
 
-use super::{n, s, since};
-use crate::api::meta;
+use super::{n, since};
+use crate::api::meta::{self, str_at};
 use crate::time::SimTime;
 
 /// `formatHPAMetrics`: each spec metric with the status metric at the same position, at most
@@ -32,7 +32,7 @@ pub(super) fn hpa_targets(hpa: &Value) -> String {
         .enumerate()
         .map(|(i, spec)| {
             let status = statuses.get(i);
-            match s(spec, "/type") {
+            match str_at(spec, "/type") {
                 ty @ ("Resource" | "ContainerResource") => {
                     let field = if ty == "Resource" {
                         "resource"
@@ -46,7 +46,7 @@ pub(super) fn hpa_targets(hpa: &Value) -> String {
                         let cur = cur_src.map_or("<unknown>".to_owned(), |c| {
                             q(c.pointer("/current/averageValue"))
                         });
-                        format!("{}: {cur}/{}", s(src, "/name"), q(Some(avg)))
+                        format!("{}: {cur}/{}", str_at(src, "/name"), q(Some(avg)))
                     } else {
                         let cur = cur_src
                             .and_then(|c| {
@@ -58,7 +58,7 @@ pub(super) fn hpa_targets(hpa: &Value) -> String {
                             .pointer("/target/averageUtilization")
                             .and_then(Value::as_i64)
                             .map_or("<auto>".to_owned(), |u| format!("{u}%"));
-                        format!("{}: {cur}/{target}", s(src, "/name"))
+                        format!("{}: {cur}/{target}", str_at(src, "/name"))
                     }
                 }
                 "Pods" => {
@@ -116,8 +116,8 @@ pub(super) fn hpa_cells(hpa: &Value, now: SimTime) -> Vec<Value> {
         json!(meta::name(hpa)),
         json!(format!(
             "{}/{}",
-            s(hpa, "/spec/scaleTargetRef/kind"),
-            s(hpa, "/spec/scaleTargetRef/name")
+            str_at(hpa, "/spec/scaleTargetRef/kind"),
+            str_at(hpa, "/spec/scaleTargetRef/name")
         )),
         json!(hpa_targets(hpa)),
         json!(min),

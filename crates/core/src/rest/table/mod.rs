@@ -9,7 +9,8 @@
 
 use serde_json::{json, Value};
 
-use crate::api::{meta, GroupResource};
+use crate::api::meta::{self, str_at};
+use crate::api::GroupResource;
 use crate::time::SimTime;
 
 /// `includeObject` [`metav1.TableOptions`]: what each row carries besides its cells.
@@ -121,12 +122,9 @@ pub(super) fn since(ts: Option<&str>, now: SimTime) -> String {
     }
 }
 
-pub(super) fn s<'a>(obj: &'a Value, ptr: &str) -> &'a str {
-    obj.pointer(ptr).and_then(Value::as_str).unwrap_or("")
-}
-
+/// An integer at a JSON pointer, 0 when absent (Go's zero value, as the printers read it).
 pub(super) fn n(obj: &Value, ptr: &str) -> i64 {
-    obj.pointer(ptr).and_then(Value::as_i64).unwrap_or(0)
+    meta::i64_at(obj, ptr).unwrap_or(0)
 }
 
 pub(super) fn or_none(v: &str) -> String {
@@ -144,8 +142,8 @@ pub(super) fn containers(obj: &Value, ptr: &str) -> (String, String) {
         .and_then(Value::as_array)
         .cloned()
         .unwrap_or_default();
-    let names: Vec<&str> = list.iter().map(|c| s(c, "/name")).collect();
-    let images: Vec<&str> = list.iter().map(|c| s(c, "/image")).collect();
+    let names: Vec<&str> = list.iter().map(|c| str_at(c, "/name")).collect();
+    let images: Vec<&str> = list.iter().map(|c| str_at(c, "/image")).collect();
     (names.join(","), images.join(","))
 }
 
@@ -177,7 +175,7 @@ fn cells(gr: &GroupResource, obj: &Value, now: SimTime) -> (Vec<Value>, Option<V
         ("", "nodes") => plain(node_cells(obj, now)),
         ("", "namespaces") => plain(vec![
             json!(meta::name(obj)),
-            json!(s(obj, "/status/phase")),
+            json!(str_at(obj, "/status/phase")),
             age(),
         ]),
         ("", "configmaps") => {
@@ -200,7 +198,7 @@ fn cells(gr: &GroupResource, obj: &Value, now: SimTime) -> (Vec<Value>, Option<V
         ("", "events") => plain(event_cells(obj, now)),
         _ => plain(vec![
             json!(meta::name(obj)),
-            json!(s(obj, "/metadata/creationTimestamp")),
+            json!(str_at(obj, "/metadata/creationTimestamp")),
         ]),
     }
 }

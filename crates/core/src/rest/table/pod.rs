@@ -5,8 +5,8 @@ use std::collections::BTreeSet;
 
 use serde_json::{json, Value};
 
-use super::{human_duration, n, or_none, s, since};
-use crate::api::meta;
+use super::{human_duration, n, or_none, since};
+use crate::api::meta::{self, str_at};
 use crate::time::SimTime;
 
 /// The later of two RFC 3339 times.
@@ -27,8 +27,8 @@ pub(super) fn pod_cells(pod: &Value, now: SimTime) -> (Vec<Value>, Option<Value>
         .unwrap_or_default();
     let sidecars: BTreeSet<&str> = init_specs
         .iter()
-        .filter(|c| s(c, "/restartPolicy") == "Always")
-        .map(|c| s(c, "/name"))
+        .filter(|c| str_at(c, "/restartPolicy") == "Always")
+        .map(|c| str_at(c, "/name"))
         .collect();
     let total = pod
         .pointer("/spec/containers")
@@ -40,8 +40,8 @@ pub(super) fn pod_cells(pod: &Value, now: SimTime) -> (Vec<Value>, Option<Value>
     let mut last_restart: Option<SimTime> = None;
     let mut sidecar_restarts = 0i64;
     let mut last_sidecar_restart: Option<SimTime> = None;
-    let mut reason = match s(pod, "/status/reason") {
-        "" => s(pod, "/status/phase").to_owned(),
+    let mut reason = match str_at(pod, "/status/reason") {
+        "" => str_at(pod, "/status/phase").to_owned(),
         r => r.to_owned(),
     };
     if pod
@@ -51,7 +51,7 @@ pub(super) fn pod_cells(pod: &Value, now: SimTime) -> (Vec<Value>, Option<Value>
     {
         reason = "SchedulingGated".into();
     }
-    let conditions = match s(pod, "/status/phase") {
+    let conditions = match str_at(pod, "/status/phase") {
         "Succeeded" => Some(
             json!([{"type": "Completed", "status": "True", "reason": "Succeeded", "message": "The pod has completed successfully."}]),
         ),
@@ -72,7 +72,7 @@ pub(super) fn pod_cells(pod: &Value, now: SimTime) -> (Vec<Value>, Option<Value>
             .and_then(Value::as_str);
         restarts += n(cs, "/restartCount");
         last_restart = later(last_restart, last_finished);
-        let sidecar = sidecars.contains(s(cs, "/name"));
+        let sidecar = sidecars.contains(str_at(cs, "/name"));
         if sidecar {
             sidecar_restarts += n(cs, "/restartCount");
             last_sidecar_restart = later(last_sidecar_restart, last_finished);
@@ -87,10 +87,10 @@ pub(super) fn pod_cells(pod: &Value, now: SimTime) -> (Vec<Value>, Option<Value>
             }
             continue;
         }
-        let waiting = s(cs, "/state/waiting/reason");
+        let waiting = str_at(cs, "/state/waiting/reason");
         reason = if let Some(t) = terminated {
-            if !s(t, "/reason").is_empty() {
-                format!("Init:{}", s(t, "/reason"))
+            if !str_at(t, "/reason").is_empty() {
+                format!("Init:{}", str_at(t, "/reason"))
             } else if n(t, "/signal") != 0 {
                 format!("Init:Signal:{}", n(t, "/signal"))
             } else {
@@ -107,8 +107,8 @@ pub(super) fn pod_cells(pod: &Value, now: SimTime) -> (Vec<Value>, Option<Value>
     let condition_true = |t: &str| {
         pod.pointer("/status/conditions")
             .and_then(Value::as_array)
-            .and_then(|cs| cs.iter().find(|c| s(c, "/type") == t))
-            .is_some_and(|c| s(c, "/status") == "True")
+            .and_then(|cs| cs.iter().find(|c| str_at(c, "/type") == t))
+            .is_some_and(|c| str_at(c, "/status") == "True")
     };
     if !initializing || condition_true("Initialized") {
         restarts = sidecar_restarts;
@@ -126,13 +126,13 @@ pub(super) fn pod_cells(pod: &Value, now: SimTime) -> (Vec<Value>, Option<Value>
                 cs.pointer("/lastState/terminated/finishedAt")
                     .and_then(Value::as_str),
             );
-            let waiting = s(cs, "/state/waiting/reason");
+            let waiting = str_at(cs, "/state/waiting/reason");
             let terminated = cs.pointer("/state/terminated").filter(|t| !t.is_null());
             if !waiting.is_empty() {
                 reason = waiting.to_owned();
             } else if let Some(t) = terminated {
-                reason = if !s(t, "/reason").is_empty() {
-                    s(t, "/reason").to_owned()
+                reason = if !str_at(t, "/reason").is_empty() {
+                    str_at(t, "/reason").to_owned()
                 } else if n(t, "/signal") != 0 {
                     format!("Signal:{}", n(t, "/signal"))
                 } else {
@@ -154,9 +154,9 @@ pub(super) fn pod_cells(pod: &Value, now: SimTime) -> (Vec<Value>, Option<Value>
         }
     }
     let deleting = meta::deletion_timestamp(pod).is_some();
-    if deleting && s(pod, "/status/reason") == "NodeLost" {
+    if deleting && str_at(pod, "/status/reason") == "NodeLost" {
         reason = "Unknown".into();
-    } else if deleting && !matches!(s(pod, "/status/phase"), "Succeeded" | "Failed") {
+    } else if deleting && !matches!(str_at(pod, "/status/phase"), "Succeeded" | "Failed") {
         reason = "Terminating".into();
     }
     let restarts_text = match last_restart {
@@ -176,7 +176,7 @@ pub(super) fn pod_cells(pod: &Value, now: SimTime) -> (Vec<Value>, Option<Value>
     } else {
         let held = gates
             .iter()
-            .filter(|g| condition_true(s(g, "/conditionType")))
+            .filter(|g| condition_true(str_at(g, "/conditionType")))
             .count();
         format!("{held}/{}", gates.len())
     };
@@ -190,9 +190,9 @@ pub(super) fn pod_cells(pod: &Value, now: SimTime) -> (Vec<Value>, Option<Value>
                 .and_then(Value::as_str),
             now
         )),
-        json!(or_none(s(pod, "/status/podIPs/0/ip"))),
-        json!(or_none(s(pod, "/spec/nodeName"))),
-        json!(or_none(s(pod, "/status/nominatedNodeName"))),
+        json!(or_none(str_at(pod, "/status/podIPs/0/ip"))),
+        json!(or_none(str_at(pod, "/spec/nodeName"))),
+        json!(or_none(str_at(pod, "/status/nominatedNodeName"))),
         json!(gates_text),
     ];
     (cells, conditions)
