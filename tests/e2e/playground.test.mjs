@@ -53,6 +53,13 @@ test('scaling web from 3 to 5: generation 2, observedGeneration catches up, 5 re
   await page.getByRole('button', { name: 'Pause', exact: true }).click();
   assert.equal(await text(page, '#generation-badge'), 'caught up');
   assert.match(await text(page, '#rollout'), /successfully rolled out/);
+  // The Deployment controller told why, as `kubectl describe deployment web` lists it.
+  const scaled = page.locator('#events tr[data-reason="ScalingReplicaSet"]');
+  assert.equal(await scaled.count(), 2);
+  assert.match(await scaled.nth(0).innerText(),
+    /^Normal\s+ScalingReplicaSet\s+\d+s\s+deployment-controller\s+Scaled up replica set web-[a-z0-9]+ from 0 to 3$/);
+  assert.match(await scaled.nth(1).innerText(),
+    /^Normal\s+ScalingReplicaSet\s+\d+s\s+deployment-controller\s+Scaled up replica set web-[a-z0-9]+ from 3 to 5$/);
   await screenshot(page, 'playground-converged-light');
   assert.deepEqual(problems, []);
   await context.close();

@@ -1,16 +1,35 @@
 //! Simulated time: integer milliseconds since a fixed epoch, printed as Kubernetes prints time.
 //!
 //! Kubernetes serialises `metav1.Time` as RFC 3339 with second precision (`2025-01-01T00:00:05Z`).
-//! The simulator never reads the OS clock; the CLI converts `--now` through [`SimTime::parse_rfc3339`].
+//! The simulator never reads the OS clock; the CLI converts `--now` through [`SimTime::parse_rfc3339`],
+//! and `converge serve` in real time moves the epoch to its start ([`anchor_epoch`]).
 
 use std::fmt;
+use std::sync::atomic::{AtomicI64, Ordering};
 
 use serde::{Deserialize, Serialize};
 
-/// Milliseconds since the Unix epoch of the simulated world's start, 2025-01-01T00:00:00Z.
+/// Milliseconds since the Unix epoch of the simulated world's usual start, 2025-01-01T00:00:00Z.
 pub const EPOCH_UNIX_MS: i64 = 1_735_689_600_000;
 
-/// A point in simulated time: milliseconds since [`EPOCH_UNIX_MS`].
+/// The epoch in use: [`EPOCH_UNIX_MS`], unless [`anchor_epoch`] moved it.
+static EPOCH: AtomicI64 = AtomicI64::new(EPOCH_UNIX_MS);
+
+/// Milliseconds since the Unix epoch of the simulated world's start.
+pub fn epoch_unix_ms() -> i64 {
+    EPOCH.load(Ordering::Relaxed)
+}
+
+/// Starts simulated time at `unix_ms` (rounded down to a whole second) instead of
+/// [`EPOCH_UNIX_MS`], for the whole process. Only `converge serve` in real time does this, so
+/// that clients which compare timestamps with their own clock (`kubectl describe`'s event ages,
+/// `kubectl events`) see simulated ages; everything deterministic (traces, `--manual`, the
+/// playground) keeps the fixed epoch. Call it before any world is built.
+pub fn anchor_epoch(unix_ms: i64) {
+    EPOCH.store(unix_ms - unix_ms.rem_euclid(1000), Ordering::Relaxed);
+}
+
+/// A point in simulated time: milliseconds since [`epoch_unix_ms`].
 #[derive(
     Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
 )]
@@ -34,7 +53,7 @@ impl SimTime {
 
     /// Milliseconds since the Unix epoch.
     pub fn unix_ms(self) -> i64 {
-        EPOCH_UNIX_MS.saturating_add(i64::try_from(self.0).unwrap_or(i64::MAX))
+        epoch_unix_ms().saturating_add(i64::try_from(self.0).unwrap_or(i64::MAX))
     }
 
     /// RFC 3339 with second precision, as `metav1.Time` marshals (`2025-01-01T00:00:05Z`).
@@ -47,7 +66,9 @@ impl SimTime {
     /// when the absolute value matters.
     pub fn parse_rfc3339(s: &str) -> Option<SimTime> {
         let unix_ms = parse_rfc3339_unix_ms(s)?;
-        Some(SimTime(u64::try_from(unix_ms - EPOCH_UNIX_MS).unwrap_or(0)))
+        Some(SimTime(
+            u64::try_from(unix_ms - epoch_unix_ms()).unwrap_or(0),
+        ))
     }
 }
 
@@ -164,6 +185,66 @@ fn civil_from_days(z: i64) -> (i64, i64, i64) {
     let d = doy - (153 * mp + 2) / 5 + 1;
     let m = if mp < 10 { mp + 3 } else { mp - 9 };
     (if m <= 2 { y + 1 } else { y }, m, d)
+}
+
+/// `duration.HumanDuration` [apimachinery pkg/util/duration]: at most two units, coarser as
+/// the duration grows.
+pub fn human_duration(ms: i64) -> String {
+    let seconds = ms / 1000;
+    if seconds < -1 {
+        return "<invalid>".into();
+    }
+    if seconds < 0 {
+        return "0s".into();
+    }
+    if seconds < 120 {
+        return format!("{seconds}s");
+    }
+    let minutes = seconds / 60;
+    if minutes < 10 {
+        let s = seconds % 60;
+        return if s == 0 {
+            format!("{minutes}m")
+        } else {
+            format!("{minutes}m{s}s")
+        };
+    }
+    if minutes < 180 {
+        return format!("{minutes}m");
+    }
+    let hours = minutes / 60;
+    if hours < 8 {
+        let m = minutes % 60;
+        return if m == 0 {
+            format!("{hours}h")
+        } else {
+            format!("{hours}h{m}m")
+        };
+    }
+    if hours < 48 {
+        return format!("{hours}h");
+    }
+    if hours < 24 * 8 {
+        let h = hours % 24;
+        return if h == 0 {
+            format!("{}d", hours / 24)
+        } else {
+            format!("{}d{h}h", hours / 24)
+        };
+    }
+    if hours < 24 * 365 * 2 {
+        return format!("{}d", hours / 24);
+    }
+    if hours < 24 * 365 * 8 {
+        let dy = (hours / 24) % 365;
+        let y = hours / 24 / 365;
+        return if dy == 0 {
+            format!("{y}y")
+        } else {
+            format!("{y}y{dy}d")
+        };
+    }
+    format!("{}y", hours / 24 / 365)
 }
 
 #[cfg(test)]

@@ -302,6 +302,7 @@ impl App {
     fn status(&self) -> Html {
         memo(PanelInputs::Status(StatusPanelProps {
             view: self.model.status_view(),
+            events: self.model.events_view(),
         }))
     }
 

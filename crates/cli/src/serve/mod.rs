@@ -304,6 +304,16 @@ pub fn run(args: &ServeArgs) -> CommandResult {
     if !(args.speed.is_finite() && args.speed > 0.0) {
         return Err(CliError::usage("--speed must be a positive number"));
     }
+    if !args.manual {
+        // In real time the simulated clock starts now, so kubectl's own age arithmetic
+        // (describe's events, `kubectl events`) agrees with the server's tables.
+        let now_ms = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(converge_core::time::EPOCH_UNIX_MS, |d| {
+                i64::try_from(d.as_millis()).unwrap_or(i64::MAX)
+            });
+        converge_core::time::anchor_epoch(now_ms);
+    }
     let session = build_session(args)?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()

@@ -54,7 +54,9 @@ use crate::api::{ApiRequest, GroupResource, ObjectKey, Subresource, WatchEvent, 
 use crate::conditions;
 use crate::runtime::client;
 use crate::runtime::Informer;
-use crate::runtime::{Ctx, ReconcileAction, ReconcileError, Reconciler};
+use crate::runtime::{
+    Ctx, EventApi, EventNote, EventType, ObjectRef, ReconcileAction, ReconcileError, Reconciler,
+};
 use crate::time::SimTime;
 
 /// `--horizontal-pod-autoscaler-sync-period`.
@@ -407,6 +409,15 @@ fn rebuilt_status(
 }
 
 /// A cpu quantity as `resource.NewMilliQuantity(m, DecimalSI)` prints it.
+/// The cpu metric's name in messages (`computeStatusForResourceMetricGeneric`).
+const CPU_METRIC_NAME: &str = "cpu resource utilization (percentage of request)";
+
+/// `a.eventRecorder.Event(hpa, ...)`.
+fn record(ctx: &mut Ctx<'_>, hpa: &Value, event_type: EventType, reason: &str, message: String) {
+    let regarding = ObjectRef::to(hpa, "autoscaling/v2", "HorizontalPodAutoscaler");
+    ctx.record(EventNote::new(regarding, event_type, reason, message));
+}
+
 fn milli_quantity(m: i64) -> String {
     if m % 1000 == 0 {
         format!("{}", m / 1000)
@@ -451,6 +462,13 @@ impl HpaController {
 impl Reconciler for HpaController {
     fn name(&self) -> String {
         "horizontal-pod-autoscaler".into()
+    }
+
+    fn event_api(&self) -> Option<EventApi> {
+        Some(EventApi::CoreV1 {
+            component: "horizontal-pod-autoscaler".into(),
+            host: String::new(),
+        })
     }
 
     fn principal(&self) -> String {
@@ -518,6 +536,13 @@ impl Reconciler for HpaController {
         let scale = match ctx.send(get_scale) {
             Ok(scale) => scale,
             Err(e) => {
+                record(
+                    ctx,
+                    &hpa,
+                    EventType::Warning,
+                    "FailedGetScale",
+                    e.to_string(),
+                );
                 conditions::set_hpa_condition(
                     &mut status,
                     "AbleToScale",
@@ -547,6 +572,8 @@ impl Reconciler for HpaController {
         let min = meta::i64_at(&hpa, "/spec/minReplicas").unwrap_or(1);
         let max = meta::i64_at(&hpa, "/spec/maxReplicas").unwrap_or(min);
         let mut metric_status = None;
+        // `rescaleReason`: a clamp to the spec's bounds, or what the metric proposed.
+        let mut rescale_reason = String::new();
         let desired = if current == 0 {
             conditions::set_hpa_condition(
                 &mut status,
@@ -558,8 +585,10 @@ impl Reconciler for HpaController {
             );
             0
         } else if current > max {
+            rescale_reason = "Current number of replicas above Spec.MaxReplicas".into();
             max
         } else if current < min {
+            rescale_reason = "Current number of replicas below Spec.MinReplicas".into();
             min
         } else {
             let target_pct = hpa
@@ -591,15 +620,38 @@ impl Reconciler for HpaController {
             let metrics = pod_metrics(&selected, load);
             match resource_replicas(current, target_pct, &selected, &metrics, now) {
                 Err(e) => {
-                    conditions::set_hpa_condition(&mut status, "ScalingActive", "False", "FailedGetResourceMetric",
-                        &format!("the HPA was unable to compute the replica count: failed to get cpu utilization: {e}"), now);
+                    // getUnableComputeReplicaCountCondition's event, then reconcileAutoscaler's
+                    // for the metrics as a whole (one metric, so one invalid out of one).
+                    let err = format!("failed to get cpu utilization: {e}");
+                    record(
+                        ctx,
+                        &hpa,
+                        EventType::Warning,
+                        "FailedGetResourceMetric",
+                        err.clone(),
+                    );
+                    record(
+                        ctx,
+                        &hpa,
+                        EventType::Warning,
+                        "FailedComputeMetricsReplicas",
+                        format!("invalid metrics (1 invalid out of 1), first error is: {err}"),
+                    );
+                    conditions::set_hpa_condition(
+                        &mut status,
+                        "ScalingActive",
+                        "False",
+                        "FailedGetResourceMetric",
+                        &format!("the HPA was unable to compute the replica count: {err}"),
+                        now,
+                    );
                     // kube's statuses slice holds one empty entry per failed metric.
                     let metrics = Some(json!([{"type": ""}]));
                     return self.write_failure(ctx, &hpa, &status, current, metrics);
                 }
                 Ok(p) => {
                     conditions::set_hpa_condition(&mut status, "ScalingActive", "True", "ValidMetricFound",
-                        "the HPA was able to successfully calculate a replica count from cpu resource utilization (percentage of request)", now);
+                        &format!("the HPA was able to successfully calculate a replica count from {CPU_METRIC_NAME}"), now);
                     metric_status = Some(
                         json!([{"type": "Resource", "resource": {"name": "cpu", "current": {
                             "averageValue": milli_quantity(p.average_millis),
@@ -607,6 +659,11 @@ impl Reconciler for HpaController {
                         }}}]),
                     );
                     let proposed = p.replicas.max(0);
+                    if proposed > current {
+                        rescale_reason = format!("{CPU_METRIC_NAME} above target");
+                    } else if proposed < current {
+                        rescale_reason = "All metrics below target".into();
+                    }
                     let stabilized = self.stabilize(key, proposed, now);
                     if stabilized != proposed {
                         conditions::set_hpa_condition(&mut status, "AbleToScale", "True", "ScaleDownStabilized",
@@ -654,6 +711,13 @@ impl Reconciler for HpaController {
             );
             req.subresource = Some(Subresource::Scale);
             if let Err(e) = ctx.send(req) {
+                record(
+                    ctx,
+                    &hpa,
+                    EventType::Warning,
+                    "FailedRescale",
+                    format!("New size: {desired}; reason: {rescale_reason}; error: {e}"),
+                );
                 conditions::set_hpa_condition(
                     &mut status,
                     "AbleToScale",
@@ -671,6 +735,13 @@ impl Reconciler for HpaController {
                 "SucceededRescale",
                 &format!("the HPA controller was able to update the target scale to {desired}"),
                 now,
+            );
+            record(
+                ctx,
+                &hpa,
+                EventType::Normal,
+                "SuccessfulRescale",
+                format!("New size: {desired}; reason: {rescale_reason}"),
             );
             rescaled_at = Some(now);
         }

@@ -70,6 +70,9 @@ impl Reconciler for Controller {
     fn principal(&self) -> String {
         dispatch!(self, c => c.principal())
     }
+    fn event_api(&self) -> Option<crate::runtime::EventApi> {
+        dispatch!(self, c => c.event_api())
+    }
     fn watches(&self, gr: &GroupResource) -> bool {
         dispatch!(self, c => c.watches(gr))
     }

@@ -13,11 +13,15 @@ use serde_json::{json, Value};
 use super::owner_key;
 use super::util::{self, pods, replicasets};
 use crate::api::meta::{self, str_at, JsonPointer};
-use crate::api::{ApiRequest, GroupResource, ObjectKey, StatusReason, WatchEvent, WatchEventType};
+use crate::api::{
+    ApiRequest, ApiResult, GroupResource, ObjectKey, StatusReason, WatchEvent, WatchEventType,
+};
 use crate::conditions;
 use crate::runtime::client;
 use crate::runtime::informer::{pod_is_active, pod_is_ready, Informer};
-use crate::runtime::{Ctx, ReconcileAction, ReconcileError, Reconciler};
+use crate::runtime::{
+    Ctx, EventApi, EventNote, EventType, ObjectRef, ReconcileAction, ReconcileError, Reconciler,
+};
 use crate::time::SimTime;
 
 /// `burstReplicas`: at most this many creations or deletions per sync.
@@ -312,6 +316,13 @@ impl Reconciler for ReplicaSetController {
         "replicaset-controller".into()
     }
 
+    fn event_api(&self) -> Option<EventApi> {
+        Some(EventApi::CoreV1 {
+            component: "replicaset-controller".into(),
+            host: String::new(),
+        })
+    }
+
     fn principal(&self) -> String {
         crate::api::principals::REPLICASET_CONTROLLER.into()
     }
@@ -401,9 +412,10 @@ impl Reconciler for ReplicaSetController {
                     let mut failed = false;
                     for _ in 0..size {
                         let pod = pod_from_template(&rs, &random_suffix(ctx.rng));
-                        if let Err(e) =
-                            ctx.send(ApiRequest::create(&principal, pods(), &key.namespace, pod))
-                        {
+                        let created =
+                            ctx.send(ApiRequest::create(&principal, pods(), &key.namespace, pod));
+                        record_pod_control(ctx, &rs, PodOp::Create, &created);
+                        if let Err(e) = created {
                             failed = true;
                             if let Some(exp) = self.expectations.get_mut(key) {
                                 exp.adds -= 1;
@@ -441,12 +453,14 @@ impl Reconciler for ReplicaSetController {
                     },
                 );
                 for p in doomed {
-                    if let Err(e) = ctx.send(ApiRequest::delete(
+                    let deleted = ctx.send(ApiRequest::delete(
                         &principal,
                         pods(),
                         &key.namespace,
                         meta::name(p),
-                    )) {
+                    ));
+                    record_pod_control(ctx, &rs, PodOp::Delete(meta::name(p)), &deleted);
+                    if let Err(e) = deleted {
                         self.deletion_observed(key, meta::name(p));
                         if e.reason != StatusReason::NotFound {
                             manage_err.get_or_insert(e.into());
@@ -565,6 +579,48 @@ fn set_rs_condition(status: &mut Value, reason: &str, message: &str, now: SimTim
         "message": message,
     }));
     status["conditions"] = Value::Array(list);
+}
+
+/// What the ReplicaSet did to a pod, for its event.
+#[derive(Clone, Copy)]
+enum PodOp<'a> {
+    Create,
+    Delete(&'a str),
+}
+
+/// `RealPodControl`'s events on the ReplicaSet [pkg/controller/controller_utils.go
+/// `createPods`, `DeletePod`]: `SuccessfulCreate` with the created pod's name or `FailedCreate`
+/// with the error (none when the namespace is terminating); `SuccessfulDelete`, or
+/// `FailedDelete` unless the pod was already gone.
+fn record_pod_control(ctx: &mut Ctx<'_>, rs: &Value, op: PodOp<'_>, result: &ApiResult) {
+    let (event_type, reason, message) = match (op, result) {
+        (PodOp::Create, Ok(pod)) => (
+            EventType::Normal,
+            "SuccessfulCreate",
+            format!("Created pod: {}", meta::name(pod)),
+        ),
+        // `HasStatusCause(err, NamespaceTerminatingCause)`: the refusal NamespaceLifecycle
+        // gives in a terminating namespace.
+        (PodOp::Create, Err(e)) if e.message.ends_with("because it is being terminated") => return,
+        (PodOp::Create, Err(e)) => (
+            EventType::Warning,
+            "FailedCreate",
+            format!("Error creating: {}", e.message),
+        ),
+        (PodOp::Delete(pod), Ok(_)) => (
+            EventType::Normal,
+            "SuccessfulDelete",
+            format!("Deleted pod: {pod}"),
+        ),
+        (PodOp::Delete(_), Err(e)) if e.reason == StatusReason::NotFound => return,
+        (PodOp::Delete(_), Err(e)) => (
+            EventType::Warning,
+            "FailedDelete",
+            format!("Error deleting: {}", e.message),
+        ),
+    };
+    let regarding = ObjectRef::to(rs, "apps/v1", "ReplicaSet");
+    ctx.record(EventNote::new(regarding, event_type, reason, message));
 }
 
 /// The Pod a ReplicaSet creates: the template's labels, annotations and spec, owned by the RS.

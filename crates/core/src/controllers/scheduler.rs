@@ -26,7 +26,9 @@ use crate::api::{ApiRequest, GroupResource, ObjectKey, StatusReason, WatchEvent,
 use crate::conditions::{self, Cond};
 use crate::runtime::client;
 use crate::runtime::informer::{pod_is_active, Informer};
-use crate::runtime::{Ctx, ReconcileAction, ReconcileError, Reconciler};
+use crate::runtime::{
+    Ctx, EventApi, EventNote, EventType, ObjectRef, ReconcileAction, ReconcileError, Reconciler,
+};
 
 /// Retry interval for unschedulable pods (kube's podMaxBackoffDuration is 10 s).
 pub const UNSCHEDULABLE_RETRY_MS: u64 = 10_000;
@@ -194,9 +196,34 @@ pub fn unschedulable_message(total_nodes: usize, reasons: &BTreeMap<String, usiz
     )
 }
 
+/// `truncateMessage` [pkg/scheduler/schedule_one.go]: an event note longer than 1024 bytes is
+/// cut, ending in ` ...`.
+fn truncate_message(message: &str) -> String {
+    const MAX: usize = 1024;
+    const SUFFIX: &str = " ...";
+    if message.len() <= MAX {
+        return message.to_owned();
+    }
+    let mut end = MAX - SUFFIX.len();
+    while !message.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}{SUFFIX}", &message[..end])
+}
+
 impl Reconciler for Scheduler {
     fn name(&self) -> String {
         "scheduler".into()
+    }
+
+    /// kube-scheduler records through events.k8s.io/v1 as its profile's scheduler name, the
+    /// instance being `<name>-<hostname>`; the simulated scheduler runs on a control-plane host
+    /// named `control-plane`.
+    fn event_api(&self) -> Option<EventApi> {
+        Some(EventApi::EventsV1 {
+            controller: "default-scheduler".into(),
+            instance: "default-scheduler-control-plane".into(),
+        })
     }
 
     fn principal(&self) -> String {
@@ -331,6 +358,17 @@ impl Reconciler for Scheduler {
         let principal = self.principal();
         let Some((_, node)) = best else {
             let message = unschedulable_message(total, &reasons);
+            // handleSchedulingFailure: the event first (its note cut to 1024 bytes by
+            // `truncateMessage`), then the PodScheduled condition.
+            ctx.record(
+                EventNote::new(
+                    ObjectRef::to(&pod, "v1", "Pod"),
+                    EventType::Warning,
+                    "FailedScheduling",
+                    truncate_message(&message),
+                )
+                .action("Scheduling"),
+            );
             let mut status = pod
                 .get("status")
                 .cloned()
@@ -363,6 +401,19 @@ impl Reconciler for Scheduler {
             }
             Err(e) => return Err(e.into()),
         }
+        // finishBinding's event on the assumed pod.
+        ctx.record(
+            EventNote::new(
+                ObjectRef::to(&pod, "v1", "Pod"),
+                EventType::Normal,
+                "Scheduled",
+                format!(
+                    "Successfully assigned {}/{} to {node}",
+                    key.namespace, key.name
+                ),
+            )
+            .action("Binding"),
+        );
         self.assume(key.clone(), node, want);
         Ok(ReconcileAction::AwaitChange)
     }

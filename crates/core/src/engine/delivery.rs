@@ -83,6 +83,79 @@ impl Client for Recorder<'_> {
 }
 
 impl World {
+    /// Hands a reconcile's event reports to the controller's broadcaster and sends the writes
+    /// it answers, as the controller's principal. Injected API failures are for the
+    /// controller's own requests; the broadcaster's go through (kube's is a separate client
+    /// whose failures never reach the controller). A PATCH of an event that is gone becomes a
+    /// create (`recordEvent`); any other refusal drops the event, as kube never retries a
+    /// server's rejection.
+    pub(super) fn write_events(
+        &mut self,
+        controller: &str,
+        notes: &[crate::runtime::EventNote],
+        report: &mut StepReport,
+    ) {
+        if notes.is_empty() {
+            return;
+        }
+        let Some(mut broadcaster) = self
+            .slots
+            .get_mut(controller)
+            .and_then(|s| s.broadcaster.take())
+        else {
+            return;
+        };
+        let seq = self.seq;
+        let mut no_failures = Vec::new();
+        let mut rec = Recorder {
+            api: &mut self.api,
+            failures: &mut no_failures,
+            now: self.now,
+            requests: Vec::new(),
+            events: Vec::new(),
+        };
+        let mut reports = Vec::new();
+        for note in notes {
+            let writes = broadcaster.write(self.now, note);
+            let before = rec.requests.len();
+            let dropped = writes.is_empty() && broadcaster.drops_when_silent();
+            for w in writes {
+                let mut answer = rec.send(w.request.clone());
+                if let (Err(e), Some(create)) = (&answer, &w.create_if_missing) {
+                    if e.reason == crate::api::StatusReason::NotFound {
+                        answer = rec.send(create.clone());
+                    }
+                }
+                if let Ok(stored) = answer {
+                    broadcaster.written(&w, &stored);
+                }
+            }
+            reports.push((
+                note.reason.clone(),
+                rec.requests[before..].to_vec(),
+                dropped,
+            ));
+        }
+        let (requests, events) = (rec.requests, rec.events);
+        if let Some(slot) = self.slots.get_mut(controller) {
+            slot.broadcaster = Some(broadcaster);
+        }
+        let changes = self.absorb(events, report, false);
+        let line = trace::events_line(controller, &reports);
+        let rec = EventRecord {
+            time: self.now,
+            seq,
+            lane: controller.to_owned(),
+            kind: EventKind::EventsRecorded {
+                reasons: notes.iter().map(|n| n.reason.clone()).collect(),
+            },
+            requests,
+            changes,
+            line,
+        };
+        self.record(report, rec);
+    }
+
     pub(super) fn deliver(
         &mut self,
         seq: u64,

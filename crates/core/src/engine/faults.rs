@@ -87,6 +87,9 @@ impl World {
                     s.reconcile_scheduled = false;
                     s.wake_at = None;
                     s.controller.reset();
+                    if let Some(b) = &mut s.broadcaster {
+                        b.reset();
+                    }
                 }
                 format!("crash {controller}")
             }

@@ -117,6 +117,10 @@ pub enum EventKind {
     QueueWake,
     /// A user request, fault or other input.
     Input { description: String },
+    /// A controller's event broadcaster wrote what the reconcile reported: the reasons, in
+    /// report order (requests holds the writes; a report the spam filter dropped or a series
+    /// counted in memory has none).
+    EventsRecorded { reasons: Vec<String> },
     /// The engine noticed something (a feedback loop).
     Notice { description: String },
 }

@@ -110,6 +110,35 @@ pub(super) fn request_line(lane: &str, requests: &[RequestRecord]) -> String {
     )
 }
 
+/// `<controller> events <reason> -> <writes>; <reason> -> ...`: each report with the writes it
+/// caused, `dropped` when the spam filter let it through to nobody, `counted` when a series
+/// keeps it in memory.
+pub(super) fn events_line(
+    controller: &str,
+    reports: &[(String, Vec<RequestRecord>, bool)],
+) -> String {
+    let parts: Vec<String> = reports
+        .iter()
+        .map(|(reason, requests, dropped)| {
+            let writes = if requests.is_empty() {
+                if *dropped {
+                    "dropped".to_owned()
+                } else {
+                    "counted".to_owned()
+                }
+            } else {
+                requests
+                    .iter()
+                    .map(|r| r.summary())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            };
+            format!("{reason} -> {writes}")
+        })
+        .collect();
+    format!("{controller} events {}", parts.join("; "))
+}
+
 /// `engine feedback-loop <key> generation <n> climbing with no user write, written by <who>`.
 pub(super) fn feedback_loop_line(key: &ObjectKey, generation: i64, writers: &[String]) -> String {
     format!(

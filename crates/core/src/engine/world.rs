@@ -30,8 +30,8 @@ use super::ApiServer;
 use crate::api::{ApiRequest, ApiResult, ObjectKey, WatchEvent};
 use crate::controllers::Controller;
 use crate::runtime::health::{self, Health};
-use crate::runtime::WorkQueue;
 use crate::runtime::{reconcile, Client, Ctx, Environment, ImageBehaviour, Informer, Reconciler};
+use crate::runtime::{EventBroadcaster, WorkQueue};
 use crate::time::SimTime;
 
 // The world's parts moved beside it; their old paths stay.
@@ -109,11 +109,17 @@ pub(super) struct Slot {
     pub(super) latency_ms: u64,
     pub(super) reconcile_scheduled: bool,
     pub(super) wake_at: Option<SimTime>,
+    /// The controller's event broadcaster, if it records events.
+    pub(super) broadcaster: Option<EventBroadcaster>,
 }
 
 impl Slot {
     pub(super) fn new(controller: Controller, latency_ms: u64) -> Slot {
+        let broadcaster = controller
+            .event_api()
+            .map(|api| EventBroadcaster::new(api, &controller.principal()));
         Slot {
+            broadcaster,
             controller,
             informer: Informer::new(),
             queue: WorkQueue::new(),
@@ -207,6 +213,14 @@ impl World {
 
     pub fn objects(&self) -> impl Iterator<Item = (&ObjectKey, &Arc<Value>)> {
         self.objects.iter()
+    }
+
+    /// The objects whose keys fall in `range`, in key order.
+    pub fn objects_in(
+        &self,
+        range: std::ops::Range<ObjectKey>,
+    ) -> impl Iterator<Item = (&ObjectKey, &Arc<Value>)> {
+        self.objects.range(range)
     }
 
     pub fn object_count(&self) -> usize {
@@ -544,6 +558,7 @@ impl World {
             requests: Vec::new(),
             events: Vec::new(),
         };
+        let mut notes = Vec::new();
         let result = {
             let mut ctx = Ctx {
                 now,
@@ -551,6 +566,7 @@ impl World {
                 client: &mut recorder,
                 rng: &mut self.rng,
                 env: &self.env,
+                events: &mut notes,
             };
             slot.controller.reconcile(&key, &mut ctx)
         };
@@ -570,6 +586,7 @@ impl World {
             line,
         };
         self.record(report, rec);
+        self.write_events(controller, &notes, report);
         self.kick(controller);
     }
 }

@@ -157,11 +157,18 @@ impl FieldSelector {
                     .find(|(name, _)| *name == f)
                     .map_or("", |(_, p)| p),
             };
-            let actual = match obj.pointer(pointer) {
+            let read = |pointer: &str| match obj.pointer(pointer) {
                 Some(Value::String(s)) => s.clone(),
                 Some(Value::Null) | None => String::new(),
                 Some(other) => other.to_string(),
             };
+            let mut actual = read(pointer);
+            // The event strategy's `source` is `source.component`, or the reporting controller
+            // when there is none (events.k8s.io events) [pkg/registry/core/event/strategy.go
+            // `ToSelectableFields`].
+            if actual.is_empty() && r.field == "source" && gr.resource == "events" {
+                actual = read("/reportingComponent");
+            }
             (actual == r.value) == r.equals
         })
     }
@@ -198,6 +205,20 @@ mod tests {
         assert!(FieldSelector::parse("", &pods)
             .expect("empty")
             .matches(&pods, &pod("x", "y")));
+    }
+
+    #[test]
+    fn an_events_source_falls_back_to_its_reporting_controller() {
+        let events = GroupResource::new("", "events");
+        let s = FieldSelector::parse("source=default-scheduler", &events).expect("parses");
+        assert!(s.matches(
+            &events,
+            &json!({"source": {}, "reportingComponent": "default-scheduler"})
+        ));
+        assert!(!s.matches(
+            &events,
+            &json!({"source": {"component": "kubelet"}, "reportingComponent": "default-scheduler"})
+        ));
     }
 
     #[test]

@@ -13,6 +13,7 @@ use rand_chacha::ChaCha8Rng;
 use serde_json::Value;
 
 use super::environment::Environment;
+use super::events::EventNote;
 use super::informer::Informer;
 use crate::api::{meta, ApiRequest, ApiResult, GroupResource};
 use crate::time::SimTime;
@@ -29,11 +30,19 @@ pub struct Ctx<'a> {
     pub client: &'a mut dyn Client,
     pub rng: &'a mut ChaCha8Rng,
     pub env: &'a Environment,
+    /// What the reconcile reported (`recorder.Eventf`); the engine's event broadcaster writes
+    /// them after the reconcile.
+    pub events: &'a mut Vec<EventNote>,
 }
 
 impl Ctx<'_> {
     pub fn send(&mut self, req: ApiRequest) -> ApiResult {
         self.client.send(req)
+    }
+
+    /// Reports an event about an object (`recorder.Eventf`).
+    pub fn record(&mut self, note: EventNote) {
+        self.events.push(note);
     }
 }
 

@@ -9,6 +9,7 @@
 
 pub mod client;
 pub mod environment;
+pub mod events;
 pub mod health;
 pub mod informer;
 pub mod reconcile;
@@ -16,6 +17,7 @@ pub mod workqueue;
 
 pub use client::{Client, Ctx};
 pub use environment::{Environment, ImageBehaviour, KubeletTiming};
+pub use events::{EventApi, EventBroadcaster, EventNote, EventType, ObjectRef};
 pub use informer::Informer;
 pub use reconcile::{ReconcileAction, ReconcileError, ReconcileOutcome, Reconciler};
 pub use workqueue::WorkQueue;

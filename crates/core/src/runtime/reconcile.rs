@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::client::Ctx;
+use super::events::EventApi;
 use super::informer::Informer;
 use super::workqueue::WorkQueue;
 use crate::api::{ApiError, GroupResource, ObjectKey, WatchEvent};
@@ -61,6 +62,10 @@ pub trait Reconciler {
     fn name(&self) -> String;
     /// The user the controller authenticates as.
     fn principal(&self) -> String;
+    /// The event recorder the controller reports through, if it records events.
+    fn event_api(&self) -> Option<EventApi> {
+        None
+    }
     /// Whether this controller's informer holds objects of `gr`.
     fn watches(&self, gr: &GroupResource) -> bool;
     /// A per-object filter on top of `watches` (a kubelet only sees its node's pods).

@@ -406,6 +406,31 @@ pub struct Expectation {
     /// `atLeast`, `atMost`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub requests: Option<RequestMatch>,
+    /// Instead of `target`: how many times the cluster's components reported matching Events
+    /// (each Event counts its `count`, or its series' count); with `equals`, `atLeast`, `atMost`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub events: Option<EventsSpec>,
+}
+
+/// The Events an expectation counts: about one object (`about: deployments/default/web`) or any
+/// object of a resource in a namespace (`pods/default`), with a `reason`, a `type` (Normal or
+/// Warning), a reporting component (`source`: `kubelet`, `default-scheduler`, ...), and a
+/// `message` given exactly or as a regular expression (`matches`). Every field is optional.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct EventsSpec {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub about: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    #[serde(default, rename = "type", skip_serializing_if = "Option::is_none")]
+    pub type_: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub matches: Option<String>,
 }
 
 /// The objects an expectation counts: `target` names a resource and, for a namespaced one, its

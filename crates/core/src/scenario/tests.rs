@@ -646,7 +646,35 @@ fn the_new_expectation_forms_are_checked_with_their_line() {
   - {count: {target: pods/default}, target: pods/default/p, at: 1s, equals: 1}
 ",
             "expect[0]",
-            "give one of target, count, requests",
+            "give one of target, count, requests, events",
+        ),
+        (
+            "expect:
+  - {events: {about: pods/default, type: Info}, at: 1s, atLeast: 1}
+",
+            "expect[0].events.type",
+            "is Normal or Warning",
+        ),
+        (
+            "expect:
+  - {events: {reason: Failed, message: x, matches: y}, at: 1s, atLeast: 1}
+",
+            "expect[0].events",
+            "give message or matches, not both",
+        ),
+        (
+            "expect:
+  - {events: {matches: '(unclosed'}, at: 1s, atLeast: 1}
+",
+            "expect[0].events.matches",
+            "not a regular expression",
+        ),
+        (
+            "expect:
+  - {events: {about: gizmos/default/g}, at: 1s, atLeast: 1}
+",
+            "expect[0].events.about",
+            "unknown resource",
         ),
         (
             "expect:
@@ -660,7 +688,7 @@ fn the_new_expectation_forms_are_checked_with_their_line() {
   - {count: {target: pods/default}, at: 1s, equals: 1, message: x}
 ",
             "expect[0].message",
-            "is not used with count or requests",
+            "is not used with count, requests or events",
         ),
     ];
     for (body, path, message) in cases {

@@ -1,6 +1,7 @@
 //! View models for the playground: plain structs derived from the engine's public API, so the
 //! web crate only formats. Everything here is deterministic and tested natively.
 
+pub mod events;
 pub mod session;
 pub mod share;
 pub mod status;

@@ -24,6 +24,11 @@ pub const COLLAPSE_ABOVE: usize = 12;
 /// Children listed per page of an expanded group; "show more" lists another page.
 pub const CHILDREN_PAGE: usize = 50;
 
+/// Whether the key is a `v1/Event`.
+pub fn is_event(key: &ObjectKey) -> bool {
+    key.gr.group.is_empty() && key.gr.resource == "events"
+}
+
 /// One visible row of the tree.
 #[derive(Clone, Debug, PartialEq)]
 pub struct TreeRow {
@@ -176,7 +181,9 @@ impl Tree {
         let mut old = std::mem::take(&mut self.entries).into_iter().peekable();
         let mut entries = Vec::with_capacity(world.object_count());
         let mut restructure = false;
-        for (key, obj) in world.objects() {
+        // Events are reports about objects, not part of the ownership tree (as `kubectl get
+        // all` leaves them out); the inspector lists an object's own.
+        for (key, obj) in world.objects().filter(|(k, _)| !is_event(k)) {
             while old.next_if(|e| e.key < *key).is_some() {
                 restructure = true;
             }

@@ -2,6 +2,7 @@
 //! (changed ones highlighted) and the conditions table of the selected object, from core's
 //! `StatusView`.
 
+use converge_core::view::events::EventRow;
 use converge_core::view::status::StatusView;
 use yew::prelude::*;
 
@@ -15,11 +16,16 @@ const CONDITION_COLUMNS: [&str; 6] = [
     "observedGeneration",
 ];
 
+/// The Events table's columns, as `kubectl describe` heads them.
+const EVENT_COLUMNS: [&str; 5] = ["Type", "Reason", "Age", "From", "Message"];
+
 /// What the panel draws from.
 #[derive(PartialEq)]
 pub struct StatusPanelProps {
     /// The selected object's status (None: nothing selected, or it is gone).
     pub view: Option<StatusView>,
+    /// The Events about the selected object, oldest first.
+    pub events: Vec<EventRow>,
 }
 
 /// Drawn through `super::MemoPanel`, so only when these props change.
@@ -79,7 +85,34 @@ pub fn status_panel(props: &StatusPanelProps) -> Html {
                 </table>
                 </div>
             }
+            { events_table(&props.events) }
         </section>
+    }
+}
+
+/// The selected object's Events, or `Events: <none>` as describe says it.
+fn events_table(events: &[EventRow]) -> Html {
+    if events.is_empty() {
+        return html! { <p class="muted" id="events-none">{ "Events: <none>" }</p> };
+    }
+    html! {
+        <div class="table-scroll">
+        <table class="conditions events" id="events" role="table">
+            <caption>{ "Events" }</caption>
+            <thead role="rowgroup"><tr role="row">{ for EVENT_COLUMNS.iter().map(|c| html! { <th role="columnheader" scope="col">{ *c }</th> }) }</tr></thead>
+            <tbody role="rowgroup">
+            { for events.iter().map(|e| html! {
+                <tr role="row" data-reason={e.reason.clone()}>
+                    <td role="cell" data-label={EVENT_COLUMNS[0]} class={classes!((e.type_ == "Warning").then_some("bad"))}>{ e.type_.clone() }</td>
+                    <td role="cell" data-label={EVENT_COLUMNS[1]}>{ e.reason.clone() }</td>
+                    <td role="cell" data-label={EVENT_COLUMNS[2]}>{ e.age.clone() }</td>
+                    <td role="cell" data-label={EVENT_COLUMNS[3]}>{ e.from.clone() }</td>
+                    <td role="cell" data-label={EVENT_COLUMNS[4]}>{ e.message.clone() }</td>
+                </tr>
+            }) }
+            </tbody>
+        </table>
+        </div>
     }
 }
 

@@ -8,6 +8,7 @@ use converge_core::api::{ApiRequest, ObjectKey};
 use converge_core::engine::{Fault, Input, StepReport};
 use converge_core::parse;
 use converge_core::view;
+use converge_core::view::events::{events_of, EventRow};
 use converge_core::view::session::{self, SessionAction};
 use converge_core::view::status::{status_view, StatusView};
 use converge_core::view::timeline::{self, Lane};
@@ -215,6 +216,16 @@ impl Model {
             .as_ref()
             .and_then(|k| self.previous().and_then(|p| p.object(k)));
         Some(status_view(obj, before, w.now()))
+    }
+
+    /// The Events about the selected object in the shown world, as `kubectl describe` lists
+    /// them.
+    pub fn events_view(&self) -> Vec<EventRow> {
+        let w = self.shown();
+        self.selected
+            .as_ref()
+            .map(|k| events_of(w, k, w.now()))
+            .unwrap_or_default()
     }
 
     /// The timeline's lanes up to the shown step.

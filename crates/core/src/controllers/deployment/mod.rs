@@ -33,7 +33,9 @@ use crate::controllers::util::{deployments, pods, replicasets};
 use crate::runtime::client;
 use crate::runtime::Informer;
 use crate::runtime::Reconciler;
-use crate::runtime::{Ctx, ReconcileAction, ReconcileError};
+use crate::runtime::{
+    Ctx, EventApi, EventNote, EventType, ObjectRef, ReconcileAction, ReconcileError,
+};
 
 use deployment_util::{by_creation, num, rs_spec};
 use recreate::recreate_without_pods;
@@ -88,6 +90,13 @@ impl Sync<'_, '_> {
         self.d.get("status").unwrap_or(&EMPTY)
     }
 
+    /// `dc.eventRecorder.Eventf(d, ...)`: an event about the Deployment.
+    fn event(&mut self, event_type: EventType, reason: &str, message: String) {
+        let regarding = ObjectRef::to(&self.d, "apps/v1", "Deployment");
+        self.ctx
+            .record(EventNote::new(regarding, event_type, reason, message));
+    }
+
     fn update_status(&mut self, status: Value) -> Result<(), ReconcileError> {
         let mut body = self.d.clone();
         body["status"] = status;
@@ -113,6 +122,13 @@ impl Reconciler for DeploymentController {
 
     fn principal(&self) -> String {
         crate::api::principals::DEPLOYMENT_CONTROLLER.into()
+    }
+
+    fn event_api(&self) -> Option<EventApi> {
+        Some(EventApi::CoreV1 {
+            component: "deployment-controller".into(),
+            host: String::new(),
+        })
     }
 
     fn watches(&self, gr: &GroupResource) -> bool {

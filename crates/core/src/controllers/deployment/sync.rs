@@ -14,7 +14,7 @@ use crate::api::meta::{self, str_at, JsonPointer};
 use crate::api::{ApiRequest, ObjectKey, StatusReason};
 use crate::conditions::{self, Cond};
 use crate::controllers::util::replicasets;
-use crate::runtime::{ReconcileAction, ReconcileError};
+use crate::runtime::{EventType, ReconcileAction, ReconcileError};
 
 impl Sync<'_, '_> {
     /// `scaleReplicaSet`: returns whether the size changed.
@@ -30,8 +30,17 @@ impl Sync<'_, '_> {
         if !size_changes && !annotations_change {
             return Ok(false);
         }
+        let old_scale = rs_spec(&rss[i]);
         copy["spec"]["replicas"] = json!(new_scale);
         rss[i] = self.update_rs(copy)?;
+        if size_changes {
+            let operation = if old_scale < new_scale { "up" } else { "down" };
+            let message = format!(
+                "Scaled {operation} replica set {} from {old_scale} to {new_scale}",
+                meta::name(&rss[i])
+            );
+            self.event(EventType::Normal, "ScalingReplicaSet", message);
+        }
         Ok(size_changes)
     }
 
@@ -168,8 +177,8 @@ impl Sync<'_, '_> {
                     }
                 }
                 Err(e) => {
+                    let msg = format!("Failed to create new replica set \"{name}\": {e}");
                     if has_deadline(&self.spec) {
-                        let msg = format!("Failed to create new replica set \"{name}\": {e}");
                         let mut status = self.status();
                         conditions::set_deployment_condition(
                             &mut status,
@@ -183,6 +192,7 @@ impl Sync<'_, '_> {
                         );
                         self.update_status(status)?;
                     }
+                    self.event(EventType::Warning, "ReplicaSetCreateError", msg);
                     return Err(e.into());
                 }
             };
@@ -197,6 +207,13 @@ impl Sync<'_, '_> {
                 }
             }
         };
+        if !already_existed && replicas > 0 {
+            let message = format!(
+                "Scaled up replica set {} from 0 to {replicas}",
+                meta::name(&rs)
+            );
+            self.event(EventType::Normal, "ScalingReplicaSet", message);
+        }
         let mut d = self.d.clone();
         let mut needs_update = Self::set_annotation(&mut d, REVISION, new_revision.to_string());
         let mut status = self.status();

@@ -6,9 +6,10 @@ use rand::Rng;
 use serde_json::Value;
 
 use crate::api::meta::{str_at, JsonPointer};
-use crate::runtime::{Ctx, ImageBehaviour};
+use crate::runtime::{Ctx, EventNote, EventType, ImageBehaviour, ObjectRef};
 use crate::time::SimTime;
 
+use super::status::go_duration;
 use super::{
     Kubelet, BACKOFF_EXPIRY_MS, BACKOFF_INITIAL_MS, BACKOFF_MAX_MS, ERR_IMAGE_PULL_VISIBLE_MS,
 };
@@ -58,6 +59,8 @@ pub(super) enum Stage {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(super) struct PodRuntime {
     pub(super) stage: Stage,
+    /// Each container's pull time in the current (or last) pull, in container order.
+    pub(super) pulls: Vec<u64>,
     pub(super) restarts: u64,
     /// The image-pull back-off (kubelet's `imageBackOff`).
     pub(super) backoff_ms: u64,
@@ -105,11 +108,13 @@ impl Kubelet {
     pub(super) fn start(&mut self, pod: &Value, ctx: &mut Ctx<'_>) -> PodRuntime {
         self.next_ip += 1;
         let pod_ip = format!("10.244.{}.{}", self.node_index, (self.next_ip % 250) + 2);
-        let pull = self.pull_ms(pod, ctx);
+        let pulls = self.pull_ms(pod, ctx);
+        record_pulling(pod, ctx);
         PodRuntime {
             stage: Stage::Pulling {
-                until: ctx.now.plus_ms(pull),
+                until: ctx.now.plus_ms(pulls.iter().sum()),
             },
+            pulls,
             restarts: 0,
             backoff_ms: 0,
             crash_backoff_ms: 0,
@@ -122,10 +127,12 @@ impl Kubelet {
         }
     }
 
-    pub(super) fn pull_ms(&self, pod: &Value, ctx: &mut Ctx<'_>) -> u64 {
-        let mut total = 0;
+    /// How long each container's image takes to pull, in container order (pulled one after
+    /// another: the kubelet's serialized image puller).
+    pub(super) fn pull_ms(&self, pod: &Value, ctx: &mut Ctx<'_>) -> Vec<u64> {
+        let mut pulls = Vec::new();
         for (_, image) in containers(pod) {
-            total += match ctx.env.images.get(&image) {
+            pulls.push(match ctx.env.images.get(&image) {
                 Some(ImageBehaviour::Ok { pull_ms }) => *pull_ms,
                 _ => {
                     let t = &ctx.env.kubelet;
@@ -135,9 +142,9 @@ impl Kubelet {
                         t.pull_min_ms
                     }
                 }
-            };
+            });
         }
-        total
+        pulls
     }
 
     pub(super) fn failing_image(&self, pod: &Value, ctx: &Ctx<'_>) -> Option<String> {
@@ -215,9 +222,9 @@ impl Kubelet {
                     until: until.plus_ms(rt.backoff_ms.saturating_sub(ERR_IMAGE_PULL_VISIBLE_MS)),
                 },
                 Stage::PullBackOff { until } if until <= now => {
-                    let pull = self.pull_ms(pod, ctx);
+                    rt.pulls = self.pull_ms(pod, ctx);
                     Stage::Pulling {
-                        until: until.plus_ms(pull),
+                        until: until.plus_ms(rt.pulls.iter().sum()),
                     }
                 }
                 Stage::Starting { until } if until <= now => self.run(rt, until, pod, ctx),
@@ -244,7 +251,108 @@ impl Kubelet {
                 },
                 _ => return,
             };
+            self.record_transition(&rt.stage, &next, rt, pod, ctx);
             rt.stage = next;
+        }
+    }
+
+    /// The kubelet's events for one runtime transition [pkg/kubelet/images/image_manager.go
+    /// `EnsureImageExists`, kuberuntime_container.go `startContainer`, kuberuntime_manager.go
+    /// `doBackOff`], on each container (`involvedObject.fieldPath: spec.containers{<name>}`).
+    fn record_transition(
+        &self,
+        from: &Stage,
+        to: &Stage,
+        rt: &PodRuntime,
+        pod: &Value,
+        ctx: &mut Ctx<'_>,
+    ) {
+        let failing = self.failing_image(pod, ctx);
+        let restarted = matches!(
+            from,
+            Stage::CrashBackOff { .. } | Stage::Running { .. } | Stage::Ready { .. }
+        );
+        for (i, (name, image)) in containers(pod).into_iter().enumerate() {
+            let mut events: Vec<(EventType, &str, String)> = Vec::new();
+            let fails = failing.as_deref() == Some(image.as_str());
+            match (from, to) {
+                (Stage::Pulling { .. }, Stage::PullFailed { .. }) if fails => {
+                    let err = self.pull_error(&image, ctx);
+                    events.push((
+                        EventType::Warning,
+                        "Failed",
+                        format!("Failed to pull image \"{image}\": {err}"),
+                    ));
+                    events.push((EventType::Warning, "Failed", "Error: ErrImagePull".into()));
+                }
+                (Stage::PullFailed { .. }, Stage::PullBackOff { .. }) if fails => {
+                    events.push((
+                        EventType::Normal,
+                        "BackOff",
+                        format!("Back-off pulling image \"{image}\""),
+                    ));
+                    events.push((
+                        EventType::Warning,
+                        "Failed",
+                        "Error: ImagePullBackOff".into(),
+                    ));
+                }
+                (Stage::PullBackOff { .. }, Stage::Pulling { .. }) => {
+                    events.push((
+                        EventType::Normal,
+                        "Pulling",
+                        format!("Pulling image \"{image}\""),
+                    ));
+                }
+                (Stage::Pulling { .. }, Stage::Starting { .. }) => {
+                    let took = rt.pulls.get(i).copied().unwrap_or(0);
+                    let waited: u64 = rt.pulls.iter().take(i + 1).sum();
+                    events.push((
+                        EventType::Normal,
+                        "Pulled",
+                        format!(
+                            "Successfully pulled image \"{image}\" in {} ({} including waiting). \
+                             Image size: {} bytes.",
+                            go_duration(took),
+                            go_duration(waited),
+                            image_size_bytes(&image)
+                        ),
+                    ));
+                }
+                (_, Stage::Running { .. }) => {
+                    if restarted {
+                        events.push((
+                            EventType::Normal,
+                            "Pulled",
+                            format!("Container image \"{image}\" already present on machine"),
+                        ));
+                    }
+                    events.push((
+                        EventType::Normal,
+                        "Created",
+                        format!("Created container: {name}"),
+                    ));
+                    events.push((
+                        EventType::Normal,
+                        "Started",
+                        format!("Started container {name}"),
+                    ));
+                }
+                (_, Stage::CrashBackOff { .. }) => {
+                    events.push((
+                        EventType::Warning,
+                        "BackOff",
+                        format!(
+                            "Back-off restarting failed container {name} in pod {}",
+                            format_pod(pod)
+                        ),
+                    ));
+                }
+                _ => {}
+            }
+            for (event_type, reason, message) in events {
+                record_container(pod, &name, event_type, reason, message, ctx);
+            }
         }
     }
 
@@ -253,12 +361,19 @@ impl Kubelet {
     /// preStop hook runs within the grace period (`deletionGracePeriodSeconds`), then SIGTERM
     /// stops it; the simulated containers exit on SIGTERM (after the kubelet timing's
     /// `stop_ms`), with code 0.
-    pub(super) fn terminate(&self, rt: &mut PodRuntime, pod: &Value, ctx: &Ctx<'_>) {
+    pub(super) fn terminate(&self, rt: &mut PodRuntime, pod: &Value, ctx: &mut Ctx<'_>) {
         let now = ctx.now;
         if matches!(rt.stage, Stage::Stopping { .. } | Stage::Stopped { .. }) {
             return;
         }
         let running = matches!(rt.stage, Stage::Running { .. } | Stage::Ready { .. });
+        if running {
+            // killContainer's event, before the preStop hook runs.
+            for (name, _) in containers(pod) {
+                let message = format!("Stopping container {name}");
+                record_container(pod, &name, EventType::Normal, "Killing", message, ctx);
+            }
+        }
         let ready = matches!(rt.stage, Stage::Ready { .. });
         let grace_ms = pod
             .at("/metadata/deletionGracePeriodSeconds")
@@ -336,6 +451,49 @@ impl Kubelet {
             Stage::Ready { crash_at } => crash_at,
         }
     }
+}
+
+/// An event about one of the pod's containers, from the kubelet's recorder.
+fn record_container(
+    pod: &Value,
+    container: &str,
+    event_type: EventType,
+    reason: &str,
+    message: String,
+    ctx: &mut Ctx<'_>,
+) {
+    let regarding = ObjectRef::to(pod, "v1", "Pod").container(container);
+    ctx.record(EventNote::new(regarding, event_type, reason, message));
+}
+
+/// `Pulling image "<image>"` for every container of a pod whose pulls begin.
+fn record_pulling(pod: &Value, ctx: &mut Ctx<'_>) {
+    for (name, image) in containers(pod) {
+        let message = format!("Pulling image \"{image}\"");
+        record_container(pod, &name, EventType::Normal, "Pulling", message, ctx);
+    }
+}
+
+/// `format.Pod`: `<name>_<namespace>(<uid>)`.
+pub(super) fn format_pod(pod: &Value) -> String {
+    format!(
+        "{}_{}({})",
+        crate::api::meta::name(pod),
+        crate::api::meta::namespace(pod),
+        crate::api::meta::uid(pod)
+    )
+}
+
+/// The simulated size of an image, for the `Pulled` event: the simulation pulls no bytes, so
+/// each normalised reference gets a size between 5 MB and 150 MB from an FNV-1a hash of it
+/// (the same reference, the same size, everywhere).
+pub(super) fn image_size_bytes(image: &str) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in normalized_image(image).bytes() {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    5_000_000 + h % 145_000_000
 }
 
 /// An image reference as containerd prints it, normalised like distribution/reference's

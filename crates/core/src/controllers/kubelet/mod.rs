@@ -36,7 +36,7 @@ use crate::api::{
 };
 use crate::controllers::util::pods;
 use crate::runtime::Informer;
-use crate::runtime::{Ctx, ReconcileAction, ReconcileError, Reconciler};
+use crate::runtime::{Ctx, EventApi, ReconcileAction, ReconcileError, Reconciler};
 use crate::time::SimTime;
 
 /// kubelet's initial image-pull and container-restart back-off.
@@ -80,6 +80,13 @@ impl Reconciler for Kubelet {
 
     fn principal(&self) -> String {
         crate::api::principals::kubelet(&self.node)
+    }
+
+    fn event_api(&self) -> Option<EventApi> {
+        Some(EventApi::CoreV1 {
+            component: "kubelet".into(),
+            host: self.node.clone(),
+        })
     }
 
     fn watches(&self, gr: &GroupResource) -> bool {

@@ -12,7 +12,7 @@ use crate::controllers::util::pods;
 use crate::runtime::{Ctx, ReconcileAction, ReconcileError, Reconciler};
 use crate::time::SimTime;
 
-use super::container_runtime::{containers, PodRuntime, Stage};
+use super::container_runtime::{containers, format_pod, PodRuntime, Stage};
 use super::Kubelet;
 
 /// kubelet's status manager reconciles the API with its cached statuses this often.
@@ -127,11 +127,9 @@ impl Kubelet {
                 Stage::CrashBackOff { .. } => json!({"waiting": {
                     "reason": "CrashLoopBackOff",
                     "message": format!(
-                        "back-off {} restarting failed container={name} pod={}_{}({})",
+                        "back-off {} restarting failed container={name} pod={}",
                         go_duration(rt.crash_backoff_ms),
-                        meta::name(pod),
-                        meta::namespace(pod),
-                        meta::uid(pod)
+                        format_pod(pod)
                     ),
                 }}),
                 Stage::Running { .. }
@@ -290,13 +288,24 @@ pub(super) fn order_conditions(status: &mut Value) {
     }
 }
 
-/// Go's `time.Duration` string for whole seconds and minutes (`10s`, `1m20s`, `5m0s`).
+/// A `time.Duration` truncated to milliseconds, as Go prints it (`1.234s`, `850ms`, `1m2.5s`).
 pub fn go_duration(ms: u64) -> String {
-    let s = ms / 1000;
-    if s >= 60 {
-        format!("{}m{}s", s / 60, s % 60)
-    } else {
+    if ms == 0 {
+        return "0s".into();
+    }
+    if ms < 1000 {
+        return format!("{ms}ms");
+    }
+    let (h, m, s, frac) = (ms / 3_600_000, ms / 60_000 % 60, ms / 1000 % 60, ms % 1000);
+    let secs = if frac == 0 {
         format!("{s}s")
+    } else {
+        format!("{s}.{}s", format!("{frac:03}").trim_end_matches('0'))
+    };
+    match (h, m) {
+        (0, 0) => secs,
+        (0, m) => format!("{m}m{secs}"),
+        (h, m) => format!("{h}h{m}m{secs}"),
     }
 }
 
@@ -343,5 +352,11 @@ mod tests {
         assert_eq!(go_duration(10_000), "10s");
         assert_eq!(go_duration(80_000), "1m20s");
         assert_eq!(go_duration(300_000), "5m0s");
+        assert_eq!(go_duration(1_234), "1.234s");
+        assert_eq!(go_duration(1_500), "1.5s");
+        assert_eq!(go_duration(850), "850ms");
+        assert_eq!(go_duration(62_500), "1m2.5s");
+        assert_eq!(go_duration(3_600_000), "1h0m0s");
+        assert_eq!(go_duration(0), "0s");
     }
 }

@@ -162,7 +162,8 @@ pub(super) fn event_cells(ev: &Value, now: SimTime) -> Vec<Value> {
         name => format!("{kind}/{name}"),
     };
     let component = match str_at(ev, "/source/component") {
-        "" => str_at(ev, "/reportingController"),
+        // The internal ReportingController, spelled reportingComponent in core/v1.
+        "" => str_at(ev, "/reportingComponent"),
         c => c,
     };
     let instance = match str_at(ev, "/source/host") {

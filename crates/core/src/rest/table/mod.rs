@@ -54,65 +54,7 @@ use workloads::{deployment_cells, replicaset_cells};
 /// One column: name, type, format, priority (1 = wide only), description.
 type Column = (&'static str, &'static str, &'static str, u8, &'static str);
 
-/// `duration.HumanDuration` [apimachinery pkg/util/duration]: at most two units, coarser as
-/// the duration grows.
-pub fn human_duration(ms: i64) -> String {
-    let seconds = ms / 1000;
-    if seconds < -1 {
-        return "<invalid>".into();
-    }
-    if seconds < 0 {
-        return "0s".into();
-    }
-    if seconds < 120 {
-        return format!("{seconds}s");
-    }
-    let minutes = seconds / 60;
-    if minutes < 10 {
-        let s = seconds % 60;
-        return if s == 0 {
-            format!("{minutes}m")
-        } else {
-            format!("{minutes}m{s}s")
-        };
-    }
-    if minutes < 180 {
-        return format!("{minutes}m");
-    }
-    let hours = minutes / 60;
-    if hours < 8 {
-        let m = minutes % 60;
-        return if m == 0 {
-            format!("{hours}h")
-        } else {
-            format!("{hours}h{m}m")
-        };
-    }
-    if hours < 48 {
-        return format!("{hours}h");
-    }
-    if hours < 24 * 8 {
-        let h = hours % 24;
-        return if h == 0 {
-            format!("{}d", hours / 24)
-        } else {
-            format!("{}d{h}h", hours / 24)
-        };
-    }
-    if hours < 24 * 365 * 2 {
-        return format!("{}d", hours / 24);
-    }
-    if hours < 24 * 365 * 8 {
-        let dy = (hours / 24) % 365;
-        let y = hours / 24 / 365;
-        return if dy == 0 {
-            format!("{y}y")
-        } else {
-            format!("{y}y{dy}d")
-        };
-    }
-    format!("{}y", hours / 24 / 365)
-}
+pub use crate::time::human_duration;
 
 /// `translateTimestampSince`: `<unknown>` without a time, else the age at `now`.
 pub(super) fn since(ts: Option<&str>, now: SimTime) -> String {

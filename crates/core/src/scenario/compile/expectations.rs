@@ -8,7 +8,7 @@ use crate::api::ObjectKey;
 use crate::engine::World;
 use crate::scenario::format::{Expectation, Scenario};
 use crate::scenario::predicates::{
-    check_text, compile_request, object_check, resolve_target, Bounds, Check,
+    check_text, compile_request, object_check, resolve_target, Bounds, Check, Pattern,
 };
 use crate::scenario::ScenarioError;
 
@@ -67,6 +67,7 @@ pub(super) fn compile_expectation(
             ("never", e.never.is_some()),
             ("count", e.count.is_some()),
             ("requests", e.requests.is_some()),
+            ("events", e.events.is_some()),
         ] {
             if set {
                 return Err(unused(
@@ -103,15 +104,20 @@ pub(super) fn compile_expectation(
             description,
         });
     }
-    if [e.target.is_some(), e.count.is_some(), e.requests.is_some()]
-        .iter()
-        .filter(|x| **x)
-        .count()
+    if [
+        e.target.is_some(),
+        e.count.is_some(),
+        e.requests.is_some(),
+        e.events.is_some(),
+    ]
+    .iter()
+    .filter(|x| **x)
+    .count()
         > 1
     {
-        return Err(err(&p, "give one of target, count, requests"));
+        return Err(err(&p, "give one of target, count, requests, events"));
     }
-    if e.count.is_some() || e.requests.is_some() {
+    if e.count.is_some() || e.requests.is_some() || e.events.is_some() {
         return compile_tally(world, e, &p);
     }
     let Some(target) = &e.target else {
@@ -261,7 +267,7 @@ fn compile_tally(
         if set {
             return Err(err(
                 format!("{p}.{f}"),
-                "is not used with count or requests (they take equals, atLeast, atMost)",
+                "is not used with count, requests or events (they take equals, atLeast, atMost)",
             ));
         }
     }
@@ -311,11 +317,83 @@ fn compile_tally(
             bounds: bounds.clone(),
         };
         (check, what)
+    } else if let Some(ev) = &e.events {
+        let about = match &ev.about {
+            None => None,
+            Some(a) => {
+                let t =
+                    resolve_target(world, a).map_err(|m| err(format!("{p}.events.about"), m))?;
+                if t.status {
+                    return Err(err(
+                        format!("{p}.events.about"),
+                        "drop /status: events are about objects",
+                    ));
+                }
+                Some((
+                    t.info.gr.clone(),
+                    t.info.kind.clone(),
+                    t.namespace.clone(),
+                    t.name.clone(),
+                ))
+            }
+        };
+        if let Some(ty) = &ev.type_ {
+            if ty != "Normal" && ty != "Warning" {
+                return Err(err(format!("{p}.events.type"), "is Normal or Warning"));
+            }
+        }
+        if ev.message.is_some() && ev.matches.is_some() {
+            return Err(err(
+                format!("{p}.events"),
+                "give message or matches, not both",
+            ));
+        }
+        let pattern = match &ev.matches {
+            None => None,
+            Some(m) => Some(Pattern(regex_lite::Regex::new(m).map_err(|why| {
+                err(
+                    format!("{p}.events.matches"),
+                    format!("not a regular expression: {why}"),
+                )
+            })?)),
+        };
+        let mut parts = Vec::new();
+        for (label, v) in [
+            ("reason", &ev.reason),
+            ("type", &ev.type_),
+            ("about", &ev.about),
+            ("from", &ev.source),
+        ] {
+            if let Some(v) = v {
+                parts.push(format!("{label} {v}"));
+            }
+        }
+        if let Some(m) = &ev.message {
+            parts.push(format!("message {m:?}"));
+        }
+        if let Some(m) = &ev.matches {
+            parts.push(format!("message matching {m:?}"));
+        }
+        let what = if parts.is_empty() {
+            "events".to_owned()
+        } else {
+            format!("events with {}", parts.join(", "))
+        };
+        let check = Check::Events {
+            about,
+            reason: ev.reason.clone(),
+            type_: ev.type_.clone(),
+            source: ev.source.clone(),
+            message: ev.message.clone(),
+            pattern,
+            bounds: bounds.clone(),
+        };
+        (check, what)
     } else {
         let r = e
             .requests
             .as_ref()
-            .ok_or_else(|| err(p, "needs count or requests"))?;
+            .ok_or_else(|| err(p, "needs count, requests or events"))?;
         let (request, what) = compile_request(world, r, &format!("{p}.requests"))?;
         (
             Check::Requests {

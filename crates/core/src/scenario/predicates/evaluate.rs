@@ -128,8 +128,9 @@ pub(crate) fn evaluate(check: &Check, obj: Option<&Value>, now: SimTime) -> (boo
             }
         }
         // Counted on the whole world by `evaluate_in`; a lesson predicate is never one.
-        Check::Count { .. } | Check::Requests { .. } | Check::Response { .. } => {
-            (false, String::new(), String::new())
-        }
+        Check::Count { .. }
+        | Check::Requests { .. }
+        | Check::Events { .. }
+        | Check::Response { .. } => (false, String::new(), String::new()),
     }
 }

@@ -68,6 +68,17 @@ pub(crate) enum Check {
         owner: Option<ObjectKey>,
         bounds: Bounds,
     },
+    /// How many times matching Events were reported (their counts summed). `about` is
+    /// (resource, Kind, namespace, name); an empty name means any object of the resource.
+    Events {
+        about: Option<(GroupResource, String, String, String)>,
+        reason: Option<String>,
+        type_: Option<String>,
+        source: Option<String>,
+        message: Option<String>,
+        pattern: Option<Pattern>,
+        bounds: Bounds,
+    },
     /// How many answered requests match.
     Requests {
         request: RequestCheck,
@@ -266,7 +277,9 @@ pub(crate) fn check_text(c: &Check) -> String {
         Check::Matches { path, pattern } => {
             format!("{} matches {:?}", path.text(), pattern.0.as_str())
         }
-        Check::Count { bounds, .. } | Check::Requests { bounds, .. } => bounds.text(),
+        Check::Count { bounds, .. }
+        | Check::Requests { bounds, .. }
+        | Check::Events { bounds, .. } => bounds.text(),
         Check::Exists(true) => "exists".into(),
         Check::Exists(false) => "does not exist".into(),
         Check::Response { .. } => String::new(),

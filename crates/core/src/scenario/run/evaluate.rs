@@ -57,6 +57,55 @@ pub(crate) fn evaluate_in(
                 .count();
             (bounds.holds(n as f64), bounds.text(), n.to_string())
         }
+        Check::Events {
+            about,
+            reason,
+            type_,
+            source,
+            message,
+            pattern,
+            bounds,
+        } => {
+            let text = |ev: &Value, p: &str| {
+                ev.pointer(p)
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+                    .to_owned()
+            };
+            let n: i64 = world
+                .objects()
+                .filter(|(k, _)| k.gr.group.is_empty() && k.gr.resource == "events")
+                .map(|(_, ev)| ev.as_ref())
+                .filter(|ev| {
+                    let about_ok = about.as_ref().is_none_or(|(_, kind, ns, name)| {
+                        text(ev, "/involvedObject/kind") == *kind
+                            && text(ev, "/involvedObject/namespace") == *ns
+                            && (name.is_empty() || text(ev, "/involvedObject/name") == *name)
+                    });
+                    // `source` as the events field selector reads it: the component, else the
+                    // reporting controller.
+                    let from = match text(ev, "/source/component") {
+                        c if c.is_empty() => text(ev, "/reportingComponent"),
+                        c => c,
+                    };
+                    let msg = text(ev, "/message");
+                    about_ok
+                        && reason.as_ref().is_none_or(|r| text(ev, "/reason") == *r)
+                        && type_.as_ref().is_none_or(|t| text(ev, "/type") == *t)
+                        && source.as_ref().is_none_or(|s| from == *s)
+                        && message.as_ref().is_none_or(|m| msg == *m)
+                        && pattern.as_ref().is_none_or(|p| p.0.is_match(&msg))
+                })
+                .map(|ev| {
+                    ev.pointer("/series/count")
+                        .or_else(|| ev.get("count"))
+                        .and_then(Value::as_i64)
+                        .filter(|c| *c > 0)
+                        .unwrap_or(1)
+                })
+                .sum();
+            (bounds.holds(n as f64), bounds.text(), n.to_string())
+        }
         check => evaluate(check, e.key.as_ref().and_then(|k| world.api().get(k)), now),
     }
 }

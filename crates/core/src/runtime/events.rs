@@ -1,0 +1,833 @@
+//! Event recording: what a component reports about an object, and the broadcaster that turns
+//! reports into `v1/Event` writes the way client-go's does.
+//!
+//! Two recorders exist in kube 1.32, and Converge has both:
+//! - **core/v1** ([`EventApi::CoreV1`]), `tools/record`: the controllers and the kubelet. Each
+//!   report goes through the `EventCorrelator` [events_cache.go]: the aggregator folds more than
+//!   ten similar reports (same source, object, type and reason; another message) within ten
+//!   minutes into one `(combined from similar events): ` event; the logger turns a repeat of an
+//!   event it has seen into a PATCH of its `count` and `lastTimestamp`; the spam filter lets 25
+//!   events per source and object through, then one per five minutes.
+//! - **events.k8s.io/v1** ([`EventApi::EventsV1`]), `tools/events`: the scheduler. An event has an
+//!   `eventTime`, an `action`, `reportingController`/`reportingInstance` and no `source`, `count`
+//!   or first/last timestamps; an isomorphic repeat within six minutes becomes a `series` update.
+//!
+//! A controller reports with [`crate::runtime::Ctx::record`]; the engine hands the reports to the
+//! component's [`EventBroadcaster`] after the reconcile, which answers the requests to send. In
+//! kube the broadcaster writes from its own goroutine a moment later; in the simulation the writes
+//! happen at the same instant, after the reconcile's own requests.
+
+use imbl::OrdMap;
+use serde_json::{json, Value};
+
+use crate::api::{meta, ApiRequest, GroupResource, PatchType};
+use crate::time::SimTime;
+
+/// `Normal` or `Warning` (`v1.EventTypeNormal`, `v1.EventTypeWarning`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum EventType {
+    Normal,
+    Warning,
+}
+
+impl EventType {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EventType::Normal => "Normal",
+            EventType::Warning => "Warning",
+        }
+    }
+}
+
+/// The object an event is about: `v1.ObjectReference` as `ref.GetReference` builds it
+/// [client-go tools/reference/ref.go].
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ObjectRef {
+    pub api_version: String,
+    pub kind: String,
+    pub namespace: String,
+    pub name: String,
+    pub uid: String,
+    pub resource_version: String,
+    /// `spec.containers{web}` for a container's events; empty for the object itself.
+    pub field_path: String,
+}
+
+impl ObjectRef {
+    /// The reference to `obj`, whose kind and apiVersion are given (typed Go objects carry none;
+    /// `GetReference` looks them up in the scheme).
+    pub fn to(obj: &Value, api_version: &str, kind: &str) -> ObjectRef {
+        ObjectRef {
+            api_version: api_version.to_owned(),
+            kind: kind.to_owned(),
+            namespace: meta::namespace(obj).to_owned(),
+            name: meta::name(obj).to_owned(),
+            uid: meta::uid(obj).to_owned(),
+            resource_version: meta::str_at(obj, "/metadata/resourceVersion").to_owned(),
+            field_path: String::new(),
+        }
+    }
+
+    /// The same reference to one of the object's containers (`ref.GetPartialReference`).
+    pub fn container(mut self, container: &str) -> ObjectRef {
+        self.field_path = format!("spec.containers{{{container}}}");
+        self
+    }
+
+    /// As JSON, fields in `v1.ObjectReference`'s order, empty ones omitted (`omitempty`).
+    fn to_json(&self) -> Value {
+        let mut m = serde_json::Map::new();
+        for (k, v) in [
+            ("kind", &self.kind),
+            ("namespace", &self.namespace),
+            ("name", &self.name),
+            ("uid", &self.uid),
+            ("apiVersion", &self.api_version),
+            ("resourceVersion", &self.resource_version),
+            ("fieldPath", &self.field_path),
+        ] {
+            if !v.is_empty() {
+                m.insert(k.to_owned(), json!(v));
+            }
+        }
+        Value::Object(m)
+    }
+}
+
+/// One report: `recorder.Eventf(obj, type, reason, messageFmt, args...)`, or for the
+/// events.k8s.io recorder `Eventf(regarding, related, type, reason, action, note, args...)`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EventNote {
+    pub regarding: ObjectRef,
+    pub event_type: EventType,
+    pub reason: String,
+    pub message: String,
+    /// What the component did (`Scheduling`, `Binding`); only the events.k8s.io recorder sends it.
+    pub action: String,
+}
+
+impl EventNote {
+    pub fn new(regarding: ObjectRef, event_type: EventType, reason: &str, message: String) -> Self {
+        EventNote {
+            regarding,
+            event_type,
+            reason: reason.to_owned(),
+            message,
+            action: String::new(),
+        }
+    }
+
+    /// The events.k8s.io recorder's `action`.
+    pub fn action(mut self, action: &str) -> Self {
+        self.action = action.to_owned();
+        self
+    }
+}
+
+/// Which recorder a component uses, with its identity.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum EventApi {
+    /// `tools/record`: `source: {component, host}`, also sent as `reportingComponent` and
+    /// `reportingInstance`.
+    CoreV1 { component: String, host: String },
+    /// `tools/events`: `reportingController` and `reportingInstance`.
+    EventsV1 {
+        controller: String,
+        instance: String,
+    },
+}
+
+/// `maxLruCacheEntries` [events_cache.go]: each cache of the correlator keeps this many keys.
+const LRU_ENTRIES: usize = 4096;
+/// `defaultAggregateMaxEvents`: similar events before they are combined.
+const AGGREGATE_MAX_EVENTS: usize = 10;
+/// `defaultAggregateIntervalInSeconds`: how long a run of similar events is remembered.
+const AGGREGATE_INTERVAL_MS: u64 = 600_000;
+/// The spam filter's bucket: `defaultSpamBurst` events, refilled at `defaultSpamQPS` (1/300 s).
+const SPAM_BURST: u64 = 25;
+const SPAM_REFILL_MS: u64 = 300_000;
+/// The events.k8s.io recorder's isomorphic-event window (`finishTime` of a series: 6 minutes).
+const SERIES_WINDOW_MS: u64 = 360_000;
+/// The aggregate event's message prefix.
+const COMBINED: &str = "(combined from similar events): ";
+
+/// What the correlator's caches hold: one type, so the cache code is compiled once.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Cached {
+    Aggregate(AggregateRecord),
+    Logged(Logged),
+    Bucket(Bucket),
+    Series(SeriesEntry),
+}
+
+/// A least-recently-used map of [`LRU_ENTRIES`] keys, as golang/groupcache's `lru.Cache` the
+/// correlator is built on: a full cache forgets the key used longest ago (found by a scan:
+/// deterministic, and only paid once the cache is full).
+#[derive(Clone, Debug, Default)]
+struct Lru {
+    entries: OrdMap<String, (u64, Cached)>,
+    tick: u64,
+}
+
+impl Lru {
+    fn get(&mut self, key: &str) -> Option<Cached> {
+        let v = self.entries.get(key)?.1.clone();
+        self.tick += 1;
+        self.entries.insert(key.to_owned(), (self.tick, v.clone()));
+        Some(v)
+    }
+
+    fn remove(&mut self, key: &str) {
+        self.entries.remove(key);
+    }
+
+    fn put(&mut self, key: &str, v: Cached) {
+        self.tick += 1;
+        self.entries.insert(key.to_owned(), (self.tick, v));
+        if self.entries.len() > LRU_ENTRIES {
+            let oldest = self
+                .entries
+                .iter()
+                .min_by_key(|(_, (touched, _))| *touched)
+                .map(|(k, _)| k.clone());
+            if let Some(k) = oldest {
+                self.entries.remove(&k);
+            }
+        }
+    }
+}
+
+/// The aggregator's record of one run of similar events: the messages seen, and when the run
+/// was last extended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct AggregateRecord {
+    messages: imbl::OrdSet<String>,
+    last: SimTime,
+}
+
+/// What the logger remembers of an event it wrote (`eventLog`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Logged {
+    count: i64,
+    first_timestamp: String,
+    name: String,
+}
+
+/// The spam filter's bucket for one source and object: credit in milliseconds of refill, one
+/// event costing [`SPAM_REFILL_MS`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Bucket {
+    credit_ms: u64,
+    at: SimTime,
+}
+
+/// An events.k8s.io event the recorder wrote (`eventCache`), for series updates.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct SeriesEntry {
+    namespace: String,
+    name: String,
+    event_time: SimTime,
+    /// `series.count` in memory (0 while the event has no series).
+    count: i64,
+    /// The count the server last saw.
+    sent: i64,
+    last_observed: SimTime,
+}
+
+/// One event write the broadcaster wants sent.
+#[derive(Clone, Debug)]
+pub struct EventWrite {
+    pub request: ApiRequest,
+    /// What to send instead when the request answers NotFound (`recordEvent` re-creates a
+    /// patched event that is gone).
+    pub create_if_missing: Option<ApiRequest>,
+    key: String,
+}
+
+/// One component's event broadcaster and correlator state.
+#[derive(Clone, Debug)]
+pub struct EventBroadcaster {
+    api: EventApi,
+    principal: String,
+    aggregate: Lru,
+    logged: Lru,
+    spam: Lru,
+    series: Lru,
+    /// The last `finishSeries` tick handled (multiples of [`SERIES_WINDOW_MS`] from t=0).
+    finished_tick: u64,
+    /// The last event-name timestamp used, in Unix nanoseconds: the simulated clock moves in
+    /// milliseconds, so events in the same millisecond take successive nanoseconds (kube's
+    /// `metav1.Now()` differs between them).
+    last_nanos: i64,
+}
+
+fn events_gr() -> GroupResource {
+    GroupResource::new("", "events")
+}
+
+/// `metav1.MicroTime` as it marshals: `2025-01-01T00:00:05.123000Z`.
+pub fn micro_time(t: SimTime) -> String {
+    let ms = t.unix_ms();
+    let base = crate::time::format_unix_seconds(ms.div_euclid(1000));
+    let frac = ms.rem_euclid(1000) * 1000;
+    format!("{}.{frac:06}Z", base.trim_end_matches('Z'))
+}
+
+/// The stored namespace of an event about `r`: the object's, or `default` for cluster-scoped
+/// objects (`makeEvent`).
+fn event_namespace(r: &ObjectRef) -> String {
+    if r.namespace.is_empty() {
+        "default".to_owned()
+    } else {
+        r.namespace.clone()
+    }
+}
+
+impl EventBroadcaster {
+    pub fn new(api: EventApi, principal: &str) -> Self {
+        EventBroadcaster {
+            api,
+            principal: principal.to_owned(),
+            aggregate: Lru::default(),
+            logged: Lru::default(),
+            spam: Lru::default(),
+            series: Lru::default(),
+            finished_tick: 0,
+            last_nanos: 0,
+        }
+    }
+
+    /// Whether a report that caused no write was dropped (the core/v1 spam filter) rather than
+    /// counted in memory (an events.k8s.io series).
+    pub fn drops_when_silent(&self) -> bool {
+        matches!(self.api, EventApi::CoreV1 { .. })
+    }
+
+    /// A component restart: the caches are memory only, so the same report starts a new event.
+    pub fn reset(&mut self) {
+        *self = EventBroadcaster::new(self.api.clone(), &self.principal);
+    }
+
+    fn name_for(&mut self, object: &str, now: SimTime) -> String {
+        let nanos = now
+            .unix_ms()
+            .saturating_mul(1_000_000)
+            .max(self.last_nanos + 1);
+        self.last_nanos = nanos;
+        format!("{object}.{nanos:x}")
+    }
+
+    /// The writes for one report: none when the spam filter drops it or the events.k8s.io
+    /// recorder only counts it in memory.
+    pub fn write(&mut self, now: SimTime, note: &EventNote) -> Vec<EventWrite> {
+        match self.api.clone() {
+            EventApi::CoreV1 { component, host } => self
+                .write_core(now, note, &component, &host)
+                .into_iter()
+                .collect(),
+            EventApi::EventsV1 {
+                controller,
+                instance,
+            } => {
+                let mut writes = self.finish_series(now);
+                writes.extend(self.write_events_v1(now, note, &controller, &instance));
+                writes
+            }
+        }
+    }
+
+    /// `EventCorrelator.EventCorrelate`: aggregate, observe, then filter.
+    fn write_core(
+        &mut self,
+        now: SimTime,
+        note: &EventNote,
+        component: &str,
+        host: &str,
+    ) -> Option<EventWrite> {
+        let r = &note.regarding;
+        let ts = now.rfc3339();
+        let source = [component, host, &r.kind, &r.namespace, &r.name];
+        // EventAggregatorByReasonFunc: the key without the message; the message is the local key.
+        let aggregate_key = [
+            &source[..],
+            &[
+                &r.uid,
+                &r.api_version,
+                note.event_type.as_str(),
+                &note.reason,
+                component,
+                host,
+            ],
+        ]
+        .concat()
+        .join("");
+        let mut record = match self.aggregate.get(&aggregate_key) {
+            Some(Cached::Aggregate(rec))
+                if now.as_ms().saturating_sub(rec.last.as_ms()) <= AGGREGATE_INTERVAL_MS =>
+            {
+                rec
+            }
+            _ => AggregateRecord {
+                messages: imbl::OrdSet::new(),
+                last: now,
+            },
+        };
+        record.messages.insert(note.message.clone());
+        record.last = now;
+        let combined = record.messages.len() >= AGGREGATE_MAX_EVENTS;
+        self.aggregate
+            .put(&aggregate_key, Cached::Aggregate(record));
+        // The combined event carries no reportingComponent/Instance, and is logged under the
+        // aggregate key; any other event under `getEventKey`.
+        let (message, log_key, reporting) = if combined {
+            (
+                format!("{COMBINED}{}", note.message),
+                aggregate_key,
+                ("", ""),
+            )
+        } else {
+            let key = [
+                &source[..],
+                &[
+                    &r.field_path,
+                    &r.uid,
+                    &r.api_version,
+                    note.event_type.as_str(),
+                    &note.reason,
+                    &note.message,
+                ],
+            ]
+            .concat()
+            .join("");
+            (note.message.clone(), key, (component, host))
+        };
+        // eventObserve: a repeat takes the logged event's name, first time and count + 1.
+        let seen = match self.logged.get(&log_key) {
+            Some(Cached::Logged(l)) => Some(l),
+            _ => None,
+        };
+        let count = seen.as_ref().map_or(1, |s| s.count + 1);
+        let namespace = event_namespace(r);
+        let name = match &seen {
+            Some(s) => s.name.clone(),
+            None => self.name_for(&r.name, now),
+        };
+        let first = seen
+            .as_ref()
+            .map_or_else(|| ts.clone(), |s| s.first_timestamp.clone());
+        self.logged.put(
+            &log_key,
+            Cached::Logged(Logged {
+                count,
+                first_timestamp: first.clone(),
+                name: name.clone(),
+            }),
+        );
+        // EventSourceObjectSpamFilter: 25 per source, object and type, then one per 5 minutes;
+        // it runs last, so a dropped repeat still counted in the logger.
+        let spam_key = [
+            &source[..],
+            &[&r.uid, &r.api_version, note.event_type.as_str()],
+        ]
+        .concat()
+        .join("");
+        let full = SPAM_BURST * SPAM_REFILL_MS;
+        let mut bucket = match self.spam.get(&spam_key) {
+            Some(Cached::Bucket(b)) => b,
+            _ => Bucket {
+                credit_ms: full,
+                at: now,
+            },
+        };
+        bucket.credit_ms =
+            (bucket.credit_ms + now.as_ms().saturating_sub(bucket.at.as_ms())).min(full);
+        bucket.at = now;
+        let allowed = bucket.credit_ms >= SPAM_REFILL_MS;
+        if allowed {
+            bucket.credit_ms -= SPAM_REFILL_MS;
+        }
+        self.spam.put(&spam_key, Cached::Bucket(bucket));
+        if !allowed {
+            return None;
+        }
+        let mut source_json = serde_json::Map::new();
+        source_json.insert("component".into(), json!(component));
+        if !host.is_empty() {
+            source_json.insert("host".into(), json!(host));
+        }
+        let mut body = json!({
+            "apiVersion": "v1",
+            "kind": "Event",
+            "metadata": {"name": name, "namespace": namespace},
+            "involvedObject": r.to_json(),
+            "reason": note.reason,
+            "message": message,
+            "source": Value::Object(source_json),
+            "firstTimestamp": first,
+            "lastTimestamp": ts,
+            "count": count,
+            "type": note.event_type.as_str(),
+            "eventTime": null,
+        });
+        if !reporting.0.is_empty() {
+            body["reportingComponent"] = json!(reporting.0);
+        }
+        if !reporting.1.is_empty() {
+            body["reportingInstance"] = json!(reporting.1);
+        }
+        let create = ApiRequest::create(&self.principal, events_gr(), &namespace, body);
+        if count == 1 {
+            return Some(EventWrite {
+                request: create,
+                create_if_missing: None,
+                key: log_key,
+            });
+        }
+        // The logger's two-way strategic merge patch: count, lastTimestamp and message.
+        let patch = json!({"count": count, "lastTimestamp": ts, "message": message});
+        Some(EventWrite {
+            request: ApiRequest::patch(
+                &self.principal,
+                events_gr(),
+                &namespace,
+                &name,
+                PatchType::Strategic,
+                patch,
+            ),
+            create_if_missing: Some(create),
+            key: log_key,
+        })
+    }
+
+    /// tools/events `recordToSink`: a new event; the second isomorphic report (same object,
+    /// type, reason, action and reporter, any note) patches in a `series` of 2; later ones are
+    /// counted in memory until `finishSeries`.
+    fn write_events_v1(
+        &mut self,
+        now: SimTime,
+        note: &EventNote,
+        controller: &str,
+        instance: &str,
+    ) -> Option<EventWrite> {
+        let r = &note.regarding;
+        let key = [
+            note.event_type.as_str(),
+            &note.action,
+            &note.reason,
+            controller,
+            instance,
+            &r.kind,
+            &r.namespace,
+            &r.name,
+            &r.uid,
+            &r.api_version,
+            &r.resource_version,
+            &r.field_path,
+        ]
+        .join("\u{0}");
+        if let Some(Cached::Series(mut seen)) = self.series.get(&key) {
+            seen.last_observed = now;
+            if seen.count > 0 {
+                seen.count += 1;
+                self.series.put(&key, Cached::Series(seen));
+                return None;
+            }
+            seen.count = 2;
+            seen.sent = 2;
+            let patch = series_patch(2, now);
+            let request = self.series_request(&seen, patch);
+            self.series.put(&key, Cached::Series(seen));
+            return Some(EventWrite {
+                request,
+                create_if_missing: None,
+                key,
+            });
+        }
+        let namespace = event_namespace(r);
+        let name = self.name_for(&r.name, now);
+        self.series.put(
+            &key,
+            Cached::Series(SeriesEntry {
+                namespace: namespace.clone(),
+                name: name.clone(),
+                event_time: now,
+                count: 0,
+                sent: 0,
+                last_observed: now,
+            }),
+        );
+        let body = json!({
+            "apiVersion": "v1",
+            "kind": "Event",
+            "metadata": {"name": name, "namespace": namespace},
+            "involvedObject": r.to_json(),
+            "reason": note.reason,
+            "message": note.message,
+            "source": {},
+            "firstTimestamp": null,
+            "lastTimestamp": null,
+            "type": note.event_type.as_str(),
+            "eventTime": micro_time(now),
+            "action": note.action,
+            "reportingComponent": controller,
+            "reportingInstance": instance,
+        });
+        Some(EventWrite {
+            request: ApiRequest::create(&self.principal, events_gr(), &namespace, body),
+            create_if_missing: None,
+            key,
+        })
+    }
+
+    fn series_request(&self, seen: &SeriesEntry, patch: Value) -> ApiRequest {
+        ApiRequest::patch(
+            &self.principal,
+            events_gr(),
+            &seen.namespace,
+            &seen.name,
+            PatchType::Strategic,
+            patch,
+        )
+    }
+
+    /// `finishSeries`, every 6 minutes from the start: a series last observed over 6 minutes
+    /// ago is patched one last time with its count and forgotten; an event without a series is
+    /// forgotten 6 minutes after its eventTime. The simulation runs the ticks that have passed
+    /// when the recorder is next used, so the final patch can come later than kube's.
+    fn finish_series(&mut self, now: SimTime) -> Vec<EventWrite> {
+        let mut writes = Vec::new();
+        while (self.finished_tick + 1) * SERIES_WINDOW_MS <= now.as_ms() {
+            self.finished_tick += 1;
+            let tick = self.finished_tick * SERIES_WINDOW_MS;
+            let done: Vec<(String, SeriesEntry)> = self
+                .series
+                .entries
+                .iter()
+                .filter_map(|(k, (_, e))| match e {
+                    Cached::Series(e) => Some((k.clone(), e.clone())),
+                    _ => None,
+                })
+                .filter(|(_, e)| {
+                    let since = if e.count > 0 {
+                        e.last_observed
+                    } else {
+                        e.event_time
+                    };
+                    tick.saturating_sub(since.as_ms()) > SERIES_WINDOW_MS
+                })
+                .collect();
+            for (key, e) in done {
+                if e.count > e.sent {
+                    let patch = series_patch(e.count, e.last_observed);
+                    writes.push(EventWrite {
+                        request: self.series_request(&e, patch),
+                        create_if_missing: None,
+                        key: key.clone(),
+                    });
+                }
+                self.series.remove(&key);
+            }
+        }
+        writes
+    }
+
+    /// `EventCorrelator.UpdateState`: the logger remembers the event as the server stored it.
+    pub fn written(&mut self, write: &EventWrite, stored: &Value) {
+        if let EventApi::CoreV1 { .. } = self.api {
+            self.logged.put(
+                &write.key,
+                Cached::Logged(Logged {
+                    count: stored.get("count").and_then(Value::as_i64).unwrap_or(1),
+                    first_timestamp: meta::str_at(stored, "/firstTimestamp").to_owned(),
+                    name: meta::name(stored).to_owned(),
+                }),
+            );
+        }
+    }
+}
+
+fn series_patch(count: i64, observed: SimTime) -> Value {
+    json!({"series": {"count": count, "lastObservedTime": micro_time(observed)}})
+}
+
+#[cfg(test)]
+mod tests {
+    //! Each case is worked from client-go v0.32 `tools/record/events_cache.go` and
+    //! `tools/events/event_broadcaster.go`.
+    use super::*;
+    use crate::api::RequestBody;
+
+    fn kubelet() -> EventBroadcaster {
+        EventBroadcaster::new(
+            EventApi::CoreV1 {
+                component: "kubelet".into(),
+                host: "node-1".into(),
+            },
+            "system:node:node-1",
+        )
+    }
+
+    fn pod() -> ObjectRef {
+        ObjectRef::to(
+            &json!({"metadata": {"name": "web-1", "namespace": "default", "uid": "u1",
+                "resourceVersion": "7"}}),
+            "v1",
+            "Pod",
+        )
+    }
+
+    fn note(reason: &str, message: &str) -> EventNote {
+        EventNote::new(
+            pod().container("app"),
+            EventType::Warning,
+            reason,
+            message.into(),
+        )
+    }
+
+    /// Sends the writes as the server would answer them: the body stored back.
+    fn send(b: &mut EventBroadcaster, now: SimTime, n: &EventNote) -> Vec<ApiRequest> {
+        let writes = b.write(now, n);
+        for w in &writes {
+            let stored = match &w.request.body {
+                RequestBody::Object(v) => v.clone(),
+                _ => w
+                    .create_if_missing
+                    .as_ref()
+                    .and_then(|c| match &c.body {
+                        RequestBody::Object(v) => Some(v.clone()),
+                        _ => None,
+                    })
+                    .unwrap_or_default(),
+            };
+            b.written(w, &stored);
+        }
+        writes.into_iter().map(|w| w.request).collect()
+    }
+
+    fn body(r: &ApiRequest) -> &Value {
+        match &r.body {
+            RequestBody::Object(v) | RequestBody::Patch(_, v) => v,
+            RequestBody::None => &Value::Null,
+        }
+    }
+
+    #[test]
+    fn a_repeated_event_is_patched_with_its_count_and_last_time() {
+        let mut b = kubelet();
+        let t0 = SimTime::from_ms(5_000);
+        let first = send(&mut b, t0, &note("BackOff", "Back-off restarting"));
+        assert_eq!(first.len(), 1);
+        assert_eq!(first[0].verb, crate::api::Verb::Create);
+        let ev = body(&first[0]);
+        assert_eq!(ev["metadata"]["name"], "web-1.1816687fea5cf200");
+        assert_eq!(ev["count"], 1);
+        assert_eq!(ev["firstTimestamp"], "2025-01-01T00:00:05Z");
+        assert_eq!(
+            ev["source"],
+            json!({"component": "kubelet", "host": "node-1"})
+        );
+        assert_eq!(ev["reportingComponent"], "kubelet");
+        assert_eq!(ev["reportingInstance"], "node-1");
+        assert_eq!(
+            ev["involvedObject"],
+            json!({"kind": "Pod", "namespace": "default", "name": "web-1", "uid": "u1",
+                "apiVersion": "v1", "resourceVersion": "7", "fieldPath": "spec.containers{app}"})
+        );
+        let again = send(
+            &mut b,
+            SimTime::from_ms(65_000),
+            &note("BackOff", "Back-off restarting"),
+        );
+        assert_eq!(again[0].verb, crate::api::Verb::Patch);
+        assert_eq!(again[0].name, "web-1.1816687fea5cf200");
+        assert_eq!(
+            body(&again[0]),
+            &json!({"count": 2, "lastTimestamp": "2025-01-01T00:01:05Z",
+                "message": "Back-off restarting"})
+        );
+    }
+
+    #[test]
+    fn the_tenth_similar_message_starts_a_combined_event() {
+        let mut b = kubelet();
+        let t = SimTime::from_ms(1_000);
+        for i in 0..9 {
+            let w = send(&mut b, t, &note("Failed", &format!("error {i}")));
+            assert_eq!(body(&w[0])["message"], format!("error {i}"));
+        }
+        let tenth = send(&mut b, t, &note("Failed", "error 9"));
+        let ev = body(&tenth[0]);
+        assert_eq!(ev["message"], "(combined from similar events): error 9");
+        assert!(ev.get("reportingComponent").is_none());
+        let eleventh = send(&mut b, t, &note("Failed", "error 10"));
+        assert_eq!(eleventh[0].verb, crate::api::Verb::Patch);
+        assert_eq!(
+            body(&eleventh[0])["message"],
+            "(combined from similar events): error 10"
+        );
+        assert_eq!(body(&eleventh[0])["count"], 2);
+    }
+
+    #[test]
+    fn the_spam_filter_lets_25_through_then_one_per_five_minutes() {
+        let mut b = kubelet();
+        let t = SimTime::from_ms(0);
+        let sent = (0..30)
+            .filter(|i| !send(&mut b, t, &note(&format!("R{i}"), "m")).is_empty())
+            .count();
+        assert_eq!(sent, 25);
+        assert!(send(&mut b, SimTime::from_ms(299_999), &note("R", "m")).is_empty());
+        assert_eq!(
+            send(&mut b, SimTime::from_ms(300_000), &note("R", "m")).len(),
+            1
+        );
+        // Another object has its own bucket.
+        let other = EventNote::new(
+            ObjectRef::to(
+                &json!({"metadata": {"name": "web-2", "uid": "u2"}}),
+                "v1",
+                "Pod",
+            ),
+            EventType::Warning,
+            "R",
+            "m".into(),
+        );
+        assert_eq!(send(&mut b, SimTime::from_ms(300_000), &other).len(), 1);
+    }
+
+    #[test]
+    fn scheduler_repeats_become_a_series_patched_once_then_at_the_finish() {
+        let mut b = EventBroadcaster::new(
+            EventApi::EventsV1 {
+                controller: "default-scheduler".into(),
+                instance: "default-scheduler-control-plane".into(),
+            },
+            "system:kube-scheduler",
+        );
+        let failed = |msg: &str| {
+            EventNote::new(pod(), EventType::Warning, "FailedScheduling", msg.into())
+                .action("Scheduling")
+        };
+        let first = send(&mut b, SimTime::from_ms(1_000), &failed("0/3 nodes"));
+        let ev = body(&first[0]);
+        assert_eq!(ev["eventTime"], "2025-01-01T00:00:01.000000Z");
+        assert_eq!(ev["reportingComponent"], "default-scheduler");
+        assert_eq!(ev["source"], json!({}));
+        assert!(ev["firstTimestamp"].is_null());
+        let second = send(&mut b, SimTime::from_ms(11_000), &failed("0/4 nodes"));
+        assert_eq!(
+            body(&second[0]),
+            &json!({"series": {"count": 2, "lastObservedTime": "2025-01-01T00:00:11.000000Z"}})
+        );
+        assert!(send(&mut b, SimTime::from_ms(21_000), &failed("0/3 nodes")).is_empty());
+        // At the 6-minute tick the series was last seen 339 s before: kept. At 12 minutes it
+        // is finished with its count of 3, before the next report starts a new event.
+        let later = send(&mut b, SimTime::from_ms(720_000), &failed("0/3 nodes"));
+        assert_eq!(
+            body(&later[0]),
+            &json!({"series": {"count": 3, "lastObservedTime": "2025-01-01T00:00:21.000000Z"}})
+        );
+        assert_eq!(later[1].verb, crate::api::Verb::Create);
+    }
+}
