@@ -500,3 +500,158 @@ fn an_exported_scenario_replays_through_kubectl_with_the_same_refusals() {
         "yes"
     );
 }
+
+/// The rows of describe's `Events:` table, each split into its columns (Type, Reason, Age,
+/// From, Message); tabwriter pads the columns with two or more spaces.
+fn describe_events(describe: &str) -> Vec<Vec<String>> {
+    let table = describe
+        .split("\nEvents:\n")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no Events table: {describe}"));
+    table
+        .lines()
+        .skip(2)
+        .take_while(|l| l.starts_with("  "))
+        .map(|l| {
+            l.trim()
+                .split("  ")
+                .map(str::trim)
+                .filter(|c| !c.is_empty())
+                .map(str::to_owned)
+                .collect()
+        })
+        .collect()
+}
+
+#[test]
+fn kubectl_describe_and_get_events_tell_why_a_rollout_is_stuck() {
+    let scenario = format!(
+        "{}/../../tests/scenarios/bad-image.yaml",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let s = Served::start_with("events", &[&scenario]);
+    s.converge();
+    let pods = s.ok(&["get", "pods", "-o", "name"]);
+    let stuck = pods
+        .lines()
+        .find(|p| {
+            s.ok(&["get", p, "-o", "jsonpath={.spec.containers[0].image}"])
+                == "nginx:does-not-exist"
+        })
+        .expect("the rollout's new pod")
+        .to_owned();
+    let rows = describe_events(&s.ok(&["describe", &stuck]));
+    let cols = |r: &Vec<String>| (r[0].clone(), r[1].clone(), r[r.len() - 2].clone());
+    let name = stuck.trim_start_matches("pod/");
+    assert_eq!(
+        cols(&rows[0]),
+        (
+            "Normal".into(),
+            "Scheduled".into(),
+            "default-scheduler".into()
+        ),
+        "{rows:?}"
+    );
+    assert!(rows[0][4].starts_with(&format!("Successfully assigned default/{name} to node-")));
+    // The kubelet's pull failure, then ErrImagePull, back-off and ImagePullBackOff, each
+    // retry counted on the same Event: `(xN over ...)` in the Age column.
+    let reasons: Vec<(String, String)> = rows[1..]
+        .iter()
+        .map(|r| (r[1].clone(), r[r.len() - 1].clone()))
+        .collect();
+    assert_eq!(
+        reasons,
+        [
+            ("Pulling", "Pulling image \"nginx:does-not-exist\""),
+            ("Failed", "Failed to pull image \"nginx:does-not-exist\": rpc error: code = NotFound desc = failed to pull and unpack image \"docker.io/library/nginx:does-not-exist\": failed to resolve reference \"docker.io/library/nginx:does-not-exist\": docker.io/library/nginx:does-not-exist: not found"),
+            ("Failed", "Error: ErrImagePull"),
+            ("BackOff", "Back-off pulling image \"nginx:does-not-exist\""),
+            ("Failed", "Error: ImagePullBackOff"),
+        ]
+        .map(|(a, b)| (a.to_owned(), b.to_owned())),
+        "{rows:?}"
+    );
+    for r in &rows[1..] {
+        assert_eq!(r[r.len() - 2], "kubelet");
+        assert!(r[2].contains(" (x") && r[2].contains(" over "), "{r:?}");
+    }
+
+    let deploy = describe_events(&s.ok(&["describe", "deployment", "web"]));
+    let messages: Vec<&str> = deploy.iter().map(|r| r[r.len() - 1].as_str()).collect();
+    assert_eq!(messages.len(), 2, "{deploy:?}");
+    assert!(
+        messages[0].starts_with("Scaled up replica set web-")
+            && messages[0].ends_with(" from 0 to 2")
+    );
+    assert!(
+        messages[1].starts_with("Scaled up replica set web-")
+            && messages[1].ends_with(" from 0 to 1")
+    );
+
+    // The server's table and field selectors, as `kubectl get events` uses them.
+    let warnings = s.ok(&[
+        "get",
+        "events",
+        "--field-selector",
+        "type=Warning",
+        "-o",
+        "wide",
+    ]);
+    let header: Vec<&str> = warnings
+        .lines()
+        .next()
+        .unwrap_or("")
+        .split_whitespace()
+        .collect();
+    assert_eq!(
+        header,
+        [
+            "LAST",
+            "SEEN",
+            "TYPE",
+            "REASON",
+            "OBJECT",
+            "SUBOBJECT",
+            "SOURCE",
+            "MESSAGE",
+            "FIRST",
+            "SEEN",
+            "COUNT",
+            "NAME"
+        ]
+    );
+    let body: Vec<&str> = warnings.lines().skip(1).collect();
+    assert_eq!(
+        body.len(),
+        3,
+        "the pull error, ErrImagePull, ImagePullBackOff: {warnings}"
+    );
+    for l in &body {
+        assert!(
+            l.contains(&format!("pod/{name}"))
+                && l.contains("spec.containers{app}")
+                && l.contains("kubelet, node-"),
+            "{l}"
+        );
+    }
+    let scheduler = s.ok(&[
+        "get",
+        "events",
+        "--field-selector",
+        "source=default-scheduler",
+        "-o",
+        "wide",
+    ]);
+    assert!(
+        scheduler
+            .lines()
+            .skip(1)
+            .all(|l| l.contains("default-scheduler, default-scheduler-control-plane")),
+        "{scheduler}"
+    );
+    assert_eq!(
+        scheduler.lines().count(),
+        4,
+        "three pods scheduled: {scheduler}"
+    );
+}

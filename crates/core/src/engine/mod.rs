@@ -10,6 +10,8 @@
 //! t=0.000s user:alice request -> create deployments default/web 201
 //! t=0.005s deployment-controller watch ADDED deployments default/web rv=35 -> queue default/web
 //! t=0.005s deployment-controller reconcile default/web -> create replicasets default/web-5cc4fd5dc8 201, update deployments/status default/web 200
+//! t=0.005s deployment-controller events ScalingReplicaSet -> create events default/web.1816687ec0a34b40 201
+//! t=3.653s kubelet/node-1 events Pulled -> patch events default/web-x-abcde.1816687f9a135b40 200; Created -> patch ...
 //! t=0.010s deployment-controller reconcile default/web -> no writes; requeue after 600.990s
 //! t=12.005s deployment-controller reconcile default/web -> update replicasets default/web-5cc4fd5dc8 409; error: Operation cannot be fulfilled on ...; retry after 10ms
 //! t=3.000s kubelet/node-1 watch MODIFIED pods default/web-x-abcde rv=80 (stale, ignored)
@@ -20,7 +22,9 @@
 //!
 //! `t=` is simulated time; the lane (`user:<principal>`, a controller name, `kubelet/<node>`,
 //! `fault`, `environment`, `engine`) is the timeline lane; requests read
-//! `<verb> <resource>[/status] <namespace>/<name> <code>`.
+//! `<verb> <resource>[/status] <namespace>/<name> <code>`. An `events` line follows a reconcile
+//! that reported Events: each reason with the writes it caused, `dropped` when client-go's spam
+//! filter drops it, `counted` when an events.k8s.io series counts it in memory.
 
 mod bootstrap;
 mod checks;
