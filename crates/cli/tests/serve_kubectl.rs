@@ -655,3 +655,54 @@ fn kubectl_describe_and_get_events_tell_why_a_rollout_is_stuck() {
         "three pods scheduled: {scheduler}"
     );
 }
+
+#[test]
+fn kubectl_discovers_every_resource_from_the_aggregated_documents() {
+    let s = Served::start("discovery");
+    // -v=6 logs each request kubectl sends: with aggregated discovery it reads /api and /apis
+    // and nothing per group version.
+    let out = s.kubectl(&["api-resources", "-v=6"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let log = String::from_utf8_lossy(&out.stderr);
+    let gets: Vec<&str> = log
+        .lines()
+        .filter_map(|l| l.split("GET https://").nth(1))
+        .filter_map(|rest| rest.split_once('/').map(|(_, path)| path))
+        .collect();
+    assert!(
+        gets.iter().any(|p| p.starts_with("api?")) && gets.iter().any(|p| p.starts_with("apis?")),
+        "{gets:?}"
+    );
+    assert!(
+        !gets
+            .iter()
+            .any(|p| p.starts_with("api/v1") || p.starts_with("apis/")),
+        "a group version was fetched on its own: {gets:?}"
+    );
+    let table = String::from_utf8_lossy(&out.stdout);
+    let row = |name: &str| -> Vec<String> {
+        table
+            .lines()
+            .find(|l| l.starts_with(&format!("{name} ")))
+            .unwrap_or_else(|| panic!("no {name} in {table}"))
+            .split_whitespace()
+            .map(str::to_owned)
+            .collect()
+    };
+    assert_eq!(
+        row("deployments"),
+        ["deployments", "deploy", "apps/v1", "true", "Deployment"]
+    );
+    assert_eq!(row("nodes"), ["nodes", "no", "v1", "false", "Node"]);
+    // kubectl scale reads the scale subresource from the same documents.
+    let manifest = Served::fixture("nginx-deployment.yaml");
+    s.ok(&["apply", "-f", &manifest]);
+    assert_eq!(
+        s.ok(&["scale", "--replicas=2", "deployment/nginx-deployment"]),
+        "deployment.apps/nginx-deployment scaled\n"
+    );
+}

@@ -1,7 +1,8 @@
 //! `converge serve` under load, on loopback: 50 watchers of ConfigMaps and a writer at 200
 //! writes/s for 30 s, with one more watcher that never reads. Every write must succeed, every
 //! reading watcher must see every event of its resource in resourceVersion order, and the one
-//! that stopped reading must not hold the others back. The latency of the writes
+//! that stopped reading must not hold the others back, and is dropped once a burst of larger
+//! writes overflows its buffer. The latency of the writes
 //! (p50/p99) and the server's peak memory are printed for BENCHMARKS.md.
 
 use std::io::{BufRead, BufReader};
@@ -24,6 +25,8 @@ use tokio_rustls::TlsConnector;
 const WATCHERS: usize = 50;
 const WRITES_PER_SECOND: u64 = 200;
 const SECONDS: u64 = 30;
+/// Writes of 4 KiB after the measured run, to overflow a watcher that never reads.
+const BURST: usize = 6_000;
 
 struct Server {
     child: Child,
@@ -50,12 +53,17 @@ fn yaml_value<'a>(text: &'a str, key: &str) -> &'a str {
 }
 
 fn start() -> Server {
-    let dir = std::env::temp_dir().join(format!("converge-serve-load-{}", std::process::id()));
+    start_with("load", &[])
+}
+
+fn start_with(name: &str, extra: &[&str]) -> Server {
+    let dir = std::env::temp_dir().join(format!("converge-serve-{name}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("a temporary directory");
     let kubeconfig = dir.join("kubeconfig");
     let mut child = Command::new(env!("CARGO_BIN_EXE_converge"))
         .args(["serve", "--manual", "--port", "0", "--kubeconfig"])
         .arg(&kubeconfig)
+        .args(extra)
         .stdout(Stdio::piped())
         .spawn()
         .expect("converge serve starts");
@@ -248,10 +256,57 @@ async fn fifty_watchers_see_every_write_at_200_per_second_and_a_stalled_one_is_d
             "events out of resourceVersion order"
         );
     }
-    // The stalled watcher is still connected, its unread frames held in the server's bounded
-    // buffer and the sockets: it slowed nobody (the checks above). The server drops it once
-    // 4,096 frames wait unsent.
-    drop(stalled_resp);
+    // The stalled watcher slowed nobody (the checks above); the sockets and the server's buffer
+    // of 4,096 frames still hold all it missed. A burst of 4 KiB writes overflows both, and the
+    // server must then drop it rather than hold every event for a client that never reads.
+    // The measured run's peak memory, before the burst's buffered frames add to it.
+    let peak_kib = peak_memory_kib(s.child.id());
+    let pad = "x".repeat(4096);
+    for i in 0..BURST {
+        let name = format!("cm-{}", i % 20);
+        let body = serde_json::json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": name, "namespace": "default"}, "data": {"pad": pad, "write": i.to_string()}});
+        writer
+            .ready()
+            .await
+            .expect("the connection takes the next request");
+        let resp = writer
+            .send_request(request(
+                &s,
+                "PUT",
+                &format!("/api/v1/namespaces/default/configmaps/{name}"),
+                Full::new(Bytes::from(body.to_string())),
+            ))
+            .await
+            .expect("the write is answered");
+        assert!(
+            resp.status().is_success(),
+            "burst write {i} got {}",
+            resp.status()
+        );
+        let _ = resp.into_body().collect().await;
+    }
+    // Reading it now gives what was buffered, then the end of the stream.
+    let mut stalled_body = stalled_resp.into_body();
+    let mut stalled_bytes = 0usize;
+    let ended = tokio::time::timeout(Duration::from_secs(20), async {
+        while let Some(frame) = stalled_body.frame().await {
+            match frame {
+                Ok(f) => stalled_bytes += f.into_data().map_or(0, |d| d.len()),
+                Err(_) => break,
+            }
+        }
+    })
+    .await;
+    assert!(
+        ended.is_ok(),
+        "the stalled watch is still open: the server kept it ({stalled_bytes} bytes read)"
+    );
+    let sent = total * 200 + BURST * 4096;
+    assert!(
+        stalled_bytes < sent,
+        "the stalled watcher read {stalled_bytes} bytes, at least {sent} were written: it was never dropped"
+    );
     latencies.sort();
     let p = |q: f64| latencies[((latencies.len() as f64 * q) as usize).min(latencies.len() - 1)];
     println!(
@@ -259,6 +314,81 @@ async fn fifty_watchers_see_every_write_at_200_per_second_and_a_stalled_one_is_d
         elapsed.as_secs_f64(),
         p(0.50),
         p(0.99),
-        peak_memory_kib(s.child.id())
+        peak_kib
     );
+}
+
+/// A TLS connection to the server that writes raw bytes, as a broken or slow client does.
+async fn raw(s: &Server) -> tokio_rustls::client::TlsStream<TcpStream> {
+    let tcp = TcpStream::connect(&s.addr).await.expect("connects");
+    let name = ServerName::try_from("127.0.0.1").expect("a name");
+    s.tls.connect(name, tcp).await.expect("TLS handshake")
+}
+
+/// The head of a POST of a ConfigMap whose body claims `length` bytes.
+fn post_head(s: &Server, length: usize) -> String {
+    format!(
+        "POST /api/v1/namespaces/default/configmaps HTTP/1.1\r\nhost: {}\r\nauthorization: Bearer {}\r\ncontent-type: application/json\r\ncontent-length: {length}\r\n\r\n",
+        s.addr, s.token
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_body_that_stops_arriving_gets_kubes_timeout_and_a_cut_one_hangs_nothing() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let s = start_with("timeouts", &["--request-timeout", "1s"]);
+    let started = Instant::now();
+    let mut slow = raw(&s).await;
+    slow.write_all(post_head(&s, 100).as_bytes())
+        .await
+        .expect("writes");
+    slow.write_all(br#"{"apiVersion":"#).await.expect("writes");
+    slow.flush().await.expect("flushes");
+    // The rest never comes: the server answers on its own.
+    let mut answer = Vec::new();
+    let mut buf = [0u8; 4096];
+    while !answer.ends_with(b"}\n") {
+        let n = tokio::time::timeout(Duration::from_secs(30), slow.read(&mut buf))
+            .await
+            .expect("the server answers a stalled body")
+            .expect("reads");
+        if n == 0 {
+            break;
+        }
+        answer.extend_from_slice(&buf[..n]);
+    }
+    let text = String::from_utf8_lossy(&answer);
+    assert!(text.starts_with("HTTP/1.1 504"), "{text}");
+    assert!(
+        text.contains(r#""message":"Timeout: request did not complete within requested timeout - context deadline exceeded","reason":"Timeout","code":504"#),
+        "{text}"
+    );
+    assert!(
+        started.elapsed() >= Duration::from_secs(1),
+        "answered before the timeout"
+    );
+
+    // A body cut off by the client closing: nothing waits for it, and the next client is served.
+    let mut cut = raw(&s).await;
+    cut.write_all(post_head(&s, 100).as_bytes())
+        .await
+        .expect("writes");
+    cut.write_all(br#"{"apiVersion":"v1","kind":"Conf"#)
+        .await
+        .expect("writes");
+    cut.shutdown().await.expect("closes");
+    drop(cut);
+    let mut next = connect::<Full<Bytes>>(&s).await;
+    let body = serde_json::json!({"apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": "after", "namespace": "default"}});
+    let resp = next
+        .send_request(request(
+            &s,
+            "POST",
+            "/api/v1/namespaces/default/configmaps",
+            Full::new(Bytes::from(body.to_string())),
+        ))
+        .await
+        .expect("answered");
+    assert_eq!(resp.status(), 201);
 }

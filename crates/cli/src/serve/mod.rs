@@ -76,6 +76,18 @@ pub struct ServeArgs {
     /// The world's seed (default: the scenario's, or 1).
     #[arg(long, value_name = "N")]
     seed: Option<u64>,
+    /// How long a request's body may take to arrive before it is answered kube's 504 Timeout
+    /// (kube-apiserver's --request-timeout, 1m by default).
+    #[arg(long, value_name = "DURATION", default_value = "1m", value_parser = request_timeout)]
+    request_timeout: Duration,
+}
+
+fn request_timeout(s: &str) -> Result<Duration, String> {
+    let d = converge_core::scenario::Duration::parse(s)?;
+    if d.ms() == 0 {
+        return Err("the request timeout must be longer than 0".into());
+    }
+    Ok(Duration::from_millis(d.ms()))
 }
 
 /// One open watch and where its frames go.
@@ -89,6 +101,7 @@ struct Server {
     session: Session,
     tokens: BTreeMap<String, String>,
     anonymous: bool,
+    request_timeout: Duration,
     watchers: Vec<Watcher>,
 }
 
@@ -222,7 +235,17 @@ async fn handle(
     let query = req.uri().query().unwrap_or("").to_owned();
     let content_type = header(&req, "content-type").to_owned();
     let accept = header(&req, "accept").to_owned();
-    let body = match Limited::new(req.into_body(), MAX_BODY).collect().await {
+    // A body that stops arriving is answered as kube's handlers answer a request past its
+    // deadline (`finishRequest`, apiserver endpoints/handlers/finisher).
+    let timeout = state.borrow().request_timeout;
+    let read = tokio::time::timeout(timeout, Limited::new(req.into_body(), MAX_BODY).collect());
+    let Ok(read) = read.await else {
+        return Ok(error_response(&ApiError::new(
+            StatusReason::Timeout,
+            "Timeout: request did not complete within requested timeout - context deadline exceeded",
+        )));
+    };
+    let body = match read {
         Ok(b) => b.to_bytes(),
         Err(e) => {
             let too_large = e
@@ -254,6 +277,11 @@ async fn handle(
     });
     let response = match reply {
         Reply::Json(r) => json_response(&r),
+        Reply::JsonAs { body, content_type } => {
+            let mut bytes = serde_json::to_vec(&body).unwrap_or_default();
+            bytes.push(b'\n');
+            full(200, content_type, bytes)
+        }
         Reply::Text { status, body } => {
             full(status, "text/plain; charset=utf-8", body.into_bytes())
         }
@@ -368,6 +396,7 @@ async fn serve(args: &ServeArgs, session: Session) -> CommandResult {
         session,
         tokens,
         anonymous: args.anonymous,
+        request_timeout: args.request_timeout,
         watchers: Vec::new(),
     }));
     if !args.manual {

@@ -35,6 +35,7 @@ mod properties;
 pub mod quantity;
 pub mod rbac;
 mod scale;
+pub(crate) use scale::has_scale;
 pub mod selector;
 mod server;
 pub mod store;

@@ -16,7 +16,7 @@ use super::types::{ApiRequest, ApiResult, ObjectKey, PatchType, RequestBody, Ver
 use crate::time::SimTime;
 
 /// Whether the resource has a scale subresource.
-pub(super) fn has_scale(info: &ResourceInfo) -> bool {
+pub(crate) fn has_scale(info: &ResourceInfo) -> bool {
     info.gr.group == "apps" && matches!(info.gr.resource.as_str(), "deployments" | "replicasets")
 }
 

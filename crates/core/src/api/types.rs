@@ -176,6 +176,8 @@ pub enum StatusReason {
     UnsupportedMediaType,
     InternalError,
     ServiceUnavailable,
+    /// The request did not complete in time (504).
+    Timeout,
 }
 
 impl StatusReason {
@@ -193,6 +195,7 @@ impl StatusReason {
             StatusReason::UnsupportedMediaType => 415,
             StatusReason::InternalError => 500,
             StatusReason::ServiceUnavailable => 503,
+            StatusReason::Timeout => 504,
         }
     }
 }
@@ -216,6 +219,14 @@ pub struct ApiError {
 impl ApiError {
     pub fn code(&self) -> u16 {
         self.reason.code()
+    }
+
+    /// Whether this is NamespaceLifecycle's refusal in a terminating namespace (kube's
+    /// `HasStatusCause(err, NamespaceTerminatingCause)`; the simulation's errors carry no status
+    /// causes but Invalid's, so the message tells).
+    pub fn namespace_terminating(&self) -> bool {
+        self.reason == StatusReason::Forbidden
+            && self.message.ends_with("because it is being terminated")
     }
 }
 

@@ -635,7 +635,8 @@ impl Reconciler for HpaController {
                         &hpa,
                         EventType::Warning,
                         "FailedComputeMetricsReplicas",
-                        format!("invalid metrics (1 invalid out of 1), first error is: {err}"),
+                        // computeReplicasForMetric wraps the error once more.
+                        format!("invalid metrics (1 invalid out of 1), first error is: failed to get cpu resource metric value: {err}"),
                     );
                     conditions::set_hpa_condition(
                         &mut status,

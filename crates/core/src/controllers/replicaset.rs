@@ -601,7 +601,7 @@ fn record_pod_control(ctx: &mut Ctx<'_>, rs: &Value, op: PodOp<'_>, result: &Api
         ),
         // `HasStatusCause(err, NamespaceTerminatingCause)`: the refusal NamespaceLifecycle
         // gives in a terminating namespace.
-        (PodOp::Create, Err(e)) if e.message.ends_with("because it is being terminated") => return,
+        (PodOp::Create, Err(e)) if e.namespace_terminating() => return,
         (PodOp::Create, Err(e)) => (
             EventType::Warning,
             "FailedCreate",

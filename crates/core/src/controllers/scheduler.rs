@@ -196,6 +196,26 @@ pub fn unschedulable_message(total_nodes: usize, reasons: &BTreeMap<String, usiz
     )
 }
 
+/// Whether a pod changed beyond its status, resourceVersion, generation, managedFields and
+/// finalizers (`isPodUpdated`'s `strip`).
+fn is_pod_updated(old: &Value, new: &Value) -> bool {
+    let strip = |p: &Value| {
+        let mut meta = p.get("metadata").cloned().unwrap_or(Value::Null);
+        if let Some(m) = meta.as_object_mut() {
+            for k in [
+                "resourceVersion",
+                "generation",
+                "managedFields",
+                "finalizers",
+            ] {
+                m.remove(k);
+            }
+        }
+        meta
+    };
+    old.get("spec") != new.get("spec") || strip(old) != strip(new)
+}
+
 /// `truncateMessage` [pkg/scheduler/schedule_one.go]: an event note longer than 1024 bytes is
 /// cut, ending in ` ...`.
 fn truncate_message(message: &str) -> String {
@@ -261,6 +281,11 @@ impl Reconciler for Scheduler {
         let waiting = !deleted && str_at(new, "/spec/nodeName").is_empty() && pod_is_active(new);
         if waiting {
             self.pending.insert(ev.key.clone());
+            // `isPodUpdated` [pkg/scheduler/eventhandlers.go]: an update of the status alone
+            // (such as the scheduler's own PodScheduled=False) does not queue the pod again.
+            if old.is_some_and(|o| !is_pod_updated(o, new)) {
+                return Vec::new();
+            }
             return vec![ev.key.clone()];
         }
         self.pending.remove(&ev.key);

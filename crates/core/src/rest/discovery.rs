@@ -2,8 +2,11 @@
 //! (kubectl's RESTMapper, client-go's discovery client): `/version`, `/api`, `/apis`, and one
 //! `APIResourceList` per group version [apiserver pkg/endpoints/discovery: `legacyRootAPIHandler`,
 //! `rootAPIsHandler`, `APIVersionHandler`]. Built from the resources the server serves at the
-//! moment, so a CRD's resource appears once the CRD exists. Only the legacy (unaggregated) form
-//! is served: client-go falls back to it when the answer is not an `APIGroupDiscoveryList`.
+//! moment, so a CRD's resource appears once the CRD exists. `/api` and `/apis` answer in the
+//! aggregated form (`apidiscovery.k8s.io/v2` `APIGroupDiscoveryList`, every group's resources
+//! in one document [apiserver pkg/endpoints/discovery/aggregated]) when the client asks for it,
+//! as kubectl 1.32 does first; otherwise in the legacy form, and each group version has its
+//! `APIResourceList` either way.
 
 use serde_json::{json, Value};
 
@@ -38,6 +41,99 @@ pub fn document(server: &ApiServer, target: &PathTarget) -> Result<Value, ApiErr
         PathTarget::GroupVersion { group, version } => resource_list(server, group, version),
         PathTarget::Resource(_) => Err(unknown_resource()),
     }
+}
+
+/// The media type of an aggregated discovery answer; client-go reads the document as one only
+/// when the response says so.
+pub const AGGREGATED: &str = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList";
+
+/// Whether `accept` asks for aggregated discovery v2 (client-go's `AcceptV2`), with its
+/// parameters in any order.
+pub fn wants_aggregated(accept: &str) -> bool {
+    accept.split(',').any(|media| {
+        let mut parts = media.split(';').map(str::trim);
+        parts.next() == Some("application/json") && {
+            let params: Vec<&str> = parts.collect();
+            ["g=apidiscovery.k8s.io", "v=v2", "as=APIGroupDiscoveryList"]
+                .iter()
+                .all(|p| params.contains(p))
+        }
+    })
+}
+
+/// `/api` (`legacy`) or `/apis` in the aggregated form: one `APIGroupDiscovery` per group (the
+/// core group's name is `""`), each version with its resources and their subresources.
+pub fn aggregated(server: &ApiServer, legacy: bool) -> Value {
+    let named = groups(server);
+    let list: Vec<(String, Vec<String>)> = if legacy {
+        vec![(String::new(), vec!["v1".to_owned()])]
+    } else {
+        named
+    };
+    let items: Vec<Value> = list
+        .iter()
+        .map(|(group, versions)| {
+            let versions: Vec<Value> = versions
+                .iter()
+                .map(|version| {
+                    let mut infos: Vec<&ResourceInfo> = server
+                        .resources()
+                        .filter(|i| i.gr.group == *group && i.versions.contains(version))
+                        .filter(|i| i.gr.resource != "bindings")
+                        .collect();
+                    infos.sort_by(|a, b| a.gr.resource.cmp(&b.gr.resource));
+                    let resources: Vec<Value> = infos
+                        .iter()
+                        .map(|i| aggregated_resource(server, i, version))
+                        .collect();
+                    json!({"version": version, "resources": resources, "freshness": "Current"})
+                })
+                .collect();
+            json!({"metadata": {"name": group, "creationTimestamp": null}, "versions": versions})
+        })
+        .collect();
+    json!({
+        "kind": "APIGroupDiscoveryList",
+        "apiVersion": "apidiscovery.k8s.io/v2",
+        "metadata": {},
+        "items": items,
+    })
+}
+
+/// One `APIResourceDiscovery` (`convertAPIResource`'s input).
+fn aggregated_resource(server: &ApiServer, info: &ResourceInfo, version: &str) -> Value {
+    let (short, categories) = names(server, info);
+    let kind = |group: &str, version: &str, kind: &str| json!({"group": group, "version": version, "kind": kind});
+    let mut subresources = Vec::new();
+    if info.gr == GroupResource::new("", "pods") {
+        subresources.push(json!({"subresource": "binding",
+            "responseKind": kind("", "v1", "Binding"), "verbs": ["create"]}));
+    }
+    if crate::api::has_scale(info) {
+        subresources.push(json!({"subresource": "scale",
+            "responseKind": kind("autoscaling", "v1", "Scale"), "verbs": ["get", "patch", "update"]}));
+    }
+    if info.status_subresource {
+        subresources.push(json!({"subresource": "status",
+            "responseKind": kind(&info.gr.group, version, &info.kind), "verbs": ["get", "patch", "update"]}));
+    }
+    let mut r = json!({
+        "resource": info.gr.resource,
+        "responseKind": kind(&info.gr.group, version, &info.kind),
+        "scope": if info.namespaced { "Namespaced" } else { "Cluster" },
+        "singularResource": info.kind.to_lowercase(),
+        "verbs": VERBS,
+    });
+    if !short.is_empty() {
+        r["shortNames"] = json!(short);
+    }
+    if !categories.is_empty() {
+        r["categories"] = json!(categories);
+    }
+    if !subresources.is_empty() {
+        r["subresources"] = json!(subresources);
+    }
+    r
 }
 
 /// `/version`: the Kubernetes release modelled, marked as Converge's.
@@ -125,17 +221,21 @@ fn crd_names(server: &ApiServer, gr: &GroupResource) -> (Vec<String>, Vec<String
         .unwrap_or_default()
 }
 
+/// The resource's short names and categories: kube's for built-in kinds, the CRD's otherwise.
+fn names(server: &ApiServer, info: &ResourceInfo) -> (Vec<String>, Vec<String>) {
+    if crate::api::kinds::Registry::is_builtin(&info.gr) {
+        let (s, c) = builtin_names(&info.gr);
+        (
+            s.iter().map(|x| (*x).to_owned()).collect(),
+            c.iter().map(|x| (*x).to_owned()).collect(),
+        )
+    } else {
+        crd_names(server, &info.gr)
+    }
+}
+
 fn resource_json(server: &ApiServer, info: &ResourceInfo) -> Vec<Value> {
-    let (short, categories): (Vec<String>, Vec<String>) =
-        if crate::api::kinds::Registry::is_builtin(&info.gr) {
-            let (s, c) = builtin_names(&info.gr);
-            (
-                s.iter().map(|x| (*x).to_owned()).collect(),
-                c.iter().map(|x| (*x).to_owned()).collect(),
-            )
-        } else {
-            crd_names(server, &info.gr)
-        };
+    let (short, categories) = names(server, info);
     let singular = info.kind.to_lowercase();
     if info.gr.resource == "bindings" {
         return vec![
@@ -162,6 +262,17 @@ fn resource_json(server: &ApiServer, info: &ResourceInfo) -> Vec<Value> {
             json!({"name": "pods/binding", "singularName": "", "namespaced": true,
             "kind": "Binding", "verbs": ["create"]}),
         );
+    }
+    if crate::api::has_scale(info) {
+        out.push(json!({
+            "name": format!("{}/scale", info.gr.resource),
+            "singularName": "",
+            "namespaced": info.namespaced,
+            "group": "autoscaling",
+            "version": "v1",
+            "kind": "Scale",
+            "verbs": ["get", "patch", "update"],
+        }));
     }
     if info.status_subresource {
         out.push(json!({
@@ -207,6 +318,69 @@ mod tests {
 
     fn doc(server: &ApiServer, path: &str) -> Value {
         document(server, &parse_path(path).expect("path")).expect("served")
+    }
+
+    #[test]
+    fn aggregated_discovery_lists_every_group_with_its_resources_and_subresources() {
+        let s = ApiServer::new();
+        assert!(wants_aggregated(
+            "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList,application/json"
+        ));
+        assert!(wants_aggregated(
+            "application/json; as=APIGroupDiscoveryList; v=v2; g=apidiscovery.k8s.io"
+        ));
+        assert!(!wants_aggregated("application/json"));
+        assert!(!wants_aggregated(
+            "application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList"
+        ));
+        let core = aggregated(&s, true);
+        assert_eq!(core["kind"], "APIGroupDiscoveryList");
+        assert_eq!(core["apiVersion"], "apidiscovery.k8s.io/v2");
+        let items = core["items"].as_array().expect("items");
+        assert_eq!(items.len(), 1);
+        assert_eq!(items[0]["metadata"]["name"], "");
+        let v1 = &items[0]["versions"][0];
+        assert_eq!(
+            (v1["version"].as_str(), v1["freshness"].as_str()),
+            (Some("v1"), Some("Current"))
+        );
+        let pods = v1["resources"]
+            .as_array()
+            .expect("resources")
+            .iter()
+            .find(|r| r["resource"] == "pods")
+            .expect("pods");
+        assert_eq!(pods["scope"], "Namespaced");
+        assert_eq!(
+            pods["responseKind"],
+            json!({"group": "", "version": "v1", "kind": "Pod"})
+        );
+        let subs: Vec<&str> = pods["subresources"]
+            .as_array()
+            .expect("subresources")
+            .iter()
+            .filter_map(|r| r["subresource"].as_str())
+            .collect();
+        assert_eq!(subs, ["binding", "status"]);
+        let named = aggregated(&s, false);
+        let apps = named["items"]
+            .as_array()
+            .expect("items")
+            .iter()
+            .find(|g| g["metadata"]["name"] == "apps")
+            .expect("apps");
+        let deploy = apps["versions"][0]["resources"]
+            .as_array()
+            .expect("resources")
+            .iter()
+            .find(|r| r["resource"] == "deployments")
+            .expect("deployments");
+        assert_eq!(deploy["shortNames"], json!(["deploy"]));
+        assert_eq!(
+            deploy["subresources"][0],
+            json!({"subresource": "scale", "responseKind": {"group": "autoscaling", "version": "v1", "kind": "Scale"}, "verbs": ["get", "patch", "update"]})
+        );
+        assert_eq!(deploy["subresources"][1]["subresource"], "status");
     }
 
     #[test]

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use serde_json::{json, Value};
 
 use super::respond::{response, Response};
-use super::route::{self, Operation, WatchRequest};
+use super::route::{self, Operation, PathTarget, WatchRequest};
 use super::table::{self, IncludeObject};
 use super::watch::{self, WatchFilter, WatchStart};
 use super::{discovery, openapi};
@@ -43,6 +43,11 @@ pub enum Reply {
     Json(Response),
     /// Plain text (the control API's trace).
     Text { status: u16, body: String },
+    /// A JSON document of another media type (aggregated discovery).
+    JsonAs {
+        body: Value,
+        content_type: &'static str,
+    },
     /// An open watch: the frames to send now, then [`OpenWatch::frames`] after every change.
     Watch(OpenWatch),
 }
@@ -252,6 +257,18 @@ impl Session {
         )?;
         let table = wants_table(req.accept);
         match op {
+            Operation::Discovery(target)
+                if matches!(target, PathTarget::LegacyVersions | PathTarget::Groups)
+                    && discovery::wants_aggregated(req.accept) =>
+            {
+                Ok(Reply::JsonAs {
+                    body: discovery::aggregated(
+                        self.world().api(),
+                        target == PathTarget::LegacyVersions,
+                    ),
+                    content_type: discovery::AGGREGATED,
+                })
+            }
             Operation::Discovery(target) => Ok(Reply::Json(Response {
                 status: 200,
                 body: discovery::document(self.world().api(), &target)?,

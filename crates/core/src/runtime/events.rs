@@ -152,7 +152,7 @@ const SERIES_WINDOW_MS: u64 = 360_000;
 const COMBINED: &str = "(combined from similar events): ";
 
 /// What the correlator's caches hold: one type, so the cache code is compiled once.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 enum Cached {
     Aggregate(AggregateRecord),
     Logged(Logged),
@@ -222,8 +222,10 @@ struct Bucket {
 }
 
 /// An events.k8s.io event the recorder wrote (`eventCache`), for series updates.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 struct SeriesEntry {
+    /// The Event as first created, to create again if a series patch finds it gone.
+    body: std::sync::Arc<Value>,
     namespace: String,
     name: String,
     event_time: SimTime,
@@ -375,6 +377,15 @@ impl EventBroadcaster {
         record.messages.insert(note.message.clone());
         record.last = now;
         let combined = record.messages.len() >= AGGREGATE_MAX_EVENTS;
+        if combined {
+            // `localKeys.PopAny()`: the set never grows past the threshold, so a message seen
+            // before still reaches its own Event. kube pops an arbitrary one; Converge the
+            // first in string order, to stay deterministic.
+            let first = record.messages.get_min().cloned();
+            if let Some(first) = first {
+                record.messages.remove(&first);
+            }
+        }
         self.aggregate
             .put(&aggregate_key, Cached::Aggregate(record));
         // The combined event carries no reportingComponent/Instance, and is logged under the
@@ -455,7 +466,7 @@ impl EventBroadcaster {
         if !host.is_empty() {
             source_json.insert("host".into(), json!(host));
         }
-        let mut body = json!({
+        let body = json!({
             "apiVersion": "v1",
             "kind": "Event",
             "metadata": {"name": name, "namespace": namespace},
@@ -468,13 +479,10 @@ impl EventBroadcaster {
             "count": count,
             "type": note.event_type.as_str(),
             "eventTime": null,
+            // No omitempty on either: a combined Event has them empty.
+            "reportingComponent": reporting.0,
+            "reportingInstance": reporting.1,
         });
-        if !reporting.0.is_empty() {
-            body["reportingComponent"] = json!(reporting.0);
-        }
-        if !reporting.1.is_empty() {
-            body["reportingInstance"] = json!(reporting.1);
-        }
         let create = ApiRequest::create(&self.principal, events_gr(), &namespace, body);
         if count == 1 {
             return Some(EventWrite {
@@ -534,28 +542,12 @@ impl EventBroadcaster {
             }
             seen.count = 2;
             seen.sent = 2;
-            let patch = series_patch(2, now);
-            let request = self.series_request(&seen, patch);
+            let write = self.series_write(&seen, key.clone());
             self.series.put(&key, Cached::Series(seen));
-            return Some(EventWrite {
-                request,
-                create_if_missing: None,
-                key,
-            });
+            return Some(write);
         }
         let namespace = event_namespace(r);
         let name = self.name_for(&r.name, now);
-        self.series.put(
-            &key,
-            Cached::Series(SeriesEntry {
-                namespace: namespace.clone(),
-                name: name.clone(),
-                event_time: now,
-                count: 0,
-                sent: 0,
-                last_observed: now,
-            }),
-        );
         let body = json!({
             "apiVersion": "v1",
             "kind": "Event",
@@ -572,6 +564,18 @@ impl EventBroadcaster {
             "reportingComponent": controller,
             "reportingInstance": instance,
         });
+        self.series.put(
+            &key,
+            Cached::Series(SeriesEntry {
+                body: std::sync::Arc::new(body.clone()),
+                namespace: namespace.clone(),
+                name,
+                event_time: now,
+                count: 0,
+                sent: 0,
+                last_observed: now,
+            }),
+        );
         Some(EventWrite {
             request: ApiRequest::create(&self.principal, events_gr(), &namespace, body),
             create_if_missing: None,
@@ -579,15 +583,29 @@ impl EventBroadcaster {
         })
     }
 
-    fn series_request(&self, seen: &SeriesEntry, patch: Value) -> ApiRequest {
-        ApiRequest::patch(
-            &self.principal,
-            events_gr(),
-            &seen.namespace,
-            &seen.name,
-            PatchType::Strategic,
-            patch,
-        )
+    /// The series patch of `seen`'s count and last observation; if the Event is gone, it is
+    /// created again with the series (`recordEvent`'s 404 path).
+    fn series_write(&self, seen: &SeriesEntry, key: String) -> EventWrite {
+        let patch = series_patch(seen.count, seen.last_observed);
+        let mut again = seen.body.as_ref().clone();
+        again["series"] = patch["series"].clone();
+        EventWrite {
+            request: ApiRequest::patch(
+                &self.principal,
+                events_gr(),
+                &seen.namespace,
+                &seen.name,
+                PatchType::Strategic,
+                patch,
+            ),
+            create_if_missing: Some(ApiRequest::create(
+                &self.principal,
+                events_gr(),
+                &seen.namespace,
+                again,
+            )),
+            key,
+        }
     }
 
     /// `finishSeries`, every 6 minutes from the start: a series last observed over 6 minutes
@@ -618,12 +636,7 @@ impl EventBroadcaster {
                 .collect();
             for (key, e) in done {
                 if e.count > e.sent {
-                    let patch = series_patch(e.count, e.last_observed);
-                    writes.push(EventWrite {
-                        request: self.series_request(&e, patch),
-                        create_if_missing: None,
-                        key: key.clone(),
-                    });
+                    writes.push(self.series_write(&e, key.clone()));
                 }
                 self.series.remove(&key);
             }
@@ -759,7 +772,10 @@ mod tests {
         let tenth = send(&mut b, t, &note("Failed", "error 9"));
         let ev = body(&tenth[0]);
         assert_eq!(ev["message"], "(combined from similar events): error 9");
-        assert!(ev.get("reportingComponent").is_none());
+        assert_eq!(
+            (&ev["reportingComponent"], &ev["reportingInstance"]),
+            (&json!(""), &json!(""))
+        );
         let eleventh = send(&mut b, t, &note("Failed", "error 10"));
         assert_eq!(eleventh[0].verb, crate::api::Verb::Patch);
         assert_eq!(
@@ -767,6 +783,12 @@ mod tests {
             "(combined from similar events): error 10"
         );
         assert_eq!(body(&eleventh[0])["count"], 2);
+        // The set stays below the threshold (`PopAny`), so a message still in it patches its
+        // own Event.
+        let repeat = send(&mut b, t, &note("Failed", "error 5"));
+        assert_eq!(repeat[0].verb, crate::api::Verb::Patch);
+        assert_eq!(body(&repeat[0])["message"], "error 5");
+        assert_eq!(body(&repeat[0])["count"], 2);
     }
 
     #[test]

@@ -139,12 +139,26 @@ pub fn export(scenario: &Scenario) -> Result<String, ScenarioError> {
         .actions
         .iter()
         .map(|a: &CompiledAction| {
-            let text = format!(
-                "# t={}s: {}\n{}",
-                seconds(a.at_ms),
-                a.label,
-                command(&a.request, a.body_from.is_some())
-            );
+            let command = match &a.select {
+                None => command(&a.request, a.body_from.is_some()),
+                // The simulation picks the first match by name when the action fires; kubectl
+                // can list by labels, but has no owner selector.
+                Some(s) if s.owner.is_some() => format!(
+                    "# chosen by owner ({}), which kubectl cannot select: name the object to run this",
+                    s.text
+                ),
+                Some(s) => {
+                    let mut req = a.request.clone();
+                    req.name = format!(
+                        "\"$(kubectl get {}{} -l {} -o name | head -n 1 | cut -d/ -f2)\"",
+                        resource(&a.request),
+                        namespace_flag(&a.request),
+                        quote(&s.text)
+                    );
+                    command(&req, a.body_from.is_some())
+                }
+            };
+            let text = format!("# t={}s: {}\n{command}", seconds(a.at_ms), a.label);
             (a.at_ms, a.index * 2 + 1, text)
         })
         .collect();

@@ -5,6 +5,7 @@
 use super::format::{Expectation, Lesson, Predicate};
 use super::predicates::{
     check_text, compile_request, evaluate, object_check, resolve_target, Check, RequestCheck,
+    Selection,
 };
 use super::ScenarioError;
 use crate::api::ObjectKey;
@@ -16,7 +17,15 @@ fn err(path: impl Into<String>, message: impl Into<String>) -> ScenarioError {
 
 #[derive(Clone, Debug)]
 enum Holds {
-    Object { key: ObjectKey, check: Box<Check> },
+    Object {
+        key: ObjectKey,
+        check: Box<Check>,
+    },
+    /// On the object a `{...}` target picks at the moment the step is checked.
+    Selected {
+        select: Selection,
+        check: Box<Check>,
+    },
     Request(RequestCheck),
 }
 
@@ -97,6 +106,7 @@ impl LessonGuide {
                 }
                 None => predicates.iter().find_map(|p| match &p.check {
                     Holds::Object { key, .. } => Some(key.clone()),
+                    Holds::Selected { .. } => None,
                     Holds::Request(r) if !r.name.is_empty() => {
                         Some(ObjectKey::new(r.gr.clone(), &r.namespace, &r.name))
                     }
@@ -154,6 +164,15 @@ impl LessonGuide {
         };
         step.predicates.iter().all(|p| match &p.check {
             Holds::Object { key, check } => evaluate(check, world.api().get(key), world.now()).0,
+            Holds::Selected { select, check } => {
+                let key = select.pick(world);
+                evaluate(
+                    check,
+                    key.as_ref().and_then(|k| world.api().get(k)),
+                    world.now(),
+                )
+                .0
+            }
             Holds::Request(r) => world.api().audit_since(audit_from).any(|e| r.matches(e)),
         })
     }
@@ -199,9 +218,9 @@ fn compile_predicate(
             "predicates look at the whole object: drop /status",
         ));
     }
-    let Some(key) = t.key() else {
+    if !t.names_one() {
         return Err(err(format!("{p}.target"), "needs an object name"));
-    };
+    }
     let as_expectation = Expectation {
         target: pred.target.clone(),
         kstatus: pred.kstatus,
@@ -217,9 +236,16 @@ fn compile_predicate(
     let check = object_check(&as_expectation, p)?;
     Ok(CompiledPredicate {
         description: format!("{target} {}", check_text(&check)),
-        check: Holds::Object {
-            key,
-            check: Box::new(check),
+        check: match (t.key(), t.selection) {
+            (Some(key), _) => Holds::Object {
+                key,
+                check: Box::new(check),
+            },
+            (None, Some(select)) => Holds::Selected {
+                select,
+                check: Box::new(check),
+            },
+            (None, None) => return Err(err(format!("{p}.target"), "needs an object name")),
         },
     })
 }

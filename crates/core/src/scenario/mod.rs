@@ -139,11 +139,14 @@ impl Scenario {
     /// The world the playground opens this scenario as: the world at t=0 with every fault and
     /// action scheduled at its time, so stepping, playing and "run until converged" go through
     /// them like the runner does. A `bodyFrom` update is scheduled with the copy the scenario's
-    /// own run sent (the client's copy is what it read then, whatever the reader does).
+    /// own run sent (the client's copy is what it read then, whatever the reader does), and an
+    /// action whose target is a `{...}` selection with the object that run picked.
     pub fn playground_world(&self, seed: Option<u64>) -> Result<World, ScenarioError> {
         let seed = seed.unwrap_or(self.seed);
         let compiled = compile::compile_with_seed(self, seed)?;
-        let copies = if compiled.actions.iter().any(|a| a.body_from.is_some()) {
+        let decided_by_run =
+            |a: &compile::CompiledAction| a.body_from.is_some() || a.select.is_some();
+        let copies = if compiled.actions.iter().any(decided_by_run) {
             let mut run = ScenarioRun::new(self, Some(seed))?;
             let last = compiled.actions.iter().map(|a| a.at_ms).max().unwrap_or(0);
             run.run(Until::Time(format::Duration(last)), &RunOptions::default());
@@ -156,13 +159,20 @@ impl Scenario {
             world.schedule(SimTime::from_ms(t), input);
         }
         for a in &compiled.actions {
-            let request = match (&copies, a.body_from) {
-                (Some(run), Some(_)) => run.sent_request(a.index).cloned().ok_or_else(|| {
-                    ScenarioError::new(
-                        format!("actions[{}].bodyFrom", a.index),
-                        "the action it copies from left no copy to start from",
-                    )
-                })?,
+            let request = match &copies {
+                Some(run) if decided_by_run(a) => {
+                    run.sent_request(a.index).cloned().ok_or_else(|| {
+                        let (field, why) = if a.body_from.is_some() {
+                            (
+                                "bodyFrom",
+                                "the action it copies from left no copy to start from",
+                            )
+                        } else {
+                            ("target", "no object matched the target when it fired")
+                        };
+                        ScenarioError::new(format!("actions[{}].{field}", a.index), why)
+                    })?
+                }
                 _ => a.request.clone(),
             };
             world.schedule(SimTime::from_ms(a.at_ms), Input::Request { request });

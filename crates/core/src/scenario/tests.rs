@@ -650,6 +650,20 @@ fn the_new_expectation_forms_are_checked_with_their_line() {
         ),
         (
             "expect:
+  - {target: 'pods/default/{app in (web}', at: 1s, exists: true}
+",
+            "expect[0].target",
+            "in \"pods/default/{app in (web}\"",
+        ),
+        (
+            "expect:
+  - {target: 'pods/{app=web}/default', at: 1s, exists: true}
+",
+            "expect[0].target",
+            "stands for the name",
+        ),
+        (
+            "expect:
   - {events: {about: pods/default, type: Info}, at: 1s, atLeast: 1}
 ",
             "expect[0].events.type",
@@ -1005,4 +1019,60 @@ fn truncated_and_mangled_files_give_errors_never_panics() {
         let _ = Scenario::load(&text.replace("  ", " "));
         let _ = name;
     }
+}
+
+#[test]
+fn a_target_chosen_by_labels_or_owner_names_the_first_match_when_it_is_used() {
+    // At 20s web's two pods are Ready. The action deletes the first by name; the ReplicaSet
+    // replaces it, so by 40s the first pod by name (chosen again) is Ready once more, and the
+    // deleted one is gone.
+    let out = run_text(&header(&format!(
+        "{WEB}actions:
+  - {{id: kill, at: 20s, as: admin, verb: delete, target: 'pods/default/{{app=web}}'}}
+expect:
+  - {{action: kill, code: 200}}
+  - {{target: 'pods/default/{{owner: deployments/default/web}}', at: 19s, condition: Ready, status: 'True'}}
+  - {{target: 'pods/default/{{app=web}}', within: 40s, after: 20s, condition: Ready, status: 'True'}}
+  - {{count: {{target: pods/default, selector: app=web}}, at: 40s, equals: 2}}
+"
+    )));
+    for r in &out.results {
+        assert!(r.passed, "{}", r.line());
+    }
+    let deleted = out
+        .run
+        .audit()
+        .iter()
+        .find(|a| a.verb == "delete" && a.principal == "admin")
+        .expect("the delete was sent");
+    let first_at_20s = {
+        let mut names: Vec<String> = out
+            .run
+            .audit()
+            .iter()
+            .filter(|a| a.verb == "create" && a.resource == "pods" && a.code == 201)
+            .take(2)
+            .map(|a| a.name.clone())
+            .collect();
+        names.sort();
+        names[0].clone()
+    };
+    assert_eq!(deleted.name, first_at_20s);
+    assert!(out.run.problems().is_empty());
+}
+
+#[test]
+fn a_selection_that_matches_nothing_is_a_problem_not_a_request() {
+    let out = run_text(&header(&format!(
+        "{WEB}actions:
+  - {{at: 5s, as: admin, verb: delete, target: 'pods/default/{{app=nope}}'}}
+"
+    )));
+    let problem = out.run.problems().first().expect("a problem");
+    assert_eq!(problem.path, "actions[0].target");
+    assert_eq!(
+        problem.message,
+        "no object matches the target of delete pods/default/{app=nope} as admin"
+    );
+    assert!(!out.run.audit().iter().any(|a| a.verb == "delete"));
 }

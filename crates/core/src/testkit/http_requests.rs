@@ -24,6 +24,7 @@ const CONTENT_TYPES: &[&str] = &[
 const ACCEPTS: &[&str] = &[
     "application/json",
     "application/json;as=Table;v=v1;g=meta.k8s.io,application/json",
+    "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json",
     "",
 ];
 
@@ -80,6 +81,9 @@ pub fn check_http_requests(data: &[u8]) {
                 }
             }
             Reply::Text { status, .. } => assert_eq!(status, 200),
+            Reply::JsonAs { body, .. } => {
+                assert_eq!(body["kind"], "APIGroupDiscoveryList", "{body}");
+            }
             Reply::Watch(mut w) => {
                 if w.finished {
                     assert_eq!(

@@ -176,6 +176,11 @@ impl Sync<'_, '_> {
                         }
                     }
                 }
+                // `HasStatusCause(err, NamespaceTerminatingCause)`: every later create fails
+                // too, so nothing is reported.
+                Err(e) if e.namespace_terminating() => {
+                    return Err(e.into());
+                }
                 Err(e) => {
                     let msg = format!("Failed to create new replica set \"{name}\": {e}");
                     if has_deadline(&self.spec) {
@@ -190,7 +195,8 @@ impl Sync<'_, '_> {
                             },
                             self.ctx.now,
                         );
-                        self.update_status(status)?;
+                        // kube ignores this write's error: the create's is the one to report.
+                        let _ = self.update_status(status);
                     }
                     self.event(EventType::Warning, "ReplicaSetCreateError", msg);
                     return Err(e.into());

@@ -330,7 +330,7 @@ impl Kubelet {
                     events.push((
                         EventType::Normal,
                         "Created",
-                        format!("Created container: {name}"),
+                        format!("Created container {name}"),
                     ));
                     events.push((
                         EventType::Normal,

@@ -8,7 +8,7 @@ use crate::api::ObjectKey;
 use crate::engine::World;
 use crate::scenario::format::{Expectation, Scenario};
 use crate::scenario::predicates::{
-    check_text, compile_request, object_check, resolve_target, Bounds, Check, Pattern,
+    check_text, compile_request, object_check, resolve_target, Bounds, Check, Pattern, Selection,
 };
 use crate::scenario::ScenarioError;
 
@@ -30,6 +30,8 @@ pub(crate) enum When {
 #[derive(Clone, Debug)]
 pub(crate) struct CompiledExpectation {
     pub key: Option<ObjectKey>,
+    /// A target chosen by `{...}`: the object is picked at each moment the check looks.
+    pub select: Option<Selection>,
     pub check: Check,
     pub when: When,
     pub mode: Mode,
@@ -94,6 +96,7 @@ pub(super) fn compile_expectation(
         }
         return Ok(CompiledExpectation {
             key: None,
+            select: None,
             check: Check::Response {
                 action: j,
                 code: e.code,
@@ -130,9 +133,9 @@ pub(super) fn compile_expectation(
             "expectations look at the whole object: drop /status",
         ));
     }
-    let Some(key) = t.key() else {
+    if !t.names_one() {
         return Err(err(format!("{p}.target"), "needs an object name"));
-    };
+    }
     if e.code.is_some() {
         return Err(unused(
             "code",
@@ -144,7 +147,8 @@ pub(super) fn compile_expectation(
     let check = object_check(e, &p)?;
     let description = describe(mode, format!("{target} {}", check_text(&check)), when);
     Ok(CompiledExpectation {
-        key: Some(key),
+        key: t.key(),
+        select: t.selection.clone(),
         check,
         when,
         mode,
@@ -406,6 +410,7 @@ fn compile_tally(
     let description = describe(mode, format!("{what} {}", bounds.text()), when);
     Ok(CompiledExpectation {
         key: None,
+        select: None,
         check,
         when,
         mode,

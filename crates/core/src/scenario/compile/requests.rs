@@ -8,7 +8,7 @@ use crate::api::{ApiRequest, ObjectKey, PatchType};
 use crate::controllers::util;
 use crate::engine::World;
 use crate::scenario::format::{ActionVerb, PatchKind, Scenario};
-use crate::scenario::predicates::{resolve_target, verb_name};
+use crate::scenario::predicates::{resolve_target, verb_name, Selection};
 use crate::scenario::ScenarioError;
 
 /// A resolved action.
@@ -18,8 +18,11 @@ pub(crate) struct CompiledAction {
     pub id: Option<String>,
     pub at_ms: u64,
     pub request: ApiRequest,
-    /// The named object (for `bodyFrom` copies and messages); None for list and nameless create.
+    /// The named object (for `bodyFrom` copies and messages); None for list and nameless create,
+    /// and for a target chosen by `select` (the object is picked when the action fires).
     pub key: Option<ObjectKey>,
+    /// `{app=web}` or `{owner: ...}` in the target: the object to act on is picked at fire time.
+    pub select: Option<Selection>,
     pub body_from: Option<usize>,
     /// A merge patch applied to the `bodyFrom` copy.
     pub edit: Option<Value>,
@@ -49,7 +52,7 @@ pub(super) fn compile_action(
     let t = resolve_target(world, &a.target).map_err(|m| err(format!("{p}.target"), m))?;
     let verb = verb_name(a.verb);
     let needs_name = !matches!(a.verb, ActionVerb::Create | ActionVerb::List);
-    if needs_name && t.name.is_empty() {
+    if needs_name && !t.names_one() {
         return Err(err(
             format!("{p}.target"),
             format!("{verb} needs an object: {}", a.target.clone() + "/<name>"),
@@ -63,6 +66,12 @@ pub(super) fn compile_action(
         return Err(err(
             format!("{p}.target"),
             format!("{verb} is not served on /status"),
+        ));
+    }
+    if t.selection.is_some() && matches!(a.verb, ActionVerb::Create | ActionVerb::List) {
+        return Err(err(
+            format!("{p}.target"),
+            format!("{verb} takes no {{...}} selection: it names no existing object"),
         ));
     }
     if a.verb == ActionVerb::List && !t.name.is_empty() {
@@ -79,7 +88,7 @@ pub(super) fn compile_action(
             .iter()
             .position(|b| b.id.as_ref() == Some(id))
         {
-            Some(j) if earlier[j].key.is_some() => Some(j),
+            Some(j) if earlier[j].key.is_some() || earlier[j].select.is_some() => Some(j),
             Some(_) => {
                 return Err(err(
                     format!("{p}.bodyFrom"),
@@ -223,6 +232,7 @@ pub(super) fn compile_action(
         at_ms: a.at.ms(),
         request,
         key,
+        select: t.selection.clone(),
         body_from,
         edit,
         label: format!("{verb} {} as {}", a.target, a.principal),

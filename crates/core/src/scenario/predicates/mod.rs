@@ -15,7 +15,7 @@ use serde_json::Value;
 
 pub(crate) use evaluate::evaluate;
 pub(crate) use request::{compile_request, RequestCheck};
-pub(crate) use target::{resolve_target, verb_name};
+pub(crate) use target::{resolve_target, verb_name, Selection};
 
 use crate::api::selector::Selector;
 use crate::api::{GroupResource, ObjectKey};

@@ -106,7 +106,13 @@ pub(crate) fn evaluate_in(
                 .sum();
             (bounds.holds(n as f64), bounds.text(), n.to_string())
         }
-        check => evaluate(check, e.key.as_ref().and_then(|k| world.api().get(k)), now),
+        check => {
+            let key = e
+                .key
+                .clone()
+                .or_else(|| e.select.as_ref().and_then(|s| s.pick(world)));
+            evaluate(check, key.as_ref().and_then(|k| world.api().get(k)), now)
+        }
     }
 }
 

@@ -11,6 +11,19 @@ impl ScenarioRun {
         let action = self.actions[i].clone();
         let now = self.now_ms();
         let mut request = action.request.clone();
+        let mut key = action.key.clone();
+        if let Some(select) = &action.select {
+            let Some(picked) = select.pick(&self.world) else {
+                self.problems.push(RunProblem {
+                    path: format!("actions[{i}].target"),
+                    time_ms: now,
+                    message: format!("no object matches the target of {}", action.label),
+                });
+                return;
+            };
+            request.name = picked.name.clone();
+            key = Some(picked);
+        }
         if let Some(j) = action.body_from {
             let Some(mut copy) = self.copies[j].clone() else {
                 self.problems.push(RunProblem {
@@ -45,7 +58,7 @@ impl ScenarioRun {
             });
         }
         if code < 400 {
-            if let Some(key) = &action.key {
+            if let Some(key) = &key {
                 self.copies[i] = self.world.api().get(key).cloned();
             }
         }
