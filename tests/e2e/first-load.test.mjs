@@ -22,9 +22,10 @@ const BUDGET_BYTES = 250_000; // "250 KB" in the issue: decimal kilobytes
 // behind ApiServer::handle; the step reports' watch events), the share link's own v1 types and
 // the web crate's Elm loop brought the scenario link to 702,780. Session 8's Events (client-go's
 // correlator in the engine, the recorders of five controllers, the scenario language's `events`
-// and the status panel's Events table) brought the starter to 719,989. Bringing it down is
-// issues 15 and 20.
-const READY_BOUND_BYTES = 725_000;
+// and the status panel's Events table) brought the starter to 719,989, and aggregated discovery
+// with the scenario language's {labels}/{owner} targets the scenario link to 726,688. Bringing
+// it down is issues 15 and 20.
+const READY_BOUND_BYTES = 735_000;
 
 let server;
 let browser;
