@@ -706,3 +706,27 @@ fn kubectl_discovers_every_resource_from_the_aggregated_documents() {
         "deployment.apps/nginx-deployment scaled\n"
     );
 }
+
+#[test]
+fn kubectl_auth_whoami_names_the_user_and_the_impersonated_one() {
+    let s = Served::start("whoami");
+    assert_eq!(
+        s.ok(&["auth", "whoami"]),
+        "ATTRIBUTE   VALUE\nUsername    admin\nGroups      [system:authenticated]\n"
+    );
+    assert_eq!(
+        s.ok(&["auth", "whoami", "--as", "system:serviceaccount:kube-system:deployment-controller"]),
+        "ATTRIBUTE   VALUE\nUsername    system:serviceaccount:kube-system:deployment-controller\nGroups      [system:serviceaccounts system:serviceaccounts:kube-system system:authenticated]\n"
+    );
+    let alice: serde_json::Value = serde_json::from_str(&s.ok(&[
+        "--context",
+        "converge-alice",
+        "auth",
+        "whoami",
+        "-o",
+        "json",
+    ]))
+    .expect("JSON");
+    assert_eq!(alice["kind"], "SelfSubjectReview");
+    assert_eq!(alice["status"]["userInfo"]["username"], "alice");
+}

@@ -54,7 +54,12 @@ impl Attributes<'_> {
 
 /// The groups a principal belongs to, derived from its name as kube's authenticators do.
 pub fn groups_of(user: &str) -> Vec<String> {
-    let mut groups = vec!["system:authenticated".to_owned()];
+    // The anonymous authenticator's user is in system:unauthenticated only
+    // [apiserver pkg/authentication/request/anonymous].
+    if user == "system:anonymous" {
+        return vec!["system:unauthenticated".to_owned()];
+    }
+    let mut groups = Vec::new();
     if let Some(rest) = user.strip_prefix("system:serviceaccount:") {
         groups.push("system:serviceaccounts".to_owned());
         if let Some((ns, _)) = rest.split_once(':') {
@@ -63,6 +68,8 @@ pub fn groups_of(user: &str) -> Vec<String> {
     } else if user.starts_with("system:node:") {
         groups.push("system:nodes".to_owned());
     }
+    // `AuthenticatedGroupAdder` appends it after the authenticator's own groups.
+    groups.push("system:authenticated".to_owned());
     groups
 }
 

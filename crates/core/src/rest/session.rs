@@ -91,6 +91,24 @@ fn wants_table(accept: &str) -> bool {
         .is_some_and(|first| first.contains("as=Table") && first.contains("g=meta.k8s.io"))
 }
 
+/// `SelfSubjectReview` (`kubectl auth whoami`): who the request is, after impersonation, with
+/// the groups the authenticator gives; every authenticated user may ask (`system:basic-user`)
+/// [pkg/registry/authentication/selfsubjectreview/rest.go `Create`].
+fn self_subject_review(principal: &str) -> Response {
+    Response {
+        status: 201,
+        body: json!({
+            "kind": "SelfSubjectReview",
+            "apiVersion": "authentication.k8s.io/v1",
+            "metadata": {"creationTimestamp": null},
+            "status": {"userInfo": {
+                "username": principal,
+                "groups": crate::api::rbac::groups_of(principal),
+            }},
+        }),
+    }
+}
+
 impl Session {
     /// A session over a bare world.
     pub fn new(world: World) -> Session {
@@ -222,6 +240,9 @@ impl Session {
     fn serve_inner(&mut self, req: HttpRequest<'_>) -> Result<Reply, ApiError> {
         if let Some(control) = req.path.strip_prefix("/converge/v1/") {
             return Ok(self.control(control, req));
+        }
+        if req.method == "POST" && req.path == "/apis/authentication.k8s.io/v1/selfsubjectreviews" {
+            return Ok(Reply::Json(self_subject_review(req.principal)));
         }
         if req.method == "GET" {
             let path = req.path.trim_end_matches('/');
