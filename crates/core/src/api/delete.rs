@@ -249,6 +249,7 @@ impl ApiServer {
     /// for garbage collection, and kind-specific cleanup (CRD instances, namespace contents).
     pub(super) fn remove(&mut self, now: SimTime, key: &ObjectKey) -> Option<Value> {
         let old = self.state.store.remove(key)?;
+        self.drop_lease(key);
         let mut obj = (*old).clone();
         let rv = self.next_rv();
         meta_mut(&mut obj).insert("resourceVersion".into(), Value::from(rv.to_string()));

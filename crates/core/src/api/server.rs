@@ -7,7 +7,7 @@
 
 use std::sync::Arc;
 
-use imbl::{OrdSet, Vector};
+use imbl::{OrdMap, OrdSet, Vector};
 use serde_json::{json, Value};
 
 use super::admission::default_service_account;
@@ -49,7 +49,14 @@ pub(super) struct State {
     /// Owners that just started deleting in the foreground: all their dependents are tried
     /// once, then only the blocking ones.
     pub(super) gc_started: OrdSet<String>,
+    /// Every Event's lease: it expires `EVENT_TTL_MS` after its last write (kube-apiserver's
+    /// `--event-ttl`, an etcd lease renewed on every write), by key and in expiry order.
+    pub(super) event_leases: OrdMap<ObjectKey, SimTime>,
+    pub(super) lease_order: OrdSet<(SimTime, ObjectKey)>,
 }
+
+/// kube-apiserver's `--event-ttl` default, 1 h.
+pub const EVENT_TTL_MS: u64 = 3_600_000;
 
 /// The simulated kube-apiserver. Cloning is O(1) (persistent maps and vectors), so the engine
 /// may snapshot it after every step.
@@ -76,6 +83,10 @@ pub const INITIAL_NAMESPACES: &[&str] = &[
     "converge-system",
 ];
 
+fn is_event(key: &ObjectKey) -> bool {
+    key.gr.group.is_empty() && key.gr.resource == "events"
+}
+
 pub(super) fn status_success(gr: &GroupResource, name: &str, uid: &str) -> Value {
     json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success",
         "details": {"name": name, "group": gr.group, "kind": gr.resource, "uid": uid}})
@@ -98,6 +109,8 @@ impl ApiServer {
                 audit: Vector::new(),
                 gc_queue: OrdSet::new(),
                 gc_started: OrdSet::new(),
+                event_leases: OrdMap::new(),
+                lease_order: OrdSet::new(),
             },
             rbac_enforced: true,
             gc_mode: GcMode::Auto,
@@ -561,8 +574,41 @@ impl ApiServer {
         }
         let obj = Arc::new(obj);
         self.state.store.put_shared(key.clone(), Arc::clone(&obj));
+        if is_event(&key) {
+            self.drop_lease(&key);
+            let expiry = now.plus_ms(EVENT_TTL_MS);
+            self.state.event_leases.insert(key.clone(), expiry);
+            self.state.lease_order.insert((expiry, key.clone()));
+        }
         self.emit(now, event, key, Arc::clone(&obj), rv);
         Arc::unwrap_or_clone(obj)
+    }
+
+    pub(super) fn drop_lease(&mut self, key: &ObjectKey) {
+        if let Some(old) = self.state.event_leases.remove(key) {
+            self.state.lease_order.remove(&(old, key.clone()));
+        }
+    }
+
+    /// When the next Event's lease runs out.
+    pub fn next_event_expiry(&self) -> Option<SimTime> {
+        self.state.lease_order.get_min().map(|(t, _)| *t)
+    }
+
+    /// Deletes the Events whose leases ran out by `now`, as etcd does when a lease expires: a
+    /// DELETED watch event each, no request and no audit entry. Returns their keys.
+    pub fn expire_events(&mut self, now: SimTime) -> Vec<ObjectKey> {
+        let mut gone = Vec::new();
+        while let Some((t, key)) = self.state.lease_order.get_min().cloned() {
+            if t > now {
+                break;
+            }
+            self.drop_lease(&key);
+            if self.remove(t, &key).is_some() {
+                gone.push(key);
+            }
+        }
+        gone
     }
 
     pub(super) fn invalid(&self, info: &ResourceInfo, name: &str, errs: &[FieldError]) -> ApiError {

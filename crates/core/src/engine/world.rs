@@ -97,6 +97,10 @@ pub(super) enum Event {
     Scheduled {
         input: Input,
     },
+    /// The earliest Event lease runs out (kube-apiserver's `--event-ttl`).
+    EventsExpire {
+        at: SimTime,
+    },
 }
 
 /// One running controller with its informer cache, work queue and scheduling state.
@@ -155,6 +159,8 @@ pub struct World {
     pub(super) trace: Vector<String>,
     pub(super) steps: u64,
     pub(super) inputs: Vector<(SimTime, Input)>,
+    /// When the queued [`Event::EventsExpire`] fires, if one is queued.
+    pub(super) expiry_at: Option<SimTime>,
 }
 
 impl World {
@@ -179,6 +185,7 @@ impl World {
             trace: Vector::new(),
             steps: 0,
             inputs: Vector::new(),
+            expiry_at: None,
         }
     }
 
@@ -427,8 +434,53 @@ impl World {
                     self.process_input(input, report);
                 }
             }
+            Event::EventsExpire { at } => {
+                if self.expiry_at == Some(at) {
+                    self.expiry_at = None;
+                }
+                self.expire_events(seq, report);
+            }
         }
+        self.arm_event_expiry();
         true
+    }
+
+    /// Queues the next Event lease's expiry, unless an earlier one is queued.
+    fn arm_event_expiry(&mut self) {
+        if let Some(t) = self.api.next_event_expiry() {
+            if self.expiry_at.is_none_or(|q| t < q) {
+                self.expiry_at = Some(t);
+                self.push(t, Event::EventsExpire { at: t });
+            }
+        }
+    }
+
+    /// The API server deletes the Events whose leases ran out; watchers see them go.
+    fn expire_events(&mut self, seq: u64, report: &mut StepReport) {
+        let gone = self.api.expire_events(self.now);
+        if gone.is_empty() {
+            return;
+        }
+        let events: Vec<_> = self
+            .api
+            .drain_shared_watch_events()
+            .into_iter()
+            .map(|(ev, obj)| ("system:apiserver".to_owned(), ev, obj))
+            .collect();
+        let changes = self.absorb(events, report, false);
+        let names: Vec<String> = gone.iter().map(trace::key_text).collect();
+        let rec = EventRecord {
+            time: self.now,
+            seq,
+            lane: "api-server".into(),
+            kind: EventKind::Notice {
+                description: format!("event-ttl expired {}", names.join(", ")),
+            },
+            requests: Vec::new(),
+            changes,
+            line: format!("api-server event-ttl expired {}", names.join(", ")),
+        };
+        self.record(report, rec);
     }
 
     pub(super) fn process_input(&mut self, input: Input, report: &mut StepReport) {

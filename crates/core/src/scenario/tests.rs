@@ -1076,3 +1076,25 @@ fn a_selection_that_matches_nothing_is_a_problem_not_a_request() {
     );
     assert!(!out.run.audit().iter().any(|a| a.verb == "delete"));
 }
+
+#[test]
+fn events_expire_an_hour_after_their_last_write() {
+    // kube-apiserver's --event-ttl (1h): the rollout's Events, written in its first seconds,
+    // are there at 59 minutes and gone, each with a DELETED watch event, by 61.
+    let out = run_text(&header(&format!(
+        "{WEB}until: 70m
+expect:
+  - {{count: {{target: events/default}}, at: 59m, atLeast: 5}}
+  - {{count: {{target: events/default}}, at: 61m, equals: 0}}
+"
+    )));
+    for r in &out.results {
+        assert!(r.passed, "{}", r.line());
+    }
+    assert!(out
+        .run
+        .world()
+        .trace()
+        .iter()
+        .any(|l| l.contains(" api-server event-ttl expired events default/web.")));
+}
