@@ -114,6 +114,32 @@ where
     sender
 }
 
+/// Sends one write on `writer`'s connection and reads its answer whole: the status.
+async fn write(
+    s: &Server,
+    writer: &mut SendRequest<Full<Bytes>>,
+    method: &str,
+    path: &str,
+    body: &serde_json::Value,
+) -> hyper::StatusCode {
+    writer
+        .ready()
+        .await
+        .expect("the connection takes the next request");
+    let resp = writer
+        .send_request(request(
+            s,
+            method,
+            path,
+            Full::new(Bytes::from(body.to_string())),
+        ))
+        .await
+        .expect("the write is answered");
+    let status = resp.status();
+    let _ = resp.into_body().collect().await;
+    status
+}
+
 fn request<B>(s: &Server, method: &str, path: &str, body: B) -> Request<B> {
     Request::builder()
         .method(method)
@@ -226,21 +252,7 @@ async fn fifty_watchers_see_every_write_at_200_per_second_and_a_stalled_one_is_d
         let body = serde_json::json!({"apiVersion": "v1", "kind": "ConfigMap",
             "metadata": {"name": name, "namespace": "default"}, "data": {"write": i.to_string()}});
         let at = Instant::now();
-        writer
-            .ready()
-            .await
-            .expect("the connection takes the next request");
-        let resp = writer
-            .send_request(request(
-                &s,
-                method,
-                &path,
-                Full::new(Bytes::from(body.to_string())),
-            ))
-            .await
-            .expect("the write is answered");
-        let status = resp.status();
-        let _ = resp.into_body().collect().await;
+        let status = write(&s, &mut writer, method, &path, &body).await;
         latencies.push(at.elapsed());
         assert!(
             status.is_success(),
@@ -266,25 +278,9 @@ async fn fifty_watchers_see_every_write_at_200_per_second_and_a_stalled_one_is_d
         let name = format!("cm-{}", i % 20);
         let body = serde_json::json!({"apiVersion": "v1", "kind": "ConfigMap",
             "metadata": {"name": name, "namespace": "default"}, "data": {"pad": pad, "write": i.to_string()}});
-        writer
-            .ready()
-            .await
-            .expect("the connection takes the next request");
-        let resp = writer
-            .send_request(request(
-                &s,
-                "PUT",
-                &format!("/api/v1/namespaces/default/configmaps/{name}"),
-                Full::new(Bytes::from(body.to_string())),
-            ))
-            .await
-            .expect("the write is answered");
-        assert!(
-            resp.status().is_success(),
-            "burst write {i} got {}",
-            resp.status()
-        );
-        let _ = resp.into_body().collect().await;
+        let path = format!("/api/v1/namespaces/default/configmaps/{name}");
+        let status = write(&s, &mut writer, "PUT", &path, &body).await;
+        assert!(status.is_success(), "burst write {i} got {status}");
     }
     // Reading it now gives what was buffered, then the end of the stream.
     let mut stalled_body = stalled_resp.into_body();
