@@ -133,3 +133,21 @@ export async function retypeLine(page, contains, line) {
   await page.waitForFunction((l) => [...document.querySelectorAll('.cm-content > .cm-line')]
     .some((el) => el.textContent.trimStart() === l), line.trimStart());
 }
+
+// ---- axe-core (@axe-core/playwright, pinned in package-lock.json) ------------------------------
+
+/**
+ * Rules switched off for the whole suite, each with its reason. Empty: every rule of axe-core
+ * 4.14 (WCAG 2.0-2.2 A and AA, best practices) runs.
+ */
+export const AXE_DISABLED = {};
+
+/** axe-core's violations on the page as it stands, as `rule (impact): selectors` lines. */
+export async function axeViolations(page) {
+  const { default: AxeBuilder } = await import('@axe-core/playwright');
+  const builder = new AxeBuilder({ page });
+  const off = Object.keys(AXE_DISABLED);
+  if (off.length) builder.disableRules(off);
+  const { violations } = await builder.analyze();
+  return violations.map((v) => `${v.id} (${v.impact}): ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
+}

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { cp, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
-import { serve, launch, openPage, appReady, codeEditor, screenshot, ROOT, DIST } from './harness.mjs';
+import { serve, launch, openPage, appReady, codeEditor, screenshot, axeViolations, ROOT, DIST } from './harness.mjs';
 
 let server;
 let browser;
@@ -68,6 +68,7 @@ test('a new build deployed between two visits is offered with a Reload, never mi
     const notice = page.getByRole('status').filter({ hasText: 'A new version is ready.' });
     await notice.waitFor({ timeout: 60_000 });
     await screenshot(page, 'update-ready');
+    assert.deepEqual(await axeViolations(page), [], 'the notice passes axe');
     // Until the person reloads, this page is the old build, all of it.
     const seen = await build(page);
     assert.equal(seen.wasm, `${old[1]}_bg.wasm`);
