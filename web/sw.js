@@ -40,7 +40,9 @@ self.addEventListener('message', (event) => {
 self.addEventListener('fetch', (event) => {
   const { request } = event;
   if (request.method !== 'GET' || new URL(request.url).origin !== self.location.origin) return;
-  const app = request.mode === 'navigate' && new URL(request.url).pathname === new URL(INDEX).pathname;
+  const { pathname } = new URL(request.url);
+  const root = new URL(INDEX).pathname;
+  const app = request.mode === 'navigate' && (pathname === root || pathname === `${root}index.html`);
   event.respondWith((async () => {
     const cache = await caches.open(CACHE);
     const hit = await cache.match(app ? INDEX : request, { ignoreSearch: true });

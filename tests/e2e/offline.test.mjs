@@ -42,6 +42,13 @@ test('after one visit, a reload with the network off opens the playground and th
   assert.deepEqual(server.requests.slice(from), [], 'nothing reached the server');
   await page.getByRole('button', { name: 'Step', exact: true }).click();
   await page.locator('#steps', { hasText: new RegExp(`^${steps}$`) }).waitFor({ state: 'detached' });
+  // The page under its other names opens offline too.
+  for (const path of ['index.html', '?scenario=rapid-edits']) {
+    await page.goto(`${server.url}${path}`);
+    await appReady(page);
+  }
+  await page.locator('#lesson-h').waitFor();
+  assert.deepEqual(server.requests.slice(from), [], 'still nothing reached the server');
   assert.deepEqual(problems, []);
   await context.close();
 });
