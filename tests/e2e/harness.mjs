@@ -1,42 +1,19 @@
-// Shared browser-test harness: serves dist/ on a loopback port and launches Debian's chromium
-// through playwright-core (never a downloaded browser).
-import { createServer } from 'node:http';
-import { readFile, stat, mkdir } from 'node:fs/promises';
-import { extname, join, normalize, resolve } from 'node:path';
+// Shared browser-test harness: serves dist/ on a loopback port with the same rules as
+// `./dev preview` (web/preview.mjs: precompressed files, cache headers) and launches Debian's
+// chromium through playwright-core (never a downloaded browser).
+import { mkdir } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
+import { preview } from '../../web/preview.mjs';
 
 export const ROOT = resolve(fileURLToPath(new URL('.', import.meta.url)), '..', '..');
 export const DIST = join(ROOT, 'dist');
 export const SHOTS = join(ROOT, 'target', 'e2e');
 
-const TYPES = {
-  '.html': 'text/html; charset=utf-8',
-  '.js': 'text/javascript; charset=utf-8',
-  '.wasm': 'application/wasm',
-  '.css': 'text/css; charset=utf-8',
-  '.svg': 'image/svg+xml',
-  '.json': 'application/json',
-};
-
-/** Serves dir on 127.0.0.1 at a free port; resolves to { url, close }. */
-export async function serve(dir = DIST) {
-  const server = createServer(async (req, res) => {
-    try {
-      const path = decodeURIComponent(new URL(req.url, 'http://x').pathname);
-      let file = normalize(join(dir, path));
-      if (!file.startsWith(dir)) { res.writeHead(403).end(); return; }
-      if ((await stat(file).catch(() => null))?.isDirectory()) file = join(file, 'index.html');
-      const body = await readFile(file);
-      res.writeHead(200, { 'content-type': TYPES[extname(file)] ?? 'application/octet-stream' });
-      res.end(body);
-    } catch {
-      res.writeHead(404).end('not found');
-    }
-  });
-  await new Promise((ok) => server.listen(0, '127.0.0.1', ok));
-  const { port } = server.address();
-  return { url: `http://127.0.0.1:${port}/`, close: () => new Promise((ok) => server.close(ok)) };
+/** Serves dir on 127.0.0.1 at a free port; resolves to { url, close, requests, serveFrom }. */
+export function serve(dir = DIST) {
+  return preview(dir);
 }
 
 /** Launches headless Debian chromium with flags that keep it off the (closed) network. */
@@ -50,20 +27,17 @@ export async function launch() {
   });
 }
 
-/** Opens a page that fails the test on any uncaught page error or console error. */
 /**
+ * Opens a page that fails the test on any uncaught page error or console error.
  * With `plainEditor`, the CodeMirror bundle request is refused so the page keeps the editor's
  * textarea form (its supported fallback); tests that drive the playground through form fields
  * use it, and tests/e2e/editor.test.mjs covers CodeMirror itself.
+ * The release build's service worker is blocked (Playwright's routes do not see what a worker
+ * answers from its cache) unless `serviceWorkers` is 'allow' (tests/e2e/offline.test.mjs).
+ * Unless `ready` is false, waits until the app has drawn itself or shown its panic panel.
  */
-/**
- * (boot.js replays input kept on the copy after a `setTimeout`: with a paused `page.clock`,
- * advance the clock for it to run.)
- * Unless `ready` is false, waits until the app has drawn itself or shown its panic panel: a first visit shows a pre-drawn copy of the
- * playground before that (web/boot.js), which tests/e2e/first-load.test.mjs covers.
- */
-export async function openPage(browser, url, { colorScheme = 'light', viewport, plainEditor = false, beforeGoto, ready = true } = {}) {
-  const context = await browser.newContext({ colorScheme, viewport: viewport ?? { width: 1280, height: 800 } });
+export async function openPage(browser, url, { colorScheme = 'light', viewport, plainEditor = false, beforeGoto, ready = true, serviceWorkers = 'block' } = {}) {
+  const context = await browser.newContext({ colorScheme, viewport: viewport ?? { width: 1280, height: 800 }, serviceWorkers });
   const page = await context.newPage();
   const problems = [];
   const expected = plainEditor ? /Failed to load resource|Failed to fetch dynamically imported module/ : null;
@@ -80,30 +54,12 @@ export async function openPage(browser, url, { colorScheme = 'light', viewport, 
 }
 
 /**
- * Resolves once the app's own root (not the pre-drawn copy, `[data-snapshot]`) is on the page, or
+ * Resolves once the app's own root is on the page (it replaces index.html's `.boot-skeleton`), or
  * its panic panel is. Read from the DOM: a fake clock (page.clock) also fakes Performance marks.
  */
 export async function appReady(page) {
-  await page.waitForFunction(() => document.querySelector('body > .shell:not([data-snapshot])') !== null
+  await page.waitForFunction(() => document.querySelector('body > .shell') !== null
     || document.getElementById('panic-panel') !== null, null, { timeout: 60_000 });
-}
-
-/**
- * Runs in the page (`page.evaluate(screenMarkup)`): the app's root as markup, with the form state
- * that lives in properties (textarea text, input values, checked boxes, selected options) written
- * as attributes. web/snapshot.mjs pre-draws first screens with it; first-load.test.mjs compares.
- */
-export function screenMarkup() {
-  const live = document.querySelector('body > .shell:not([data-snapshot])');
-  const copy = live.cloneNode(true);
-  const pairs = (sel) => [...live.querySelectorAll(sel)].map((el, i) => [el, copy.querySelectorAll(sel)[i]]);
-  for (const [a, b] of pairs('textarea')) b.textContent = a.value;
-  for (const [a, b] of pairs('input')) {
-    if (a.type === 'checkbox' || a.type === 'radio') b.toggleAttribute('checked', a.checked);
-    else if (a.type !== 'file') b.setAttribute('value', a.value);
-  }
-  for (const [a, b] of pairs('option')) b.toggleAttribute('selected', a.selected);
-  return copy.outerHTML;
 }
 
 export async function screenshot(page, name) {
@@ -176,4 +132,22 @@ export async function retypeLine(page, contains, line) {
   await page.keyboard.type(line.trimStart());
   await page.waitForFunction((l) => [...document.querySelectorAll('.cm-content > .cm-line')]
     .some((el) => el.textContent.trimStart() === l), line.trimStart());
+}
+
+// ---- axe-core (@axe-core/playwright, pinned in package-lock.json) ------------------------------
+
+/**
+ * Rules switched off for the whole suite, each with its reason. Empty: every rule of axe-core
+ * 4.14 (WCAG 2.0-2.2 A and AA, best practices) runs.
+ */
+export const AXE_DISABLED = {};
+
+/** axe-core's violations on the page as it stands, as `rule (impact): selectors` lines. */
+export async function axeViolations(page) {
+  const { default: AxeBuilder } = await import('@axe-core/playwright');
+  const builder = new AxeBuilder({ page });
+  const off = Object.keys(AXE_DISABLED);
+  if (off.length) builder.disableRules(off);
+  const { violations } = await builder.analyze();
+  return violations.map((v) => `${v.id} (${v.impact}): ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
 }

@@ -1,8 +1,8 @@
 // The release bundle's sizes (raw, gzip -9, brotli q11) per asset in dist/. The CodeMirror bundle
 // (dist/editor-bundle/) loads after first paint and is listed apart, outside the total. The total
-// counts every page's assets (the embed poster and demo pages too); the first-load budget of
-// issue 6 is checked in the browser, on what the playground actually fetches before it is
-// interactive: tests/e2e/first-load.test.mjs.
+// counts every page's assets (the embed poster and demo pages too; not the .br/.gz copies); the
+// first-load budgets are checked in the browser, on what the playground actually fetches before
+// a Step works, as sent: tests/e2e/first-load.test.mjs.
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, extname, relative } from 'node:path';
 import { gzipSync, brotliCompressSync, constants } from 'node:zlib';

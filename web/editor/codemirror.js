@@ -95,7 +95,9 @@ export function createEditor(parent, options, onChange, onApply) {
   const editable = new Compartment();
   const attributes = new Compartment();
   const attributesFor = (list) => EditorView.contentAttributes.of({
-    ...(options.contentAttributes ?? {}), 'aria-invalid': String(!!list?.length),
+    // tabindex: the content is in the Tab order already (contenteditable), also when read-only,
+    // and says so, so its scroller counts as reachable (axe's scrollable-region-focusable).
+    tabindex: '0', ...(options.contentAttributes ?? {}), 'aria-invalid': String(!!list?.length),
   });
   const doc = String(options.doc ?? '');
   const view = new EditorView({

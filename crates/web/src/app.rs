@@ -98,7 +98,6 @@ impl Component for App {
     fn rendered(&mut self, ctx: &Context<Self>, first_render: bool) {
         self.platform.rendered();
         if first_render {
-            self.platform.mark_interactive();
             let link = ctx.link().clone();
             self.platform
                 .listen_for_shortcuts(move |s| link.send_message(AppMsg::Model(shortcut_msg(s))));
@@ -114,7 +113,7 @@ impl Component for App {
                 });
             }
             let _ = self.dispatch(Msg::Started, None);
-            // Last: every listener is in place before boot.js replays into this screen.
+            // Last: every listener is in place before boot.js removes the skeleton.
             self.platform.announce_ready();
         }
         if self.model.page.embed.is_some() {

@@ -13,7 +13,7 @@ pub mod persist;
 pub mod platform;
 pub mod state;
 
-/// The keyboard-shortcut rule, where the browser tests and web/boot.js's mirror look for it.
+/// The keyboard-shortcut rule, where the browser tests look for it.
 pub use platform::shortcuts;
 
 /// Installs the panic panel and mounts the app on `<body>`.

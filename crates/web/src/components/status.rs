@@ -117,8 +117,12 @@ fn events_table(events: &[EventRow]) -> Html {
 }
 
 /// A status field's JSON pointer as a dotted path that may wrap after each dot, never inside a
-/// field name (`containerStatuses.0.imageID`).
+/// field name (`containerStatuses.0.imageID`). The root (an empty or scalar status) is `status`:
+/// a row header is never empty.
 fn field_path(pointer: &str) -> Html {
+    if pointer.is_empty() {
+        return html! { "status" };
+    }
     let mut parts = pointer.trim_start_matches('/').split('/');
     let first = parts.next().unwrap_or_default().to_owned();
     html! {

@@ -77,12 +77,6 @@ fn performance_mark(name: &str) {
     }
 }
 
-fn performance_marked(name: &str) -> bool {
-    window()
-        .and_then(|w| w.performance())
-        .is_some_and(|p| p.get_entries_by_name(name).length() > 0)
-}
-
 fn replace_url(url: &str) {
     if let Some(h) = window().and_then(|w| w.history().ok()) {
         let _ = h.replace_state_with_url(&wasm_bindgen::JsValue::NULL, "", Some(url));
@@ -259,16 +253,6 @@ impl Platform {
         }
     }
 
-    /// After the first render: the playground is drawn and its controls listen. On a first
-    /// visit web/boot.js has marked `converge-interactive` already, on the pre-drawn copy of
-    /// this screen; it swaps the copy for this one on `converge-ready` and replays what the
-    /// person did. tests/e2e/first-load.test.mjs measures what loads before each mark.
-    pub fn mark_interactive(&self) {
-        if !performance_marked("converge-interactive") {
-            performance_mark("converge-interactive");
-        }
-    }
-
     /// Listens for the single-key shortcuts on the document.
     pub fn listen_for_shortcuts(&mut self, on: impl Fn(Shortcut) + 'static) {
         let handler =
@@ -307,24 +291,12 @@ impl Platform {
         self.host = host_page::listen(on);
     }
 
-    /// Tells web/boot.js the app has drawn itself and listens: the `converge-ready` mark, then a
-    /// window event `converge-ready` whose `detail.root` is the app's root element (the
-    /// pre-drawn copy, if any, is the other `.shell`).
+    /// Tells web/boot.js the app has drawn itself and listens: the `converge-ready` mark (what
+    /// tests/e2e/first-load.test.mjs times), then the window event `converge-ready`, on which
+    /// boot.js removes index.html's skeleton.
     pub fn announce_ready(&self) {
         performance_mark("converge-ready");
-        let Some(w) = window() else { return };
-        let root = w.document().and_then(|d| {
-            d.query_selector("body > .shell:not([data-snapshot])")
-                .ok()
-                .flatten()
-        });
-        let detail = js_sys::Object::new();
-        if let Some(root) = root {
-            let _ = js_sys::Reflect::set(&detail, &"root".into(), &root);
-        }
-        let init = web_sys::CustomEventInit::new();
-        init.set_detail(&detail);
-        if let Ok(e) = web_sys::CustomEvent::new_with_event_init_dict("converge-ready", &init) {
+        if let (Some(w), Ok(e)) = (window(), web_sys::Event::new("converge-ready")) {
             let _ = w.dispatch_event(&e);
         }
     }

@@ -62,8 +62,8 @@ fn show(text: &str) {
         let _ = panel.append_child(&pre);
     }
     let _ = body.prepend_with_node_1(&panel);
-    // web/boot.js: a first visit's pre-drawn copy turns inert and its "Starting the simulator"
-    // line goes, as either would now be untrue.
+    // web/boot.js: index.html's skeleton and its "Starting the simulator" line go, as they
+    // would now be untrue.
     if let Ok(e) = web_sys::Event::new("converge-panic") {
         if let Some(w) = web_sys::window() {
             let _ = w.dispatch_event(&e);

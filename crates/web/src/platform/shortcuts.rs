@@ -4,9 +4,8 @@
 //! A key belongs to whatever takes text or keys where it was pressed: a form field, anything
 //! editable (CodeMirror's content is a contenteditable element), anything with a text-entry role
 //! (`textbox`, `searchbox`, `combobox`), a button (Space presses it) or an open dialog. There a
-//! shortcut neither acts nor calls `preventDefault`. web/boot.js applies the same rule on the
-//! pre-drawn copy (its `typingTarget`), and tests/e2e/typing.test.mjs types every printable
-//! character into the editor to hold both to it.
+//! shortcut neither acts nor calls `preventDefault`. tests/e2e/typing.test.mjs types every
+//! printable character into the editor to hold it to that.
 
 use wasm_bindgen::JsCast;
 use web_sys::{Element, HtmlElement, KeyboardEvent};
@@ -64,18 +63,5 @@ pub fn shortcut(e: &KeyboardEvent) -> Option<Shortcut> {
         "r" => Some(Shortcut::RunUntilConverged),
         "?" => Some(Shortcut::Help),
         _ => None,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    /// web/boot.js decides on the pre-drawn copy with the same selector.
-    #[test]
-    fn boot_js_uses_the_same_typing_selector() {
-        let boot = include_str!("../../../../web/boot.js");
-        assert!(
-            boot.contains(&format!("const TYPING = \"{}\";", super::TYPING)),
-            "boot.js's TYPING differs from shortcuts::TYPING"
-        );
     }
 }
