@@ -22,9 +22,11 @@ const WARM_READY_MS = 300;
 const RUNS = 3;
 // Issue 15's budget for what is fetched before `converge-ready` (wasm, JS, CSS, HTML), brotli.
 // Not met: the wasm alone is over it (BENCHMARKS.md, "where the bytes go"). Until it is, growth
-// past this bound fails the run: on 2026-12-01 it was 536,560 B.
+// past this bound fails the run: on 2026-12-01 it was 536,560 B, and 557,396 B once session 8's
+// Events (the correlator, five controllers' recorders, the Events table), aggregated discovery
+// and the scenario language's selections were merged in.
 const BYTES_BUDGET = 400_000;
-const BYTES_BOUND = 560_000;
+const BYTES_BOUND = 575_000;
 
 let server;
 let browser;
