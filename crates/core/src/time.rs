@@ -187,6 +187,15 @@ fn civil_from_days(z: i64) -> (i64, i64, i64) {
     (if m <= 2 { y + 1 } else { y }, m, d)
 }
 
+/// `translateTimestampSince`: `<unknown>` without a time (or one that does not parse), else the
+/// age at `now` as [`human_duration`] prints it.
+pub fn since(ts: Option<&str>, now: SimTime) -> String {
+    match ts.and_then(SimTime::parse_rfc3339) {
+        Some(t) => human_duration(now.as_ms() as i64 - t.as_ms() as i64),
+        None => "<unknown>".into(),
+    }
+}
+
 /// `duration.HumanDuration` [apimachinery pkg/util/duration]: at most two units, coarser as
 /// the duration grows.
 pub fn human_duration(ms: i64) -> String {

@@ -205,6 +205,16 @@ pub fn set_or_remove(map: &mut Map<String, Value>, key: &str, v: Option<&Value>)
 
 /// The string at a JSON pointer, empty when absent or not a string: controllers read optional
 /// fields the way Go reads a zero value.
+/// The component that reported an Event: `source.component`, or, for an events.k8s.io Event
+/// (which has no source), its reporting controller, spelled `reportingComponent` in core/v1.
+/// kubectl's describe and table and the `source` field selector all read it so.
+pub fn event_source(ev: &Value) -> &str {
+    match str_at(ev, "/source/component") {
+        "" => str_at(ev, "/reportingComponent"),
+        c => c,
+    }
+}
+
 pub fn str_at<'a>(obj: &'a Value, pointer: &str) -> &'a str {
     obj.at(pointer).and_then(Value::as_str).unwrap_or_default()
 }

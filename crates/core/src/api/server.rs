@@ -83,10 +83,6 @@ pub const INITIAL_NAMESPACES: &[&str] = &[
     "converge-system",
 ];
 
-fn is_event(key: &ObjectKey) -> bool {
-    key.gr.group.is_empty() && key.gr.resource == "events"
-}
-
 pub(super) fn status_success(gr: &GroupResource, name: &str, uid: &str) -> Value {
     json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success",
         "details": {"name": name, "group": gr.group, "kind": gr.resource, "uid": uid}})
@@ -574,7 +570,7 @@ impl ApiServer {
         }
         let obj = Arc::new(obj);
         self.state.store.put_shared(key.clone(), Arc::clone(&obj));
-        if is_event(&key) {
+        if key.gr.is_events() {
             self.drop_lease(&key);
             let expiry = now.plus_ms(EVENT_TTL_MS);
             self.state.event_leases.insert(key.clone(), expiry);

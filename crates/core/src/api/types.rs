@@ -39,6 +39,16 @@ impl GroupResource {
         }
     }
 
+    /// `v1/Event`'s resource, `events` in the core group.
+    pub fn events() -> Self {
+        GroupResource::new("", "events")
+    }
+
+    /// Whether this is [`Self::events`].
+    pub fn is_events(&self) -> bool {
+        self.group.is_empty() && self.resource == "events"
+    }
+
     /// `deployments.apps`, or `pods` for the core group: the form kube's messages use.
     pub fn qualified(&self) -> String {
         if self.group.is_empty() {

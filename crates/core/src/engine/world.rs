@@ -27,7 +27,7 @@ use super::faults::FailureRule;
 use super::report::{EventKind, EventRecord, StepReport, StopReason};
 use super::trace;
 use super::ApiServer;
-use crate::api::{ApiRequest, ApiResult, ObjectKey, WatchEvent};
+use crate::api::{ApiRequest, ApiResult, GroupResource, ObjectKey, WatchEvent};
 use crate::controllers::Controller;
 use crate::runtime::health::{self, Health};
 use crate::runtime::{reconcile, Client, Ctx, Environment, ImageBehaviour, Informer, Reconciler};
@@ -228,6 +228,31 @@ impl World {
         range: std::ops::Range<ObjectKey>,
     ) -> impl Iterator<Item = (&ObjectKey, &Arc<Value>)> {
         self.objects.range(range)
+    }
+
+    /// The objects of resource `gr`, in one namespace or in all (`None`), in key order: a range
+    /// of the key-ordered map, not a scan of every object.
+    pub fn objects_of<'a>(
+        &'a self,
+        gr: &GroupResource,
+        namespace: Option<&str>,
+    ) -> impl Iterator<Item = (&'a ObjectKey, &'a Arc<Value>)> {
+        // The least key after every key with this prefix: the prefix with a NUL appended.
+        let (from, to) = match namespace {
+            Some(ns) => (
+                ObjectKey::new(gr.clone(), ns, ""),
+                ObjectKey::new(gr.clone(), &format!("{ns}\u{0}"), ""),
+            ),
+            None => {
+                let mut after = gr.clone();
+                after.resource.push('\u{0}');
+                (
+                    ObjectKey::new(gr.clone(), "", ""),
+                    ObjectKey::new(after, "", ""),
+                )
+            }
+        };
+        self.objects.range(from..to)
     }
 
     pub fn object_count(&self) -> usize {

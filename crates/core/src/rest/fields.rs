@@ -157,18 +157,16 @@ impl FieldSelector {
                     .find(|(name, _)| *name == f)
                     .map_or("", |(_, p)| p),
             };
-            let read = |pointer: &str| match obj.pointer(pointer) {
+            // The event strategy's `source` falls back to the reporting controller
+            // [pkg/registry/core/event/strategy.go `ToSelectableFields`].
+            if r.field == "source" && gr.is_events() {
+                return (crate::api::meta::event_source(obj) == r.value) == r.equals;
+            }
+            let actual = match obj.pointer(pointer) {
                 Some(Value::String(s)) => s.clone(),
                 Some(Value::Null) | None => String::new(),
                 Some(other) => other.to_string(),
             };
-            let mut actual = read(pointer);
-            // The event strategy's `source` is `source.component`, or the reporting controller
-            // when there is none (events.k8s.io events) [pkg/registry/core/event/strategy.go
-            // `ToSelectableFields`].
-            if actual.is_empty() && r.field == "source" && gr.resource == "events" {
-                actual = read("/reportingComponent");
-            }
             (actual == r.value) == r.equals
         })
     }

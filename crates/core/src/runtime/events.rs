@@ -263,10 +263,6 @@ pub struct EventBroadcaster {
     last_nanos: i64,
 }
 
-fn events_gr() -> GroupResource {
-    GroupResource::new("", "events")
-}
-
 /// `metav1.MicroTime` as it marshals: `2025-01-01T00:00:05.123000Z`.
 pub fn micro_time(t: SimTime) -> String {
     let ms = t.unix_ms();
@@ -483,7 +479,7 @@ impl EventBroadcaster {
             "reportingComponent": reporting.0,
             "reportingInstance": reporting.1,
         });
-        let create = ApiRequest::create(&self.principal, events_gr(), &namespace, body);
+        let create = ApiRequest::create(&self.principal, GroupResource::events(), &namespace, body);
         if count == 1 {
             return Some(EventWrite {
                 request: create,
@@ -496,7 +492,7 @@ impl EventBroadcaster {
         Some(EventWrite {
             request: ApiRequest::patch(
                 &self.principal,
-                events_gr(),
+                GroupResource::events(),
                 &namespace,
                 &name,
                 PatchType::Strategic,
@@ -577,7 +573,7 @@ impl EventBroadcaster {
             }),
         );
         Some(EventWrite {
-            request: ApiRequest::create(&self.principal, events_gr(), &namespace, body),
+            request: ApiRequest::create(&self.principal, GroupResource::events(), &namespace, body),
             create_if_missing: None,
             key,
         })
@@ -592,7 +588,7 @@ impl EventBroadcaster {
         EventWrite {
             request: ApiRequest::patch(
                 &self.principal,
-                events_gr(),
+                GroupResource::events(),
                 &seen.namespace,
                 &seen.name,
                 PatchType::Strategic,
@@ -600,7 +596,7 @@ impl EventBroadcaster {
             ),
             create_if_missing: Some(ApiRequest::create(
                 &self.principal,
-                events_gr(),
+                GroupResource::events(),
                 &seen.namespace,
                 again,
             )),

@@ -6,10 +6,10 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use crate::api::meta::str_at;
+use crate::api::meta::{event_source, str_at};
 use crate::api::{GroupResource, ObjectKey};
 use crate::engine::World;
-use crate::time::{human_duration, SimTime};
+use crate::time::{since, SimTime};
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct EventRow {
@@ -25,10 +25,7 @@ pub struct EventRow {
 
 /// `translateTimestampSince` / `translateMicroTimestampSince`.
 fn age(ts: &str, now: SimTime) -> String {
-    match SimTime::parse_rfc3339(ts) {
-        Some(t) if !ts.is_empty() => human_duration(now.as_ms() as i64 - t.as_ms() as i64),
-        _ => "<unknown>".into(),
-    }
+    since(Some(ts), now)
 }
 
 /// The Events about the object at `key` (its uid as stored), as describe's `searchEvents` finds
@@ -44,7 +41,7 @@ pub fn events_of(world: &World, key: &ObjectKey, now: SimTime) -> Vec<EventRow> 
         key.namespace.as_str()
     };
     // Event names start with the object's name and a dot, so they sit together in the store.
-    let events = GroupResource::new("", "events");
+    let events = GroupResource::events();
     let from = ObjectKey::new(events.clone(), ns, &format!("{}.", key.name));
     let to = ObjectKey::new(events, ns, &format!("{}/", key.name));
     let mut found: Vec<&Arc<Value>> = world
@@ -82,10 +79,7 @@ pub fn events_of(world: &World, key: &ObjectKey, now: SimTime) -> Vec<EventRow> 
                 ),
                 None => first,
             };
-            let from = match str_at(ev, "/source/component") {
-                "" => str_at(ev, "/reportingComponent"),
-                c => c,
-            };
+            let from = event_source(ev);
             EventRow {
                 type_: str_at(ev, "/type").to_owned(),
                 reason: str_at(ev, "/reason").to_owned(),

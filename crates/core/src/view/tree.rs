@@ -24,11 +24,6 @@ pub const COLLAPSE_ABOVE: usize = 12;
 /// Children listed per page of an expanded group; "show more" lists another page.
 pub const CHILDREN_PAGE: usize = 50;
 
-/// Whether the key is a `v1/Event`.
-pub fn is_event(key: &ObjectKey) -> bool {
-    key.gr.group.is_empty() && key.gr.resource == "events"
-}
-
 /// One visible row of the tree.
 #[derive(Clone, Debug, PartialEq)]
 pub struct TreeRow {
@@ -183,7 +178,7 @@ impl Tree {
         let mut restructure = false;
         // Events are reports about objects, not part of the ownership tree (as `kubectl get
         // all` leaves them out); the inspector lists an object's own.
-        for (key, obj) in world.objects().filter(|(k, _)| !is_event(k)) {
+        for (key, obj) in world.objects().filter(|(k, _)| !k.gr.is_events()) {
             while old.next_if(|e| e.key < *key).is_some() {
                 restructure = true;
             }

@@ -161,11 +161,7 @@ pub(super) fn event_cells(ev: &Value, now: SimTime) -> Vec<Value> {
         "" => kind,
         name => format!("{kind}/{name}"),
     };
-    let component = match str_at(ev, "/source/component") {
-        // The internal ReportingController, spelled reportingComponent in core/v1.
-        "" => str_at(ev, "/reportingComponent"),
-        c => c,
-    };
+    let component = meta::event_source(ev);
     let instance = match str_at(ev, "/source/host") {
         "" => str_at(ev, "/reportingInstance"),
         h => h,

@@ -56,13 +56,7 @@ type Column = (&'static str, &'static str, &'static str, u8, &'static str);
 
 pub use crate::time::human_duration;
 
-/// `translateTimestampSince`: `<unknown>` without a time, else the age at `now`.
-pub(super) fn since(ts: Option<&str>, now: SimTime) -> String {
-    match ts.and_then(SimTime::parse_rfc3339) {
-        Some(t) => human_duration(now.as_ms() as i64 - t.as_ms() as i64),
-        None => "<unknown>".into(),
-    }
-}
+pub(super) use crate::time::since;
 
 /// An integer at a JSON pointer, 0 when absent (Go's zero value, as the printers read it).
 pub(super) fn n(obj: &Value, ptr: &str) -> i64 {

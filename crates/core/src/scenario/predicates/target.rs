@@ -54,8 +54,7 @@ impl Selection {
             None => None,
         };
         world
-            .objects()
-            .filter(|(k, _)| k.gr == self.gr && k.namespace == self.namespace)
+            .objects_of(&self.gr, Some(&self.namespace))
             .filter(|(_, o)| !meta::is_terminating(o))
             .filter(|(_, o)| self.labels.as_ref().is_none_or(|s| s.matches_object(o)))
             .find(|(_, o)| {

@@ -3,6 +3,8 @@
 
 use serde_json::Value;
 
+use crate::api::meta::{event_source, str_at};
+use crate::api::GroupResource;
 use crate::engine::World;
 use crate::scenario::compile::{CompiledExpectation, When};
 use crate::scenario::predicates::{evaluate, Check};
@@ -34,11 +36,9 @@ pub(crate) fn evaluate_in(
             let n = match owner_uid {
                 Some(None) => 0,
                 _ => world
-                    .objects()
-                    .filter(|(k, o)| {
-                        k.gr == *gr
-                            && (namespace.is_empty() || k.namespace == *namespace)
-                            && selector.as_ref().is_none_or(|(s, _)| s.matches_object(o))
+                    .objects_of(gr, (!namespace.is_empty()).then_some(namespace.as_str()))
+                    .filter(|(_, o)| {
+                        selector.as_ref().is_none_or(|(s, _)| s.matches_object(o))
                             && owner_uid.as_ref().is_none_or(|u| owned_by(o, u.as_deref()))
                     })
                     .count(),
@@ -66,35 +66,22 @@ pub(crate) fn evaluate_in(
             pattern,
             bounds,
         } => {
-            let text = |ev: &Value, p: &str| {
-                ev.pointer(p)
-                    .and_then(Value::as_str)
-                    .unwrap_or("")
-                    .to_owned()
-            };
             let n: i64 = world
-                .objects()
-                .filter(|(k, _)| k.gr.group.is_empty() && k.gr.resource == "events")
+                .objects_of(&GroupResource::events(), None)
                 .map(|(_, ev)| ev.as_ref())
                 .filter(|ev| {
                     let about_ok = about.as_ref().is_none_or(|(_, kind, ns, name)| {
-                        text(ev, "/involvedObject/kind") == *kind
-                            && text(ev, "/involvedObject/namespace") == *ns
-                            && (name.is_empty() || text(ev, "/involvedObject/name") == *name)
+                        str_at(ev, "/involvedObject/kind") == kind
+                            && str_at(ev, "/involvedObject/namespace") == ns
+                            && (name.is_empty() || str_at(ev, "/involvedObject/name") == name)
                     });
-                    // `source` as the events field selector reads it: the component, else the
-                    // reporting controller.
-                    let from = match text(ev, "/source/component") {
-                        c if c.is_empty() => text(ev, "/reportingComponent"),
-                        c => c,
-                    };
-                    let msg = text(ev, "/message");
+                    let msg = str_at(ev, "/message");
                     about_ok
-                        && reason.as_ref().is_none_or(|r| text(ev, "/reason") == *r)
-                        && type_.as_ref().is_none_or(|t| text(ev, "/type") == *t)
-                        && source.as_ref().is_none_or(|s| from == *s)
-                        && message.as_ref().is_none_or(|m| msg == *m)
-                        && pattern.as_ref().is_none_or(|p| p.0.is_match(&msg))
+                        && reason.as_ref().is_none_or(|r| str_at(ev, "/reason") == r)
+                        && type_.as_ref().is_none_or(|t| str_at(ev, "/type") == t)
+                        && source.as_ref().is_none_or(|s| event_source(ev) == s)
+                        && message.as_ref().is_none_or(|m| msg == m)
+                        && pattern.as_ref().is_none_or(|p| p.0.is_match(msg))
                 })
                 .map(|ev| {
                     ev.pointer("/series/count")
