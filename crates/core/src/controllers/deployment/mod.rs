@@ -201,6 +201,12 @@ impl Reconciler for DeploymentController {
             .and_then(Value::as_object)
             .is_none_or(Map::is_empty);
         if selector_empty {
+            // syncDeployment: a selector that selects everything is refused with a warning.
+            sync.event(
+                EventType::Warning,
+                "SelectingAll",
+                "This deployment is selecting all pods. A non-empty selector is required.".into(),
+            );
             let generation = meta::generation(&sync.d);
             let mut status = sync.status();
             if num(&status, "observedGeneration") < generation {
