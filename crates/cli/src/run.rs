@@ -56,8 +56,8 @@ pub fn run(args: &RunArgs) -> CommandResult {
                     "time_ms": e.time.as_ms(),
                     "lane": e.lane,
                     "line": e.line,
-                    "requests": e.requests.len(),
-                    "changes": e.changes.iter().map(|c| c.key.path()).collect::<Vec<_>>(),
+                    "requests": e.requests,
+                    "changes": e.changed.iter().map(|k| k.path()).collect::<Vec<_>>(),
                 })
             })
             .collect();

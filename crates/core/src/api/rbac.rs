@@ -47,7 +47,7 @@ impl Attributes<'_> {
     pub fn resource_string(&self) -> String {
         match self.subresource {
             Some(sub) => format!("{}/{}", self.gr.resource, sub.as_str()),
-            None => self.gr.resource.clone(),
+            None => self.gr.resource.to_string(),
         }
     }
 }

@@ -215,16 +215,16 @@ impl ApiServer {
                 .ok()
                 .map(|v| meta_str(v, "name").to_owned())
                 .filter(|n| !n.is_empty())
-                .or_else(|| target.as_ref().map(|k| k.name.clone()))
+                .or_else(|| target.as_ref().map(|k| k.name.to_string()))
                 .unwrap_or_default()
         } else {
             req.name.clone()
         };
         let namespace = target
             .as_ref()
-            .map_or_else(|| req.namespace.clone(), |k| k.namespace.clone());
+            .map_or_else(|| req.namespace.clone(), |k| k.namespace.to_string());
         let key_after = target.map(|k| ObjectKey {
-            name: name.clone(),
+            name: name.as_str().into(),
             ..k
         });
         let rv_after = key_after

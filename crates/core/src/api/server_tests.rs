@@ -880,7 +880,7 @@ fn foreground_deletion_removes_dependents_first_and_the_owner_last() {
     let order: Vec<(WatchEventType, String)> = s
         .drain_watch_events()
         .into_iter()
-        .map(|e| (e.event_type, e.key.gr.resource))
+        .map(|e| (e.event_type, e.key.gr.resource.to_string()))
         .collect();
     use WatchEventType::{Deleted, Modified};
     assert_eq!(order.first(), Some(&(Modified, "deployments".to_owned())));

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use imbl::{OrdMap, OrdSet};
 use serde_json::Value;
 
-use super::types::{GroupResource, ObjectKey};
+use super::types::{GroupResource, Name, ObjectKey};
 
 /// Stored objects and their indexes.
 #[derive(Clone, Debug, Default)]
@@ -121,8 +121,8 @@ impl Store {
     ) -> impl Iterator<Item = (&'a ObjectKey, &'a Arc<Value>)> + 'a {
         let start = ObjectKey {
             gr: gr.clone(),
-            namespace: namespace.unwrap_or("").to_owned(),
-            name: String::new(),
+            namespace: namespace.unwrap_or("").into(),
+            name: Name::default(),
         };
         self.objects
             .range(start..)

@@ -7,6 +7,11 @@ use serde_json::Value;
 
 use crate::time::SimTime;
 
+/// The strings of an object's key (group, resource, namespace, name): up to 24 bytes are held
+/// inline, so keys of a large world compare and clone without touching the heap, and an ordered
+/// map's lookups do not chase a pointer per field (BENCHMARKS.md, "Object keys").
+pub type Name = compact_str::CompactString;
+
 /// Serializes [`SimTime`] as its integer milliseconds (works whether or not `SimTime` itself
 /// implements serde's traits).
 mod sim_time_ms {
@@ -27,15 +32,15 @@ mod sim_time_ms {
 /// `apps`/`deployments`, ``/`pods`, `example.com`/`databases`.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct GroupResource {
-    pub group: String,
-    pub resource: String,
+    pub group: Name,
+    pub resource: Name,
 }
 
 impl GroupResource {
     pub fn new(group: &str, resource: &str) -> Self {
         GroupResource {
-            group: group.to_owned(),
-            resource: resource.to_owned(),
+            group: group.into(),
+            resource: resource.into(),
         }
     }
 
@@ -52,7 +57,7 @@ impl GroupResource {
     /// `deployments.apps`, or `pods` for the core group: the form kube's messages use.
     pub fn qualified(&self) -> String {
         if self.group.is_empty() {
-            self.resource.clone()
+            self.resource.to_string()
         } else {
             format!("{}.{}", self.resource, self.group)
         }
@@ -63,16 +68,16 @@ impl GroupResource {
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct ObjectKey {
     pub gr: GroupResource,
-    pub namespace: String,
-    pub name: String,
+    pub namespace: Name,
+    pub name: Name,
 }
 
 impl ObjectKey {
     pub fn new(gr: GroupResource, namespace: &str, name: &str) -> Self {
         ObjectKey {
             gr,
-            namespace: namespace.to_owned(),
-            name: name.to_owned(),
+            namespace: namespace.into(),
+            name: name.into(),
         }
     }
 

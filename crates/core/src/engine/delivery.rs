@@ -13,7 +13,7 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use super::faults::{injected_error, FailureRule};
-use super::report::{diff, EventKind, EventRecord, ObjectChange, RequestRecord, StepReport};
+use super::report::{EventKind, EventRecord, ObjectChange, RequestRecord, StepReport};
 use super::trace;
 use super::world::{Event, RunState, World};
 use super::ApiServer;
@@ -220,7 +220,8 @@ impl World {
                 event_type: ev.event_type,
                 principal: principal.clone(),
                 resource_version: ev.resource_version,
-                fields: diff(before.as_deref(), after.as_deref()),
+                before: before.clone(),
+                after: after.clone(),
             });
             match &after {
                 Some(o) => {

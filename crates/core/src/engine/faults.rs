@@ -192,8 +192,8 @@ pub(super) fn injected_error(code: u16, req: &ApiRequest, name: &str) -> ApiErro
         reason,
         message,
         details_name: name.to_owned(),
-        details_group: req.gr.group.clone(),
-        details_kind: req.gr.resource.clone(),
+        details_group: req.gr.group.to_string(),
+        details_kind: req.gr.resource.to_string(),
         causes: Vec::new(),
     }
 }

@@ -33,8 +33,8 @@ impl RequestRecord {
         RequestRecord {
             principal: req.principal.clone(),
             verb: req.verb,
-            resource: req.gr.resource.clone(),
-            group: req.gr.group.clone(),
+            resource: req.gr.resource.to_string(),
+            group: req.gr.group.to_string(),
             subresource: req.subresource,
             namespace: req.namespace.clone(),
             name: name.to_owned(),
@@ -47,8 +47,8 @@ impl RequestRecord {
         RequestRecord {
             principal: e.principal.clone(),
             verb: e.verb,
-            resource: e.gr.resource.clone(),
-            group: e.gr.group.clone(),
+            resource: e.gr.resource.to_string(),
+            group: e.gr.group.to_string(),
             subresource: e.subresource,
             namespace: e.namespace.clone(),
             name: e.name.clone(),
@@ -84,15 +84,27 @@ pub struct FieldChange {
     pub after: Option<Value>,
 }
 
-/// How one object changed in a step.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+/// How one object changed in a step: the two versions, shared with the store (no copy), and
+/// the field-level differences computed only when someone reads them ([`ObjectChange::fields`]):
+/// a headless run never does, and the playground only for the entries it shows.
+#[derive(Clone, Debug, PartialEq)]
 pub struct ObjectChange {
     pub key: ObjectKey,
     pub event_type: WatchEventType,
     /// Who wrote it.
     pub principal: String,
     pub resource_version: u64,
-    pub fields: Vec<FieldChange>,
+    /// The version before the write (absent for a create).
+    pub before: Option<Arc<Value>>,
+    /// The version after the write (absent for a delete).
+    pub after: Option<Arc<Value>>,
+}
+
+impl ObjectChange {
+    /// The changed fields, as [`diff`] computes them.
+    pub fn fields(&self) -> Vec<FieldChange> {
+        diff(self.before.as_deref(), self.after.as_deref())
+    }
 }
 
 /// What kind of event a step processed.
@@ -126,7 +138,7 @@ pub enum EventKind {
 }
 
 /// One processed event.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct EventRecord {
     pub time: SimTime,
     pub seq: u64,
@@ -162,7 +174,7 @@ pub enum StopReason {
     Done,
 }
 
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct StepReport {
     pub from: SimTime,
     pub to: SimTime,
@@ -171,7 +183,6 @@ pub struct StepReport {
     pub stop: Option<StopReason>,
     /// Every watch event the step's writes caused, in resourceVersion order, with the object
     /// as stored (shared): what a watch on the API server would have seen (`converge serve`).
-    #[serde(skip)]
     pub watch: Vec<(WatchEvent, Arc<Value>)>,
 }
 

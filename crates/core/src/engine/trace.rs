@@ -159,7 +159,7 @@ pub fn key_text(k: &ObjectKey) -> String {
 
 pub(super) fn short_key(k: &ObjectKey) -> String {
     if k.namespace.is_empty() {
-        k.name.clone()
+        k.name.to_string()
     } else {
         format!("{}/{}", k.namespace, k.name)
     }

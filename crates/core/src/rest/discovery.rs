@@ -165,7 +165,7 @@ fn groups(server: &ApiServer) -> Vec<(String, Vec<String>)> {
                     }
                 }
             }
-            None => out.push((info.gr.group.clone(), info.versions.clone())),
+            None => out.push((info.gr.group.to_string(), info.versions.clone())),
         }
     }
     out

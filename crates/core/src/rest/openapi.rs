@@ -25,7 +25,7 @@ fn group_versions(server: &ApiServer) -> Vec<(String, String)> {
     let mut out: Vec<(String, String)> = Vec::new();
     for info in server.resources() {
         for v in &info.versions {
-            let gv = (info.gr.group.clone(), v.clone());
+            let gv = (info.gr.group.to_string(), v.clone());
             if !out.contains(&gv) {
                 out.push(gv);
             }

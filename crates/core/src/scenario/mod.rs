@@ -33,7 +33,7 @@ pub use format::{
 pub use lesson::{GuideStep, LessonGuide, LessonProgress, LessonTrack};
 pub use path::FieldPath;
 pub use run::{
-    ActionResponse, AuditRecord, ExpectationResult, RunOptions, RunProblem, ScenarioRun,
+    ActionResponse, AuditRecord, ExpectationResult, RunEvent, RunOptions, RunProblem, ScenarioRun,
 };
 
 use crate::engine::{Input, StopReason, World};

@@ -340,7 +340,7 @@ impl Emit<'_> {
         out.push(Row::Object(TreeRow {
             key: e.key.clone(),
             kind: e.kind.clone(),
-            name: e.key.name.clone(),
+            name: e.key.name.to_string(),
             depth,
             health: e.health,
             children: kids.len(),

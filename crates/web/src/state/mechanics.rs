@@ -284,7 +284,7 @@ impl Model {
         self.world
             .objects()
             .filter(|(k, _)| k.gr.resource == "nodes")
-            .map(|(k, _)| k.name.clone())
+            .map(|(k, _)| k.name.to_string())
             .collect()
     }
 }

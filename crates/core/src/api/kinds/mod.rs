@@ -379,17 +379,17 @@ impl Registry {
     pub fn insert(&mut self, info: ResourceInfo) {
         if let Some(old) = self.by_gr.get(&info.gr).cloned() {
             self.by_kind
-                .remove(&(old.gr.group.clone(), old.kind.clone()));
+                .remove(&(old.gr.group.to_string(), old.kind.clone()));
         }
         self.by_kind
-            .insert((info.gr.group.clone(), info.kind.clone()), info.gr.clone());
+            .insert((info.gr.group.to_string(), info.kind.clone()), info.gr.clone());
         self.by_gr.insert(info.gr.clone(), Arc::new(info));
     }
 
     pub fn remove(&mut self, gr: &GroupResource) {
         if let Some(info) = self.by_gr.remove(gr) {
             self.by_kind
-                .remove(&(info.gr.group.clone(), info.kind.clone()));
+                .remove(&(info.gr.group.to_string(), info.kind.clone()));
         }
     }
 

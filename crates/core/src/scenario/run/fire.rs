@@ -21,7 +21,7 @@ impl ScenarioRun {
                 });
                 return;
             };
-            request.name = picked.name.clone();
+            request.name = picked.name.to_string();
             key = Some(picked);
         }
         if let Some(j) = action.body_from {

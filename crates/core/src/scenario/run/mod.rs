@@ -23,6 +23,7 @@ use super::format::{Scenario, Until};
 use super::lesson::{LessonGuide, LessonProgress};
 use super::predicates::Check;
 use super::ScenarioError;
+use crate::api::ObjectKey;
 use crate::engine::{EventRecord, Input, StepReport, StopReason, World};
 use crate::time::SimTime;
 
@@ -34,6 +35,34 @@ pub use results::{ActionResponse, AuditRecord, ExpectationResult, RunOptions, Ru
 enum Planned {
     Fault(Box<Input>),
     Action(usize),
+}
+
+/// What a run keeps of each event for its whole length: the step reports' requests and
+/// object versions are dropped once absorbed, so a long run holds one line per event, not every
+/// version of every object it touched.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RunEvent {
+    pub time: SimTime,
+    /// Timeline lane: `user:alice`, `deployment-controller`, `kubelet/node-1`, `engine`.
+    pub lane: String,
+    /// The trace line.
+    pub line: String,
+    /// How many API requests the event sent.
+    pub requests: usize,
+    /// The objects its writes changed, in write order.
+    pub changed: Vec<ObjectKey>,
+}
+
+impl From<EventRecord> for RunEvent {
+    fn from(ev: EventRecord) -> RunEvent {
+        RunEvent {
+            time: ev.time,
+            lane: ev.lane,
+            requests: ev.requests.len(),
+            changed: ev.changes.into_iter().map(|c| c.key).collect(),
+            line: ev.line,
+        }
+    }
 }
 
 /// A scenario in progress: the world plus the scenario's pending inputs and expectations. The
@@ -50,7 +79,7 @@ pub struct ScenarioRun {
     responses: Vec<Option<ActionResponse>>,
     /// The object each action read or wrote, as the client holds it afterwards.
     copies: Vec<Option<Value>>,
-    events: Vec<EventRecord>,
+    events: Vec<RunEvent>,
     audit: Vec<AuditRecord>,
     problems: Vec<RunProblem>,
     processed: u64,
@@ -101,8 +130,8 @@ impl ScenarioRun {
                 time_ms: e.time.as_ms(),
                 principal: e.principal.clone(),
                 verb: e.verb.as_str().to_owned(),
-                group: e.gr.group.clone(),
-                resource: e.gr.resource.clone(),
+                group: e.gr.group.to_string(),
+                resource: e.gr.resource.to_string(),
                 subresource: e.subresource.map(|s| s.as_str().to_owned()),
                 namespace: e.namespace.clone(),
                 name: e.name.clone(),
@@ -132,7 +161,7 @@ impl ScenarioRun {
         };
         run.sent = vec![None; run.actions.len()];
         for report in setup {
-            run.events.extend(report.events);
+            run.events.extend(report.events.into_iter().map(RunEvent::from));
         }
         run.lesson = lesson.map(|g| {
             let mut progress = LessonProgress::start(&run.world, 0);
@@ -151,7 +180,7 @@ impl ScenarioRun {
     }
 
     /// Every event since t=0 (the scenario's objects, faults, actions and the engine's work).
-    pub fn events(&self) -> &[EventRecord] {
+    pub fn events(&self) -> &[RunEvent] {
         &self.events
     }
 
@@ -320,7 +349,7 @@ impl ScenarioRun {
                     message: r.message.clone(),
                 });
             }
-            self.events.push(ev);
+            self.events.push(RunEvent::from(ev));
         }
     }
 

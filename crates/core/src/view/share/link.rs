@@ -419,8 +419,8 @@ impl From<&ObjectKey> for ObjectKeyV1 {
     fn from(k: &ObjectKey) -> Self {
         ObjectKeyV1 {
             gr: (&k.gr).into(),
-            namespace: k.namespace.clone(),
-            name: k.name.clone(),
+            namespace: k.namespace.to_string(),
+            name: k.name.to_string(),
         }
     }
 }
@@ -429,8 +429,8 @@ impl From<ObjectKeyV1> for ObjectKey {
     fn from(k: ObjectKeyV1) -> Self {
         ObjectKey {
             gr: k.gr.into(),
-            namespace: k.namespace,
-            name: k.name,
+            namespace: k.namespace.into(),
+            name: k.name.into(),
         }
     }
 }
@@ -438,8 +438,8 @@ impl From<ObjectKeyV1> for ObjectKey {
 impl From<&GroupResource> for GroupResourceV1 {
     fn from(gr: &GroupResource) -> Self {
         GroupResourceV1 {
-            group: gr.group.clone(),
-            resource: gr.resource.clone(),
+            group: gr.group.to_string(),
+            resource: gr.resource.to_string(),
         }
     }
 }
@@ -447,8 +447,8 @@ impl From<&GroupResource> for GroupResourceV1 {
 impl From<GroupResourceV1> for GroupResource {
     fn from(gr: GroupResourceV1) -> Self {
         GroupResource {
-            group: gr.group,
-            resource: gr.resource,
+            group: gr.group.into(),
+            resource: gr.resource.into(),
         }
     }
 }
