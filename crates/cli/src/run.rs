@@ -55,7 +55,7 @@ pub fn run(args: &RunArgs) -> CommandResult {
                 json!({
                     "time_ms": e.time.as_ms(),
                     "lane": e.lane,
-                    "line": e.line,
+                    "line": &*e.line,
                     "requests": e.requests,
                     "changes": e.changed.iter().map(|k| k.path()).collect::<Vec<_>>(),
                 })

@@ -113,7 +113,7 @@ impl World {
                 },
                 requests: Vec::new(),
                 changes: Vec::new(),
-                line,
+                line: line.into(),
             };
             self.record(report, rec);
         }

@@ -151,7 +151,7 @@ impl World {
             },
             requests,
             changes,
-            line,
+            line: line.into(),
         };
         self.record(report, rec);
     }
@@ -196,7 +196,7 @@ impl World {
             },
             requests: Vec::new(),
             changes: Vec::new(),
-            line,
+            line: line.into(),
         };
         self.record(report, rec);
         self.kick(controller);

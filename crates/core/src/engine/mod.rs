@@ -70,7 +70,7 @@ pub fn trace_hash<'a>(lines: impl IntoIterator<Item = &'a str>) -> String {
 impl World {
     /// [`trace_hash`] of this world's trace so far.
     pub fn trace_hash(&self) -> String {
-        trace_hash(self.trace().iter().map(String::as_str))
+        trace_hash(self.trace().iter().map(AsRef::as_ref))
     }
 }
 

@@ -147,8 +147,8 @@ pub struct EventRecord {
     pub kind: EventKind,
     pub requests: Vec<RequestRecord>,
     pub changes: Vec<ObjectChange>,
-    /// The trace line for this event.
-    pub line: String,
+    /// The trace line for this event (shared with the world's trace).
+    pub line: Arc<str>,
 }
 
 /// A spec that keeps changing with no user asking: generation climbing without end.
@@ -188,7 +188,7 @@ pub struct StepReport {
 
 impl StepReport {
     pub fn lines(&self) -> impl Iterator<Item = &str> {
-        self.events.iter().map(|e| e.line.as_str())
+        self.events.iter().map(|e| &*e.line)
     }
 
     pub fn requests(&self) -> impl Iterator<Item = &RequestRecord> {

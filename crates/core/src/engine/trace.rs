@@ -1,6 +1,8 @@
 //! Trace text: the one-line-per-event trace format (see the module docs of [`crate::engine`])
 //! and the key and duration spellings it uses. Snapshots and docs rely on these bytes.
 
+use std::sync::Arc;
+
 use super::report::{EventKind, EventRecord, ReconcileOutcome, RequestRecord, StepReport};
 use super::world::World;
 use crate::api::{ObjectKey, WatchEvent, WatchEventType};
@@ -27,7 +29,7 @@ impl World {
             time: self.now,
             seq,
             lane: lane.into(),
-            line: format!("{lane} {description}"),
+            line: format!("{lane} {description}").into(),
             kind: EventKind::Input { description },
             requests: Vec::new(),
             changes: Vec::new(),
@@ -36,8 +38,8 @@ impl World {
     }
 
     pub(super) fn record(&mut self, report: &mut StepReport, mut rec: EventRecord) {
-        rec.line = format!("{} {}", rec.time, rec.line);
-        self.trace.push_back(rec.line.clone());
+        rec.line = format!("{} {}", rec.time, rec.line).into();
+        self.trace.push_back(Arc::clone(&rec.line));
         report.events.push(rec);
     }
 }

@@ -156,7 +156,8 @@ pub struct World {
     pub(super) pending_inputs: u64,
     pub(super) loops: OrdMap<ObjectKey, LoopWatch>,
     pub(super) loop_threshold: u32,
-    pub(super) trace: Vector<String>,
+    /// One line per event; the event's record shares it.
+    pub(super) trace: Vector<Arc<str>>,
     pub(super) steps: u64,
     pub(super) inputs: Vector<(SimTime, Input)>,
     /// When the queued [`Event::EventsExpire`] fires, if one is queued.
@@ -264,7 +265,7 @@ impl World {
     }
 
     /// The whole trace so far, one line per event.
-    pub fn trace(&self) -> &Vector<String> {
+    pub fn trace(&self) -> &Vector<Arc<str>> {
         &self.trace
     }
 
@@ -503,7 +504,7 @@ impl World {
             },
             requests: Vec::new(),
             changes,
-            line: format!("api-server event-ttl expired {}", names.join(", ")),
+            line: format!("api-server event-ttl expired {}", names.join(", ")).into(),
         };
         self.record(report, rec);
     }
@@ -550,7 +551,7 @@ impl World {
                     },
                     requests,
                     changes,
-                    line,
+                    line: line.into(),
                 };
                 self.record(report, rec);
                 return Some(answer);
@@ -660,7 +661,7 @@ impl World {
             kind: EventKind::Reconcile { key, outcome },
             requests,
             changes,
-            line,
+            line: line.into(),
         };
         self.record(report, rec);
         self.write_events(controller, &notes, report);

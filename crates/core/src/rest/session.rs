@@ -156,7 +156,7 @@ impl Session {
                     .trace()
                     .iter()
                     .skip(from_line)
-                    .cloned()
+                    .map(|l| l.to_string())
                     .collect(),
                 run.take_watch_events(),
             ),

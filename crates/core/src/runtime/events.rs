@@ -198,10 +198,11 @@ impl Lru {
 }
 
 /// The aggregator's record of one run of similar events: the messages seen, and when the run
-/// was last extended.
+/// was last extended. The messages are kept sorted; they never number more than
+/// `AGGREGATE_MAX_EVENTS`, so a small vector (one allocation) holds them.
 #[derive(Clone, Debug, PartialEq, Eq)]
 struct AggregateRecord {
-    messages: imbl::OrdSet<String>,
+    messages: Vec<String>,
     last: SimTime,
 }
 
@@ -366,20 +367,21 @@ impl EventBroadcaster {
                 rec
             }
             _ => AggregateRecord {
-                messages: imbl::OrdSet::new(),
+                messages: Vec::new(),
                 last: now,
             },
         };
-        record.messages.insert(note.message.clone());
+        if let Err(at) = record.messages.binary_search(&note.message) {
+            record.messages.insert(at, note.message.clone());
+        }
         record.last = now;
         let combined = record.messages.len() >= AGGREGATE_MAX_EVENTS;
         if combined {
             // `localKeys.PopAny()`: the set never grows past the threshold, so a message seen
             // before still reaches its own Event. kube pops an arbitrary one; Converge the
             // first in string order, to stay deterministic.
-            let first = record.messages.get_min().cloned();
-            if let Some(first) = first {
-                record.messages.remove(&first);
+            if !record.messages.is_empty() {
+                record.messages.remove(0);
             }
         }
         self.aggregate

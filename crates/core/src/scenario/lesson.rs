@@ -652,6 +652,6 @@ lesson:
         assert!(run
             .events()
             .iter()
-            .any(|e| e.line == "t=21.000s environment rbac off"));
+            .any(|e| &*e.line == "t=21.000s environment rbac off"));
     }
 }

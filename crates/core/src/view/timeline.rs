@@ -65,7 +65,7 @@ pub fn lanes(reports: &[(u64, &StepReport)], limit: usize) -> Vec<Lane> {
                             .unwrap_or_default(),
                         crate::engine::world::key_text(key)
                     ),
-                    _ => e.line.clone(),
+                    _ => e.line.to_string(),
                 };
                 all.push((
                     e.lane.clone(),

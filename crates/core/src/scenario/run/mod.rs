@@ -45,8 +45,8 @@ pub struct RunEvent {
     pub time: SimTime,
     /// Timeline lane: `user:alice`, `deployment-controller`, `kubelet/node-1`, `engine`.
     pub lane: String,
-    /// The trace line.
-    pub line: String,
+    /// The trace line (shared with the world's trace).
+    pub line: std::sync::Arc<str>,
     /// How many API requests the event sent.
     pub requests: usize,
     /// The objects its writes changed, in write order.
