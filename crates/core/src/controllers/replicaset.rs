@@ -86,6 +86,7 @@ pub fn random_suffix(rng: &mut impl Rng) -> String {
 pub const POD_DELETION_COST: &str = "controller.kubernetes.io/pod-deletion-cost";
 
 /// One pod as `ActivePodsWithRanks` sees it.
+#[derive(Clone)]
 struct Ranked<'a> {
     pod: &'a Value,
     /// Active pods of this ReplicaSet and its siblings on the same node, itself included.
@@ -245,15 +246,8 @@ fn pods_to_delete(
         })
         .collect();
     let now_ms = now.unix_ms();
-    ranked.sort_by(|(a, _), (b, _)| {
-        if delete_before(a, b, now_ms) {
-            std::cmp::Ordering::Less
-        } else if delete_before(b, a, now_ms) {
-            std::cmp::Ordering::Greater
-        } else {
-            std::cmp::Ordering::Equal
-        }
-    });
+    // `delete_before` is not a strict weak order (see `sort_by_less`).
+    super::util::sort_by_less(&mut ranked, |(a, _), (b, _)| delete_before(a, b, now_ms));
     ranked
         .into_iter()
         .map(|(_, i)| candidates[i].clone())

@@ -81,3 +81,62 @@ pub const DEFAULT_MEMORY_REQUEST: u64 = 200 * 1024 * 1024;
 pub fn pod_nonzero_requests(pod: &Value) -> (u64, u64) {
     sum_requests(pod, (DEFAULT_MILLI_CPU_REQUEST, DEFAULT_MEMORY_REQUEST))
 }
+
+/// Sorts `v` by `less` as a stable merge sort that never panics: kube's orderings such as
+/// `ActivePodsWithRanks.Less` (logarithmic buckets with a UID tie-break) are not strict weak
+/// orders, which Go's `sort.Sort` tolerates and Rust's `sort_by` may refuse with a panic. For
+/// a consistent `less` the result is the one `sort_by` gives (both are stable).
+pub fn sort_by_less<T: Clone>(v: &mut [T], less: impl Fn(&T, &T) -> bool) {
+    if v.len() < 2 {
+        return;
+    }
+    let mut buf: Vec<T> = v.to_vec();
+    merge_sort(v, &mut buf, &less);
+}
+
+fn merge_sort<T: Clone>(v: &mut [T], buf: &mut [T], less: &impl Fn(&T, &T) -> bool) {
+    let n = v.len();
+    if n <= 1 {
+        return;
+    }
+    let mid = n / 2;
+    merge_sort(&mut v[..mid], &mut buf[..mid], less);
+    merge_sort(&mut v[mid..], &mut buf[mid..], less);
+    buf[..n].clone_from_slice(v);
+    let (left, right) = buf[..n].split_at(mid);
+    let (mut i, mut j) = (0, 0);
+    for slot in v.iter_mut() {
+        // Take from the right only when it is strictly less: equal elements keep their order.
+        let take_right = j < right.len() && (i == left.len() || less(&right[j], &left[i]));
+        if take_right {
+            *slot = right[j].clone();
+            j += 1;
+        } else {
+            *slot = left[i].clone();
+            i += 1;
+        }
+    }
+}
+
+#[cfg(test)]
+mod sort_tests {
+    use super::sort_by_less;
+
+    #[test]
+    fn stable_and_ordered_for_a_consistent_less() {
+        let mut v = vec![(3, 'a'), (1, 'b'), (3, 'c'), (2, 'd'), (1, 'e')];
+        sort_by_less(&mut v, |a, b| a.0 < b.0);
+        assert_eq!(v, vec![(1, 'b'), (1, 'e'), (2, 'd'), (3, 'a'), (3, 'c')]);
+    }
+
+    #[test]
+    fn an_inconsistent_less_still_sorts_without_panicking() {
+        // A cycle (0 < 1 < 2 < 0), as a UID tie-break inside time buckets can make.
+        let less = |a: &u32, b: &u32| (a + 1) % 3 == *b % 3;
+        let mut v: Vec<u32> = (0..300).collect();
+        sort_by_less(&mut v, less);
+        let mut sorted = v.clone();
+        sorted.sort_unstable();
+        assert_eq!(sorted, (0..300).collect::<Vec<_>>(), "a permutation of the input");
+    }
+}

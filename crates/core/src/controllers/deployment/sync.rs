@@ -409,14 +409,17 @@ impl Sync<'_, '_> {
         if diff <= 0 {
             return Ok(());
         }
-        alive.sort_by(|a, b| {
-            match (
+        // Revision where both have one, else creation: not a strict weak order when some
+        // lack the annotation (see `sort_by_less`).
+        crate::controllers::util::sort_by_less(&mut alive, |a, b| {
+            let order = match (
                 meta::annotation(a, REVISION).and_then(|r| r.parse::<i64>().ok()),
                 meta::annotation(b, REVISION).and_then(|r| r.parse::<i64>().ok()),
             ) {
                 (Some(x), Some(y)) if x != y => x.cmp(&y),
                 _ => by_creation(a, b),
-            }
+            };
+            order == std::cmp::Ordering::Less
         });
         let victims: Vec<(String, String)> = alive
             .iter()

@@ -1,0 +1,73 @@
+//! Issue 20's native goal table: a Deployment scaled 1 -> 1,000 replicas on 20 nodes to
+//! convergence, as `converge check benches/scenarios/scale-1-to-1000.yaml` runs it, and a
+//! rolling update of 1,000 Pods to convergence (criterion, 10 samples each). The 1 -> 10,000
+//! run takes seconds per sample, so `-- scale_10000` times it once (peak RSS comes from
+//! `/usr/bin/time` around `converge check`; BENCHMARKS.md, "Engine at scale").
+//!
+//! `cargo bench -p converge-core --bench scale` (criterion), `... -- scale_10000` (one-shot).
+
+use std::hint::black_box;
+use std::time::Instant;
+
+use converge_core::scenario::{RunOptions, Scenario};
+use criterion::{BatchSize, Criterion};
+
+/// The allocator the native `converge` CLI ships (crates/cli/src/main.rs).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+const SCALE_1000: &str = include_str!("scenarios/scale-1-to-1000.yaml");
+const SCALE_10000: &str = include_str!("scenarios/scale-1-to-10000.yaml");
+
+/// Loads and runs a scenario to its end; panics unless every expectation passed, so a faster
+/// figure can never come from a run that stopped early.
+fn run(text: &str) -> usize {
+    let scenario = Scenario::load(text).expect("the bench scenario loads");
+    let outcome = scenario
+        .run(&RunOptions::default())
+        .expect("the bench scenario runs");
+    assert!(
+        outcome.results.iter().all(|r| r.passed),
+        "{:?}",
+        outcome.results.iter().map(|r| r.line()).collect::<Vec<_>>()
+    );
+    outcome.run.world().trace().len()
+}
+
+/// The 1,000-replica scenario with a new image at 40 s: the rolling update's own events are the
+/// run's second half.
+fn rolling_update_text() -> String {
+    let mut text = SCALE_1000.replace("name: scale-1-to-1000", "name: rolling-update-1000");
+    text = text.replace(
+        "expect:",
+        "  - {at: 40s, as: admin, verb: patch, target: deployments/default/web, patch: {spec: {template: {spec: {containers: [{name: app, image: 'nginx:1.27'}]}}}}}\nexpect:",
+    );
+    text.push_str(
+        "  - {target: deployments/default/web, after: 41s, within: 30m, condition: Progressing, reason: NewReplicaSetAvailable}\n",
+    );
+    text
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    if args.iter().any(|a| a == "scale_10000") {
+        let start = Instant::now();
+        let events = run(SCALE_10000);
+        let s = start.elapsed().as_secs_f64();
+        println!(
+            "scale/1_to_10000_replicas: {s:.2} s, {events} events, {:.1} us/event",
+            s * 1e6 / events as f64
+        );
+        return;
+    }
+    let rolling = rolling_update_text();
+    let mut c = Criterion::default().configure_from_args();
+    let mut g = c.benchmark_group("scale");
+    g.sample_size(10);
+    g.bench_function("1_to_1000_replicas", |b| b.iter(|| black_box(run(SCALE_1000))));
+    g.bench_function("1000_replicas_then_rolling_update", |b| {
+        b.iter_batched(|| rolling.clone(), |t| black_box(run(&t)), BatchSize::LargeInput)
+    });
+    g.finish();
+    c.final_summary();
+}
