@@ -4,13 +4,21 @@
 //! run takes seconds per sample, so `-- scale_10000` times it once (peak RSS comes from
 //! `/usr/bin/time` around `converge check`; BENCHMARKS.md, "Engine at scale").
 //!
+//! The playground's large starter is built and rolled out natively too, the counterpart of
+//! tests/e2e/engine.test.mjs (wasm time / native time).
+//!
 //! `cargo bench -p converge-core --bench scale` (criterion), `... -- scale_10000` (one-shot).
 
 use std::hint::black_box;
 use std::time::Instant;
 
+use converge_core::engine::script::patch_as;
+use converge_core::engine::World;
+use converge_core::controllers::util::deployments;
 use converge_core::scenario::{RunOptions, Scenario};
+use converge_core::view::session::{perform, replay, SessionAction, Starter};
 use criterion::{BatchSize, Criterion};
+use serde_json::json;
 
 /// The allocator the native `converge` CLI ships (crates/cli/src/main.rs).
 #[global_allocator]
@@ -48,6 +56,23 @@ fn rolling_update_text() -> String {
     text
 }
 
+/// The playground's `?starter=large` world (12 nodes, 960 replicas), built as the tab builds it:
+/// the starter's actions replayed from seed 1. The native side of tests/e2e/engine.test.mjs.
+fn large_starter() -> World {
+    replay(Starter::Large, 1, &Starter::Large.actions(), |_, _| {})
+}
+
+/// alice gives the large starter a new image, then the cluster runs until converged: the
+/// tab's Apply and "Run until converged" (tests/e2e/engine.test.mjs).
+fn large_starter_rolling_update(world: &mut World) -> usize {
+    let patch = json!({"spec": {"template": {"spec": {"containers": [{"name": "app", "image": "nginx:1.28"}]}}}});
+    let apply = SessionAction::Apply {
+        input: patch_as("alice", deployments(), "default", "web", patch),
+    };
+    perform(world, &apply);
+    perform(world, &SessionAction::RunUntilConverged).events.len()
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     if args.iter().any(|a| a == "scale_10000") {
@@ -67,6 +92,15 @@ fn main() {
     g.bench_function("1_to_1000_replicas", |b| b.iter(|| black_box(run(SCALE_1000))));
     g.bench_function("1000_replicas_then_rolling_update", |b| {
         b.iter_batched(|| rolling.clone(), |t| black_box(run(&t)), BatchSize::LargeInput)
+    });
+    g.bench_function("large_starter_build", |b| b.iter(|| black_box(large_starter())));
+    let starter = large_starter();
+    g.bench_function("large_starter_rolling_update", |b| {
+        b.iter_batched(
+            || starter.clone(),
+            |mut w| black_box(large_starter_rolling_update(&mut w)),
+            BatchSize::LargeInput,
+        )
     });
     g.finish();
     c.final_summary();

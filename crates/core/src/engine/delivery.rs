@@ -212,7 +212,9 @@ impl World {
     ) -> Vec<ObjectChange> {
         let mut changes = Vec::with_capacity(events.len());
         for (principal, ev, object) in events {
-            report.watch.push((ev.clone(), Arc::clone(&object)));
+            if self.report_events.is_none() {
+                report.watch.push((ev.clone(), Arc::clone(&object)));
+            }
             let before = self.objects.get(&ev.key).cloned();
             let after = (ev.event_type != WatchEventType::Deleted).then(|| object.clone());
             changes.push(ObjectChange {

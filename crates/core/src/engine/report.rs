@@ -195,6 +195,17 @@ impl StepReport {
         self.events.iter().flat_map(|e| e.requests.iter())
     }
 
+    /// Drops what a viewer that shows only the newest `n` events can never show: the events
+    /// between the first (an Apply's answer is read from it) and the newest `n`, and the watch
+    /// events (only `converge serve` reads them, and it takes them before this).
+    pub fn keep_newest(&mut self, n: usize) {
+        if self.events.len() > n + 1 {
+            let end = self.events.len() - n;
+            self.events.drain(1..end);
+        }
+        self.watch = Vec::new();
+    }
+
     pub fn extend(&mut self, other: StepReport) {
         self.to = other.to;
         self.events.extend(other.events);
@@ -252,6 +263,35 @@ fn walk(path: &str, a: Option<&Value>, b: Option<&Value>, out: &mut Vec<FieldCha
 mod tests {
     use super::*;
     use serde_json::json;
+
+    fn event(seq: u64) -> EventRecord {
+        EventRecord {
+            time: SimTime::ZERO,
+            seq,
+            lane: "engine".into(),
+            kind: EventKind::QueueWake,
+            requests: Vec::new(),
+            changes: Vec::new(),
+            line: format!("event {seq}").into(),
+        }
+    }
+
+    #[test]
+    fn keep_newest_keeps_the_first_event_and_the_newest_n() {
+        let mut r = StepReport {
+            events: (0..10).map(event).collect(),
+            ..StepReport::default()
+        };
+        r.keep_newest(3);
+        let seqs: Vec<u64> = r.events.iter().map(|e| e.seq).collect();
+        assert_eq!(seqs, vec![0, 7, 8, 9]);
+        let mut short = StepReport {
+            events: (0..4).map(event).collect(),
+            ..StepReport::default()
+        };
+        short.keep_newest(3);
+        assert_eq!(short.events.len(), 4, "first + 3 newest is everything");
+    }
 
     #[test]
     fn diff_reports_changed_leaves_as_json_pointers() {

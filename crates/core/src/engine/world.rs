@@ -162,6 +162,9 @@ pub struct World {
     pub(super) inputs: Vector<(SimTime, Input)>,
     /// When the queued [`Event::EventsExpire`] fires, if one is queued.
     pub(super) expiry_at: Option<SimTime>,
+    /// Set by [`World::keep_reports_short`]: how many of a step's newest events its report
+    /// keeps (with its first).
+    pub(super) report_events: Option<usize>,
 }
 
 impl World {
@@ -187,7 +190,16 @@ impl World {
             steps: 0,
             inputs: Vector::new(),
             expiry_at: None,
+            report_events: None,
         }
+    }
+
+    /// For a viewer that shows only the newest `n` events of a step (the playground's
+    /// timeline): from now on each step's report keeps its first event and the newest `n`, and
+    /// no watch events, so a long run holds no more in memory than can be shown. The trace
+    /// keeps every line; the world's behaviour does not change.
+    pub fn keep_reports_short(&mut self, n: usize) {
+        self.report_events = Some(n);
     }
 
     // ---- read access ----------------------------------------------------------------

@@ -149,6 +149,25 @@ mod tests {
     }
 
     #[test]
+    fn short_reports_keep_the_first_and_newest_events_and_the_whole_trace() {
+        let actions = Starter::Small.actions();
+        let mut full = Vec::new();
+        let a = replay(Starter::Small, 1, &actions, |_, r| full.push(r));
+        let mut short = Vec::new();
+        let mut base = World::new(Starter::Small.config(1));
+        base.keep_reports_short(5);
+        let b = replay_on(base, &actions, |_, r| short.push(r));
+        assert_eq!(a.trace_text(), b.trace_text(), "the world behaves the same");
+        let run = (&full[1], &short[1]);
+        assert!(run.0.events.len() > 6, "the starter's run is long");
+        let lines = |r: &StepReport| r.lines().map(str::to_owned).collect::<Vec<_>>();
+        let mut want = lines(run.0);
+        want.drain(1..want.len() - 5);
+        assert_eq!(lines(run.1), want);
+        assert!(run.1.watch.is_empty() && !run.0.watch.is_empty());
+    }
+
+    #[test]
     fn replaying_the_same_actions_gives_the_same_trace() {
         let mut actions = Starter::Small.actions();
         actions.extend([

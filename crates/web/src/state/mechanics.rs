@@ -292,8 +292,11 @@ impl Model {
 pub(super) fn keep_report(
     reports: &mut VecDeque<(u64, StepReport)>,
     step: u64,
-    report: StepReport,
+    mut report: StepReport,
 ) {
+    // The timeline shows the newest TIMELINE_ENTRIES events up to the shown step, so no more
+    // of a long run is ever shown (a run until converged of the large starter is ~40,000).
+    report.keep_newest(TIMELINE_ENTRIES);
     if reports.len() == REPORTS_KEPT {
         reports.pop_front();
     }

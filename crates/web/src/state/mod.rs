@@ -232,10 +232,14 @@ impl Model {
 
     /// The world the actions replay on: the open scenario's at t=0, else the starter's.
     fn base_world(w: &Workspace, lessons: &Lessons) -> World {
-        match &lessons.opened {
+        let mut world = match &lessons.opened {
             Some(o) => o.base.clone(),
             None => World::new(w.starter.config(w.seed)),
-        }
+        };
+        // The timeline shows at most TIMELINE_ENTRIES events; a run until converged of the
+        // large starter has about 40,000, each holding the object versions it wrote.
+        world.keep_reports_short(TIMELINE_ENTRIES);
+        world
     }
 
     fn assemble(
@@ -317,10 +321,11 @@ impl Model {
     }
 
     /// The effects to perform before `update(msg)` runs: a step is measured from before the
-    /// reducer to the patched DOM (tests/e2e/perf.test.mjs reads `converge-step`).
+    /// reducer to the patched DOM (tests/e2e/perf.test.mjs and engine.test.mjs read
+    /// `converge-step`).
     pub fn before_update(&self, msg: &Msg) -> Vec<Effect> {
         let measured = match msg {
-            Msg::Step | Msg::NextEvent => true,
+            Msg::Step | Msg::NextEvent | Msg::RunUntilConverged => true,
             Msg::FromHost { data, origin } => self.host_asks_for_a_step(data, origin),
             _ => false,
         };

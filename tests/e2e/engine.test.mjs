@@ -1,0 +1,108 @@
+// Issue 20's browser figures, measured as a person meets them in the release build:
+// - how long the 1,000-object starter (`?starter=large`) takes to appear, against the small
+//   starter in the same browser (the same module, so the difference is the large world's replay
+//   and first render);
+// - a rolling update of its 960 Pods: the image retyped in CodeMirror, Apply, then "Run until
+//   converged", timed by the app's own `converge-step` measure (reducer to patched DOM);
+// - the wasm linear memory holding that world (CDP `Runtime.queryObjects` on
+//   WebAssembly.Memory).
+// The guards are generous (regressions only); the figures go to target/e2e/engine.json for
+// BENCHMARKS.md ("Engine at scale").
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { writeFile, mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { serve, launch, openPage, codeEditor, retypeLine, SHOTS } from './harness.mjs';
+
+let server;
+let browser;
+before(async () => { server = await serve(); browser = await launch(); });
+after(async () => { await browser?.close(); await server?.close(); });
+
+// Regression guards, about three times what this machine measured (BENCHMARKS.md).
+const LARGE_EXTRA_MS = 15_000;
+const ROLLING_UPDATE_MS = 20_000;
+// Issue 20's goal is 64 MB of wasm memory with the large starter (63 MB measured).
+const LARGE_MEMORY_BYTES = 80 * 1024 * 1024;
+const AFTER_ROLLOUT_MEMORY_BYTES = 400 * 1024 * 1024;
+
+async function readyMs(page) {
+  await page.waitForFunction(() => performance.getEntriesByName('converge-ready').length > 0,
+    null, { timeout: 180_000 });
+  return page.evaluate(() => performance.getEntriesByName('converge-ready')[0].startTime);
+}
+
+/** The byte length of every WebAssembly.Memory in the page (the app has one). */
+async function wasmMemory(context, page) {
+  const cdp = await context.newCDPSession(page);
+  await cdp.send('HeapProfiler.collectGarbage');
+  const { result: proto } = await cdp.send('Runtime.evaluate', { expression: 'WebAssembly.Memory.prototype' });
+  const { objects } = await cdp.send('Runtime.queryObjects', { prototypeObjectId: proto.objectId });
+  const { result } = await cdp.send('Runtime.callFunctionOn', {
+    objectId: objects.objectId,
+    functionDeclaration: 'function () { return this.map((m) => m.buffer.byteLength); }',
+    returnByValue: true,
+  });
+  await cdp.detach();
+  return result.value;
+}
+
+test('the 1,000-object starter appears, rolls out a new image and fits in wasm memory',
+  { timeout: 600_000 }, async () => {
+    const small = await openPage(browser, server.url);
+    const smallReady = await readyMs(small.page);
+    const smallMemory = await wasmMemory(small.context, small.page);
+    assert.deepEqual(small.problems, []);
+    await small.context.close();
+
+    const { page, context, problems } = await openPage(browser, `${server.url}?starter=large`);
+    const largeReady = await readyMs(page);
+    await page.waitForFunction(() => parseInt(document.querySelector('.objects .muted')?.textContent ?? '0', 10) >= 950,
+      null, { timeout: 180_000 });
+    const objects = parseInt(await page.locator('.objects .muted').innerText(), 10);
+    const largeMemory = await wasmMemory(context, page);
+
+    await codeEditor(page);
+    // The image is below the editor's fold: scroll the editor with the mouse wheel, as a person
+    // does, until CodeMirror draws that line.
+    const imageLine = page.locator('.cm-content > .cm-line', { hasText: '"image": "nginx:1.27"' });
+    await page.locator('.cm-scroller').hover();
+    for (let i = 0; i < 40 && (await imageLine.count()) === 0; i++) {
+      await page.mouse.wheel(0, 120);
+      await page.waitForFunction(() => new Promise((r) => requestAnimationFrame(() => r(true))));
+    }
+    const line = (await imageLine.first().innerText()).trim();
+    await retypeLine(page, '"image": "nginx:1.27"', line.replace('nginx:1.27', 'nginx:1.28'));
+    await page.getByRole('button', { name: 'Apply' }).click();
+    await page.waitForFunction(() => document.querySelector('#apply-result')?.textContent.startsWith('200'));
+    const before = await page.evaluate(() => performance.getEntriesByName('converge-step').length);
+    await page.getByRole('button', { name: 'Run until converged' }).click();
+    await page.waitForFunction((n) => performance.getEntriesByName('converge-step').length > n, before,
+      { timeout: 300_000 });
+    const rollingMs = await page.evaluate(() => performance.getEntriesByName('converge-step').at(-1).duration);
+    // What a person sees afterwards: every replica updated, in the Deployment's status.
+    const updated = page.locator('tr[data-field="/updatedReplicas"]');
+    await updated.waitFor();
+    assert.match(await updated.innerText(), /\b960\b/);
+    const afterMemory = await wasmMemory(context, page);
+    assert.deepEqual(problems, []);
+    await context.close();
+
+    const report = {
+      small_ready_ms: smallReady,
+      large_ready_ms: largeReady,
+      large_extra_ms: largeReady - smallReady,
+      objects,
+      rolling_update_960_pods_ms: rollingMs,
+      wasm_memory_bytes: { small: smallMemory, large: largeMemory, after_rolling_update: afterMemory },
+    };
+    console.log(`engine in the browser: ${JSON.stringify(report)}`);
+    await mkdir(SHOTS, { recursive: true });
+    await writeFile(join(SHOTS, 'engine.json'), JSON.stringify(report, null, 2));
+    assert.ok(objects >= 950, `the large starter shows ${objects} objects`);
+    assert.ok(largeReady - smallReady <= LARGE_EXTRA_MS,
+      `the large starter took ${largeReady - smallReady} ms longer than the small one (guard ${LARGE_EXTRA_MS})`);
+    assert.ok(rollingMs <= ROLLING_UPDATE_MS, `rolling update took ${rollingMs} ms (guard ${ROLLING_UPDATE_MS})`);
+    assert.ok(Math.max(...largeMemory) <= LARGE_MEMORY_BYTES, `wasm memory with the large starter ${largeMemory}`);
+    assert.ok(Math.max(...afterMemory) <= AFTER_ROLLOUT_MEMORY_BYTES, `wasm memory after the rolling update ${afterMemory}`);
+  });
