@@ -22,7 +22,7 @@ pub use container_runtime::normalized_image;
 pub use status::{go_duration, STATUS_SYNC_PERIOD_MS};
 
 use container_runtime::{PodRuntime, Stage};
-use status::{next_status_sync, owned_part};
+use status::{next_status_sync, owned_equal};
 
 use std::sync::Arc;
 
@@ -116,7 +116,7 @@ impl Reconciler for Kubelet {
         if !newly_deleting && old.is_some_and(|o| o.get("spec") == new.get("spec")) {
             let foreign = self.pods.get(&ev.key).is_some_and(|rt| {
                 rt.reported.is_some()
-                    && owned_part(rt.reported.as_ref()) != owned_part(new.get("status"))
+                    && !owned_equal(rt.reported.as_ref(), new.get("status"))
             });
             if !foreign {
                 return Vec::new();
@@ -152,7 +152,7 @@ impl Reconciler for Kubelet {
         let mut diverged = Some(&status) != pod.get("status");
         if diverged
             && rt.reported.as_ref() == Some(&status)
-            && owned_part(Some(&status)) == owned_part(pod.get("status"))
+            && owned_equal(Some(&status), pod.get("status"))
         {
             // Someone else changed only what the status manager does not compare (a
             // condition's times): left alone, as kube's `needsReconcile` leaves it.

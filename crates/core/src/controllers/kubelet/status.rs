@@ -28,8 +28,61 @@ pub(super) fn kubelet_owned(condition_type: &str) -> bool {
     )
 }
 
+/// Whether two statuses are equal in what `needsReconcile` compares
+/// (`isPodStatusByKubeletEqual`): everything, but of the conditions only those kubelet owns and
+/// without their times. Compares in place; `owned_part(a) == owned_part(b)` (a test keeps them
+/// equal) without copying either status, since kubelet asks on every Pod event.
+pub(super) fn owned_equal(a: Option<&Value>, b: Option<&Value>) -> bool {
+    let empty = Value::Object(serde_json::Map::new());
+    let (a, b) = (a.unwrap_or(&empty), b.unwrap_or(&empty));
+    match (a, b) {
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len()
+                && x.iter().all(|(k, va)| {
+                    y.get(k).is_some_and(|vb| {
+                        if k == "conditions" {
+                            owned_conditions_equal(va, vb)
+                        } else {
+                            va == vb
+                        }
+                    })
+                })
+        }
+        _ => a == b,
+    }
+}
+
+fn owned_conditions_equal(a: &Value, b: &Value) -> bool {
+    let (Some(x), Some(y)) = (a.as_array(), b.as_array()) else {
+        return a == b;
+    };
+    let owned = |c: &&Value| kubelet_owned(str_at(c, "/type"));
+    let (mut xs, mut ys) = (x.iter().filter(owned), y.iter().filter(owned));
+    loop {
+        match (xs.next(), ys.next()) {
+            (None, None) => return true,
+            (Some(c), Some(d)) if condition_equal_but_times(c, d) => {}
+            _ => return false,
+        }
+    }
+}
+
+fn condition_equal_but_times(c: &Value, d: &Value) -> bool {
+    let (Some(x), Some(y)) = (c.as_object(), d.as_object()) else {
+        return c == d;
+    };
+    let kept = |k: &String| k != "lastTransitionTime" && k != "lastProbeTime";
+    x.keys().filter(|k| kept(k)).count() == y.keys().filter(|k| kept(k)).count()
+        && x
+            .iter()
+            .filter(|(k, _)| kept(k))
+            .all(|(k, v)| y.get(k) == Some(v))
+}
+
 /// A status with only the conditions kubelet owns, without their times: what `needsReconcile`
 /// compares (`isPodStatusByKubeletEqual` checks a condition's status, reason and message).
+/// [`owned_equal`] compares it in place.
+#[cfg(test)]
 pub(super) fn owned_part(status: Option<&Value>) -> Value {
     let mut s = status.cloned().unwrap_or_else(|| json!({}));
     if let Some(list) = s.get_mut("conditions").and_then(Value::as_array_mut) {
@@ -340,6 +393,36 @@ impl Kubelet {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn owned_equal_agrees_with_comparing_owned_parts() {
+        let cond = |t: &str, st: &str, at: &str| json!({"type": t, "status": st, "lastTransitionTime": at});
+        let statuses = [
+            None,
+            Some(json!({})),
+            Some(json!(null)),
+            Some(json!({"phase": "Running"})),
+            Some(json!({"phase": "Running", "conditions": [cond("Ready", "True", "a")]})),
+            Some(json!({"phase": "Running", "conditions": [cond("Ready", "True", "b")]})),
+            Some(json!({"phase": "Running", "conditions": [cond("Ready", "False", "a")]})),
+            Some(json!({"phase": "Running", "conditions": [cond("Ready", "True", "a"), cond("Custom", "True", "a")]})),
+            Some(json!({"phase": "Running", "conditions": [cond("Custom", "False", "c"), cond("Ready", "True", "b")]})),
+            Some(json!({"phase": "Running", "conditions": []})),
+            Some(json!({"phase": "Running", "conditions": "odd"})),
+            Some(json!({"conditions": [cond("Ready", "True", "a")], "phase": "Running"})),
+            Some(json!({"phase": "Pending", "conditions": [cond("Ready", "True", "a")]})),
+            Some(json!({"phase": "Running", "conditions": [{"type": "Ready", "status": "True", "reason": "x"}]})),
+        ];
+        for a in &statuses {
+            for b in &statuses {
+                assert_eq!(
+                    owned_equal(a.as_ref(), b.as_ref()),
+                    owned_part(a.as_ref()) == owned_part(b.as_ref()),
+                    "{a:?} vs {b:?}"
+                );
+            }
+        }
+    }
 
     #[test]
     fn periodic_status_syncs_fall_on_ten_second_ticks() {
