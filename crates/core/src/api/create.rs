@@ -2,6 +2,8 @@
 //! defaults and validation, PrepareForCreate), the apiextensions controller's CRD install and
 //! `POST pods/binding`.
 
+use std::sync::Arc;
+
 use serde_json::{json, Value};
 
 use super::admission::{default_service_account, default_tolerations_and_priority};
@@ -251,6 +253,6 @@ impl ApiServer {
         }
         let uid = meta::uid(&pod).to_owned();
         self.persist(now, key, pod, WatchEventType::Modified);
-        Ok(status_success(&pods, &pod_name, &uid))
+        Ok(Arc::new(status_success(&pods, &pod_name, &uid)))
     }
 }

@@ -115,7 +115,7 @@ impl ApiServer {
             return self.delete_pod(now, key, old, (kept, same), options);
         }
         if deleting && same {
-            return Ok(old);
+            return Ok(Arc::new(old));
         }
         if kept.is_empty() {
             let uid = meta::uid(&old).to_owned();
@@ -125,7 +125,7 @@ impl ApiServer {
                 self.state.store.put(key.clone(), obj);
             }
             self.remove(now, &key);
-            return Ok(status_success(gr, name, &uid));
+            return Ok(Arc::new(status_success(gr, name, &uid)));
         }
         let mut obj = old;
         let m = meta_mut(&mut obj);
@@ -171,7 +171,7 @@ impl ApiServer {
                 // Pending graceful deletion: only a shorter grace moves it; finalizers cannot
                 // change through DeleteOptions any more.
                 let Some(period) = requested.filter(|p| *p < current) else {
-                    return Ok(obj);
+                    return Ok(Arc::new(obj));
                 };
                 let ts = obj
                     .at("/metadata/deletionTimestamp")
@@ -193,7 +193,7 @@ impl ApiServer {
                 return Ok(self.remove(now, &key).unwrap_or_default());
             }
             if same {
-                return Ok(obj);
+                return Ok(Arc::new(obj));
             }
             meta_mut(&mut obj).insert("finalizers".into(), json!(kept));
             return Ok(self.persist(now, key, obj, WatchEventType::Modified));
@@ -237,7 +237,7 @@ impl ApiServer {
         key: ObjectKey,
         obj: Value,
         remove_now: bool,
-    ) -> Value {
+    ) -> Arc<Value> {
         let written = self.persist(now, key.clone(), obj, WatchEventType::Modified);
         if remove_now {
             return self.remove(now, &key).unwrap_or(written);
@@ -247,7 +247,7 @@ impl ApiServer {
 
     /// Removes an object for good: a fresh resourceVersion, a DELETED event, the owner queued
     /// for garbage collection, and kind-specific cleanup (CRD instances, namespace contents).
-    pub(super) fn remove(&mut self, now: SimTime, key: &ObjectKey) -> Option<Value> {
+    pub(super) fn remove(&mut self, now: SimTime, key: &ObjectKey) -> Option<Arc<Value>> {
         let old = self.state.store.remove(key)?;
         self.drop_lease(key);
         let mut obj = (*old).clone();
@@ -312,6 +312,6 @@ impl ApiServer {
             }
             _ => {}
         }
-        Some(Arc::unwrap_or_clone(obj))
+        Some(obj)
     }
 }

@@ -6,6 +6,8 @@
 //! concurrency on the Scale's resourceVersion). `kubectl scale` and autoscalers use it, with
 //! RBAC on `deployments/scale`.
 
+use std::sync::Arc;
+
 use serde_json::{json, Value};
 
 use super::errors::{bad_request, conflict, not_found};
@@ -55,7 +57,7 @@ impl ApiServer {
         };
         let current = scale_of(&stored);
         let wanted = match (verb, body) {
-            (Verb::Get, _) => return Ok(current),
+            (Verb::Get, _) => return Ok(Arc::new(current)),
             (Verb::Update, RequestBody::Object(scale)) => scale,
             (Verb::Patch, RequestBody::Patch(pt, patch)) => {
                 let mut doc = current.clone();
@@ -86,6 +88,6 @@ impl ApiServer {
         let mut object = (*stored).clone();
         object["spec"]["replicas"] = json!(replicas);
         let updated = self.update(now, info, ns, name, object, principal)?;
-        Ok(scale_of(&updated))
+        Ok(Arc::new(scale_of(&updated)))
     }
 }

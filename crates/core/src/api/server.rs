@@ -405,7 +405,7 @@ impl ApiServer {
                 self.state
                     .store
                     .get(&key)
-                    .map(|o| (**o).clone())
+                    .cloned()
                     .ok_or_else(|| not_found(&req.gr, &req.name))
             }
             Verb::List => self.list(&info, &ns, req.label_selector.as_deref()),
@@ -542,12 +542,12 @@ impl ApiServer {
             .filter(|(_, o)| sel.matches_object(o))
             .map(|(_, o)| (**o).clone())
             .collect();
-        Ok(json!({
+        Ok(Arc::new(json!({
             "apiVersion": info.api_version(),
             "kind": format!("{}List", info.kind),
             "metadata": {"resourceVersion": self.state.rv.to_string()},
             "items": items,
-        }))
+        })))
     }
 
     pub(super) fn next_rv(&mut self) -> u64 {
@@ -562,7 +562,7 @@ impl ApiServer {
         key: ObjectKey,
         mut obj: Value,
         event: WatchEventType,
-    ) -> Value {
+    ) -> Arc<Value> {
         let rv = self.next_rv();
         meta_mut(&mut obj).insert("resourceVersion".into(), Value::from(rv.to_string()));
         if let Some(old) = self.state.store.get(&key).cloned() {
@@ -577,7 +577,7 @@ impl ApiServer {
             self.state.lease_order.insert((expiry, key.clone()));
         }
         self.emit(now, event, key, Arc::clone(&obj), rv);
-        Arc::unwrap_or_clone(obj)
+        obj
     }
 
     pub(super) fn drop_lease(&mut self, key: &ObjectKey) {

@@ -72,7 +72,7 @@ fn create_sets_server_fields_and_defaults() {
     assert_eq!(d["spec"]["progressDeadlineSeconds"], 600);
     // PrepareForCreate resets status to the empty DeploymentStatus, which prints as {}.
     assert_eq!(d["status"], json!({}));
-    assert_eq!(s.get(&dkey("web")), Some(&d));
+    assert_eq!(s.get(&dkey("web")), Some(&*d));
     let events = s.drain_watch_events();
     assert_eq!(events.len(), 1);
     assert_eq!(events[0].event_type, WatchEventType::Added);
@@ -88,7 +88,7 @@ fn create_sets_server_fields_and_defaults() {
 
 fn ok(s: &mut ApiServer, req: ApiRequest) -> Value {
     match s.handle(T0, req) {
-        Ok(v) => v,
+        Ok(v) => std::sync::Arc::unwrap_or_clone(v),
         Err(e) => panic!("unexpected refusal: {}", e.message),
     }
 }
@@ -113,18 +113,23 @@ fn web(s: &ApiServer) -> Value {
     s.get(&dkey("web")).unwrap().clone()
 }
 
-fn put(s: &mut ApiServer, principal: &str, obj: Value) -> ApiResult {
-    s.handle(
-        T0,
-        ApiRequest::update(principal, deployments(), "default", "web", obj),
-    )
+/// The answer as a client holds it (its own copy).
+fn owned(r: ApiResult) -> Result<Value, ApiError> {
+    r.map(std::sync::Arc::unwrap_or_clone)
 }
 
-fn put_status(s: &mut ApiServer, principal: &str, obj: Value) -> ApiResult {
-    s.handle(
+fn put(s: &mut ApiServer, principal: &str, obj: Value) -> Result<Value, ApiError> {
+    owned(s.handle(
+        T0,
+        ApiRequest::update(principal, deployments(), "default", "web", obj),
+    ))
+}
+
+fn put_status(s: &mut ApiServer, principal: &str, obj: Value) -> Result<Value, ApiError> {
+    owned(s.handle(
         T0,
         ApiRequest::update_status(principal, deployments(), "default", "web", obj),
-    )
+    ))
 }
 
 const DC: &str = principals::DEPLOYMENT_CONTROLLER;
@@ -668,12 +673,11 @@ fn finalizers_hold_a_deleted_object_until_removed() {
     d["metadata"]["finalizers"] = json!(["example.com/cleanup"]);
     put(&mut s, ALICE, d).unwrap();
     let later = SimTime(5_000);
-    let d = s
-        .handle(
-            later,
-            ApiRequest::delete(ALICE, deployments(), "default", "web"),
-        )
-        .unwrap();
+    let d = owned(s.handle(
+        later,
+        ApiRequest::delete(ALICE, deployments(), "default", "web"),
+    ))
+    .unwrap();
     assert_eq!(d["metadata"]["deletionTimestamp"], "2025-01-01T00:00:05Z");
     assert_eq!(d["metadata"]["deletionGracePeriodSeconds"], 0);
     assert_eq!(d["metadata"]["generation"], 2);
@@ -683,7 +687,7 @@ fn finalizers_hold_a_deleted_object_until_removed() {
             ApiRequest::delete(ALICE, deployments(), "default", "web"),
         )
         .unwrap();
-    assert_eq!(again, d, "deleting again changes nothing");
+    assert_eq!(*again, d, "deleting again changes nothing");
     let mut more = d.clone();
     more["metadata"]["finalizers"] = json!(["example.com/cleanup", "other/x"]);
     let e = err(

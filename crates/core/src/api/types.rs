@@ -246,7 +246,7 @@ impl ApiError {
 }
 
 /// The server's answer: the object (or list) on success, the failure otherwise.
-pub type ApiResult = Result<Value, ApiError>;
+pub type ApiResult = Result<std::sync::Arc<Value>, ApiError>;
 
 /// The HTTP status code and message an answer to `verb` carries: 201 for a created object,
 /// 200 for any other success, the error's own code and message otherwise (audit entries and

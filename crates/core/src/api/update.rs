@@ -209,7 +209,7 @@ impl ApiServer {
         result: Value,
     ) -> ApiResult {
         if result == *old {
-            return Ok(old.clone());
+            return Ok(Arc::new(old.clone()));
         }
         // No grace period may be pending (a terminating Pod stays until its kubelet deletes it).
         let no_grace_left = result

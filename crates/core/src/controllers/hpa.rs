@@ -701,7 +701,7 @@ impl Reconciler for HpaController {
         let mut rescaled_at = None;
         if rescale {
             // kube's `scaleNamespacer.Update`: the Scale it read, with the new replicas.
-            let mut body = scale.clone();
+            let mut body = Value::clone(&scale);
             body["spec"]["replicas"] = json!(desired);
             let mut req = ApiRequest::update(
                 &self.principal(),

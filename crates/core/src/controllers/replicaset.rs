@@ -519,12 +519,12 @@ impl Reconciler for ReplicaSetController {
             )) {
                 Ok(u) => u,
                 Err(e) if e.reason == StatusReason::Conflict => {
-                    let mut fresh = ctx.send(ApiRequest::get(
+                    let mut fresh = Arc::unwrap_or_clone(ctx.send(ApiRequest::get(
                         &principal,
                         replicasets(),
                         &key.namespace,
                         &key.name,
-                    ))?;
+                    ))?);
                     // The same newStatus, observedGeneration included: the generation this
                     // sync acted on, not the fresh copy's [replica_set_utils.go
                     // updateReplicaSetStatus].

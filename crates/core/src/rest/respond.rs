@@ -37,7 +37,7 @@ pub fn response(
     query: &Query,
 ) -> Response {
     let body = match result {
-        Ok(body) => body,
+        Ok(body) => std::sync::Arc::unwrap_or_clone(body),
         Err(e) => return Response::error(&e),
     };
     match req.verb {

@@ -100,18 +100,20 @@ impl Sync<'_, '_> {
     fn update_status(&mut self, status: Value) -> Result<(), ReconcileError> {
         let mut body = self.d.clone();
         body["status"] = status;
-        self.d = self.ctx.send(client::update_status_object(
+        self.d = Arc::unwrap_or_clone(self.ctx.send(client::update_status_object(
             &self.principal,
             deployments(),
             body,
-        ))?;
+        ))?);
         Ok(())
     }
 
     fn update_rs(&mut self, rs: Value) -> Result<Value, ReconcileError> {
-        Ok(self
-            .ctx
-            .send(client::update_object(&self.principal, replicasets(), rs))?)
+        Ok(Arc::unwrap_or_clone(self.ctx.send(client::update_object(
+            &self.principal,
+            replicasets(),
+            rs,
+        ))?))
     }
 }
 

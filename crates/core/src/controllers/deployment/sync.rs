@@ -2,6 +2,8 @@
 //! ReplicaSet, scaling (proportionally mid-rollout), status calculation, cleanup of old
 //! ReplicaSets and the paused check.
 
+use std::sync::Arc;
+
 use serde_json::{json, Value};
 
 use super::deployment_util::{
@@ -204,7 +206,7 @@ impl Sync<'_, '_> {
             };
         let already_existed = created.is_none();
         let rs = match created {
-            Some(rs) => rs,
+            Some(rs) => Arc::unwrap_or_clone(rs),
             None => {
                 let key = ObjectKey::new(replicasets(), &ns, &name);
                 match self.ctx.cache.get(&key) {
