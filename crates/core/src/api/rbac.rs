@@ -6,7 +6,7 @@ use super::meta::JsonPointer;
 use serde_json::{json, Value};
 
 use super::store::Store;
-use super::types::{GroupResource, Subresource};
+use super::types::{GroupResource, ObjectKey, Subresource};
 
 /// The controller identities of the default policy.
 pub mod principals {
@@ -123,8 +123,11 @@ fn subject_matches(subject: &Value, user: &str, groups: &[String], binding_ns: &
     }
 }
 
+/// The RBAC API group.
+pub const RBAC_GROUP: &str = "rbac.authorization.k8s.io";
+
 fn rbac(resource: &str) -> GroupResource {
-    GroupResource::new("rbac.authorization.k8s.io", resource)
+    GroupResource::new(RBAC_GROUP, resource)
 }
 
 /// The rules of the role a binding references, or kube's lookup error when it is missing
@@ -208,6 +211,22 @@ pub fn check(store: &Store, a: &Attributes<'_>) -> Result<(), Vec<String>> {
         }
     }
     Err(errors)
+}
+
+/// Whether any Role or ClusterRole has a rule limited to `resourceNames`: only then does an
+/// authorization decision depend on the object's name.
+pub fn names_matter(store: &Store) -> bool {
+    let limited = |(_, role): (&ObjectKey, &std::sync::Arc<Value>)| {
+        role.get("rules").and_then(Value::as_array).is_some_and(|rules| {
+            rules.iter().any(|r| {
+                r.get("resourceNames")
+                    .and_then(Value::as_array)
+                    .is_some_and(|n| !n.is_empty())
+            })
+        })
+    };
+    let (roles, cluster_roles) = (rbac("roles"), rbac("clusterroles"));
+    store.range(&roles, None).any(limited) || store.range(&cluster_roles, None).any(limited)
 }
 
 /// kube's denial message with the lookup errors appended as its RBAC authorizer does:

@@ -5,6 +5,7 @@
 //! the audit entry ([`super::watch`]) and runs the garbage collector ([`super::gc`]). A refused
 //! request is rolled back whole.
 
+use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use imbl::{OrdMap, OrdSet, Vector};
@@ -66,6 +67,21 @@ pub struct ApiServer {
     pub(super) rbac_enforced: bool,
     pub(super) gc_mode: GcMode,
     pub(super) in_gc: bool,
+    /// Authorization decisions that allowed, for the RBAC objects as they are.
+    authz: AuthzMemo,
+}
+
+/// The requests RBAC allowed since the RBAC objects last changed (`Store::rbac_writes`): the
+/// same attributes against the same policy get the same answer, so the policy is not walked
+/// again. Names are part of a request's attributes only when some rule lists `resourceNames`.
+/// Refusals are not kept (their message names what the lookup missed). Bounded by the distinct
+/// (user, verb, resource, namespace) a policy sees; cleared on every RBAC write.
+#[derive(Clone, Debug, Default)]
+struct AuthzMemo {
+    /// The `rbac_writes` it holds for; `None` until first used and after a rollback.
+    valid_for: Option<u64>,
+    names_matter: bool,
+    allowed: BTreeSet<String>,
 }
 
 impl Default for ApiServer {
@@ -111,6 +127,7 @@ impl ApiServer {
             rbac_enforced: true,
             gc_mode: GcMode::Auto,
             in_gc: false,
+            authz: AuthzMemo::default(),
         };
         let mut seed: Vec<Value> = INITIAL_NAMESPACES
             .iter()
@@ -174,6 +191,57 @@ impl ApiServer {
         })
     }
 
+    /// [`Self::authorize`] for a request being handled, answered from the memo of allowed
+    /// decisions when the same attributes were allowed under the same RBAC objects.
+    fn authorize_request(
+        &mut self,
+        principal: &str,
+        verb: &str,
+        gr: &GroupResource,
+        subresource: Option<Subresource>,
+        namespace: &str,
+        name: &str,
+    ) -> Result<(), ApiError> {
+        if !self.rbac_enforced {
+            return Ok(());
+        }
+        let attrs = Attributes {
+            user: principal,
+            verb,
+            gr,
+            subresource,
+            namespace,
+            name,
+        };
+        let memo = &mut self.authz;
+        let writes = self.state.store.rbac_writes();
+        if memo.valid_for != Some(writes) {
+            *memo = AuthzMemo {
+                valid_for: Some(writes),
+                names_matter: rbac::names_matter(&self.state.store),
+                allowed: BTreeSet::new(),
+            };
+        }
+        let memo_key = format!(
+            "{principal}\0{verb}\0{}\0{}\0{}\0{namespace}\0{}",
+            gr.group,
+            gr.resource,
+            subresource.map_or("", Subresource::as_str),
+            if memo.names_matter { name } else { "" },
+        );
+        if memo.allowed.contains(&memo_key) {
+            return Ok(());
+        }
+        rbac::check(&self.state.store, &attrs)
+            .map(|()| {
+                memo.allowed.insert(memo_key);
+            })
+            .map_err(|lookup_errors| {
+                let reason = rbac::denial_reason_with_errors(&attrs, &lookup_errors);
+                forbidden(gr, name, &reason)
+            })
+    }
+
     /// Handles one request with every rule applied: authorization, decoding, the kind's
     /// strategy, optimistic concurrency, validation, persistence, the watch event and the audit
     /// entry. A refused request changes nothing but the audit log.
@@ -208,6 +276,8 @@ impl ApiServer {
         let (code, message) = super::types::response_status(req.verb, &result);
         if result.is_err() {
             self.state = checkpoint;
+            // The RBAC write count went back too: what the memo learnt since may not hold.
+            self.authz.valid_for = None;
         }
         let name = if req.name.is_empty() {
             result
@@ -384,7 +454,7 @@ impl ApiServer {
         } else {
             req.name.as_str()
         };
-        self.authorize(
+        self.authorize_request(
             &req.principal,
             req.verb.as_str(),
             &req.gr,

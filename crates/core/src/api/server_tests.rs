@@ -1767,6 +1767,46 @@ fn rbac_objects_added_at_runtime_take_effect() {
     );
     let cur = web(&s);
     ok(&mut s, put_status_req("carol", cur));
+    // The same request again is answered from the memo of allowed decisions; removing the
+    // binding invalidates it.
+    let cur = web(&s);
+    ok(&mut s, put_status_req("carol", cur));
+    ok(
+        &mut s,
+        ApiRequest::delete(
+            "admin",
+            GroupResource::new("rbac.authorization.k8s.io", "rolebindings"),
+            "default",
+            "carol",
+        ),
+    );
+    let cur = web(&s);
+    let e = err(&mut s, put_status_req("carol", cur));
+    assert_eq!(e.reason, StatusReason::Forbidden, "{}", e.message);
+}
+
+#[test]
+fn a_rule_limited_to_resource_names_makes_the_name_count() {
+    let mut s = server_with_web();
+    let role = json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role", "metadata": {"name": "web-only"},
+        "rules": [{"apiGroups": ["apps"], "resources": ["deployments"], "verbs": ["get"], "resourceNames": ["web"]}]});
+    let binding = json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding", "metadata": {"name": "dave"},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "web-only"},
+        "subjects": [{"kind": "User", "name": "dave"}]});
+    for (resource, body) in [("roles", role), ("rolebindings", binding)] {
+        ok(
+            &mut s,
+            ApiRequest::create(
+                "admin",
+                GroupResource::new("rbac.authorization.k8s.io", resource),
+                "default",
+                body,
+            ),
+        );
+    }
+    ok(&mut s, ApiRequest::get("dave", deployments(), "default", "web"));
+    let e = err(&mut s, ApiRequest::get("dave", deployments(), "default", "db"));
+    assert_eq!(e.reason, StatusReason::Forbidden, "{}", e.message);
 }
 
 #[test]

@@ -18,11 +18,25 @@ pub struct Store {
     by_uid: OrdMap<Arc<str>, Arc<ObjectKey>>,
     /// owner uid -> keys of objects whose ownerReferences name it.
     dependents: OrdMap<Arc<str>, OrdSet<Arc<ObjectKey>>>,
+    /// Counts writes to RBAC objects (Roles, Bindings): what the API server's memo of
+    /// authorization decisions is valid for.
+    rbac_writes: u64,
 }
 
 impl Store {
     pub fn get(&self, key: &ObjectKey) -> Option<&Arc<Value>> {
         self.objects.get(key)
+    }
+
+    /// How many times an `rbac.authorization.k8s.io` object was written or removed.
+    pub fn rbac_writes(&self) -> u64 {
+        self.rbac_writes
+    }
+
+    fn note_write(&mut self, key: &ObjectKey) {
+        if key.gr.group == super::rbac::RBAC_GROUP {
+            self.rbac_writes += 1;
+        }
     }
 
     pub fn len(&self) -> usize {
@@ -98,6 +112,7 @@ impl Store {
 
     /// [`Self::put`] of an object shared with others (the watch event that announces it).
     pub fn put_shared(&mut self, key: ObjectKey, obj: Arc<Value>) {
+        self.note_write(&key);
         if let Some(old) = self.objects.get(&key).cloned() {
             self.unindex(&key, &old);
         }
@@ -108,6 +123,7 @@ impl Store {
 
     pub fn remove(&mut self, key: &ObjectKey) -> Option<Arc<Value>> {
         let old = self.objects.remove(key)?;
+        self.note_write(key);
         self.unindex(key, &old);
         Some(old)
     }
