@@ -12,9 +12,9 @@
 use std::hint::black_box;
 use std::time::Instant;
 
+use converge_core::controllers::util::deployments;
 use converge_core::engine::script::patch_as;
 use converge_core::engine::World;
-use converge_core::controllers::util::deployments;
 use converge_core::scenario::{RunOptions, Scenario};
 use converge_core::view::session::{perform, replay, SessionAction, Starter};
 use criterion::{BatchSize, Criterion};
@@ -70,7 +70,9 @@ fn large_starter_rolling_update(world: &mut World) -> usize {
         input: patch_as("alice", deployments(), "default", "web", patch),
     };
     perform(world, &apply);
-    perform(world, &SessionAction::RunUntilConverged).events.len()
+    perform(world, &SessionAction::RunUntilConverged)
+        .events
+        .len()
 }
 
 fn main() {
@@ -89,11 +91,19 @@ fn main() {
     let mut c = Criterion::default().configure_from_args();
     let mut g = c.benchmark_group("scale");
     g.sample_size(10);
-    g.bench_function("1_to_1000_replicas", |b| b.iter(|| black_box(run(SCALE_1000))));
-    g.bench_function("1000_replicas_then_rolling_update", |b| {
-        b.iter_batched(|| rolling.clone(), |t| black_box(run(&t)), BatchSize::LargeInput)
+    g.bench_function("1_to_1000_replicas", |b| {
+        b.iter(|| black_box(run(SCALE_1000)))
     });
-    g.bench_function("large_starter_build", |b| b.iter(|| black_box(large_starter())));
+    g.bench_function("1000_replicas_then_rolling_update", |b| {
+        b.iter_batched(
+            || rolling.clone(),
+            |t| black_box(run(&t)),
+            BatchSize::LargeInput,
+        )
+    });
+    g.bench_function("large_starter_build", |b| {
+        b.iter(|| black_box(large_starter()))
+    });
     let starter = large_starter();
     g.bench_function("large_starter_rolling_update", |b| {
         b.iter_batched(

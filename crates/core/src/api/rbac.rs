@@ -217,13 +217,15 @@ pub fn check(store: &Store, a: &Attributes<'_>) -> Result<(), Vec<String>> {
 /// authorization decision depend on the object's name.
 pub fn names_matter(store: &Store) -> bool {
     let limited = |(_, role): (&ObjectKey, &std::sync::Arc<Value>)| {
-        role.get("rules").and_then(Value::as_array).is_some_and(|rules| {
-            rules.iter().any(|r| {
-                r.get("resourceNames")
-                    .and_then(Value::as_array)
-                    .is_some_and(|n| !n.is_empty())
+        role.get("rules")
+            .and_then(Value::as_array)
+            .is_some_and(|rules| {
+                rules.iter().any(|r| {
+                    r.get("resourceNames")
+                        .and_then(Value::as_array)
+                        .is_some_and(|n| !n.is_empty())
+                })
             })
-        })
     };
     let (roles, cluster_roles) = (rbac("roles"), rbac("clusterroles"));
     store.range(&roles, None).any(limited) || store.range(&cluster_roles, None).any(limited)

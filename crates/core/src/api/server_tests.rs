@@ -1804,8 +1804,14 @@ fn a_rule_limited_to_resource_names_makes_the_name_count() {
             ),
         );
     }
-    ok(&mut s, ApiRequest::get("dave", deployments(), "default", "web"));
-    let e = err(&mut s, ApiRequest::get("dave", deployments(), "default", "db"));
+    ok(
+        &mut s,
+        ApiRequest::get("dave", deployments(), "default", "web"),
+    );
+    let e = err(
+        &mut s,
+        ApiRequest::get("dave", deployments(), "default", "db"),
+    );
     assert_eq!(e.reason, StatusReason::Forbidden, "{}", e.message);
 }
 

@@ -137,6 +137,10 @@ mod sort_tests {
         sort_by_less(&mut v, less);
         let mut sorted = v.clone();
         sorted.sort_unstable();
-        assert_eq!(sorted, (0..300).collect::<Vec<_>>(), "a permutation of the input");
+        assert_eq!(
+            sorted,
+            (0..300).collect::<Vec<_>>(),
+            "a permutation of the input"
+        );
     }
 }

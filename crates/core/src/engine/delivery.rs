@@ -224,6 +224,7 @@ impl World {
                 resource_version: ev.resource_version,
                 before: before.clone(),
                 after: after.clone(),
+                diff: Default::default(),
             });
             match &after {
                 Some(o) => {

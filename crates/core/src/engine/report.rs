@@ -85,8 +85,8 @@ pub struct FieldChange {
 }
 
 /// How one object changed in a step: the two versions, shared with the store (no copy), and
-/// the field-level differences computed only when someone reads them ([`ObjectChange::fields`]):
-/// a headless run never does, and the playground only for the entries it shows.
+/// the field-level differences computed when first read ([`ObjectChange::fields`]) and kept:
+/// a headless run never reads them, and the playground only for the entries it shows.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ObjectChange {
     pub key: ObjectKey,
@@ -98,12 +98,16 @@ pub struct ObjectChange {
     pub before: Option<Arc<Value>>,
     /// The version after the write (absent for a delete).
     pub after: Option<Arc<Value>>,
+    /// [`Self::fields`], once read.
+    pub(crate) diff: std::sync::OnceLock<Vec<FieldChange>>,
 }
 
 impl ObjectChange {
-    /// The changed fields, as [`diff`] computes them.
-    pub fn fields(&self) -> Vec<FieldChange> {
-        diff(self.before.as_deref(), self.after.as_deref())
+    /// The changed fields, as [`diff`] computes them (once; the timeline reads them on every
+    /// render).
+    pub fn fields(&self) -> &[FieldChange] {
+        self.diff
+            .get_or_init(|| diff(self.before.as_deref(), self.after.as_deref()))
     }
 }
 

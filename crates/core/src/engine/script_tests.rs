@@ -1140,7 +1140,12 @@ fn step_reports_carry_requests_and_changed_fields() {
         .changes
         .iter()
         .find(|c| c.key == dep_key("web"))
-        .map(|c| c.fields().iter().map(|f| f.path.clone()).collect::<Vec<_>>())
+        .map(|c| {
+            c.fields()
+                .iter()
+                .map(|f| f.path.clone())
+                .collect::<Vec<_>>()
+        })
         .unwrap_or_default();
     assert!(
         status_change.iter().any(|p| p.starts_with("/status")),

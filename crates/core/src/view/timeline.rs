@@ -51,7 +51,7 @@ pub fn lanes(reports: &[(u64, &StepReport)], limit: usize) -> Vec<Lane> {
             let changes: Vec<(String, Vec<FieldChange>)> = e
                 .changes
                 .iter()
-                .map(|c| (crate::engine::world::key_text(&c.key), c.fields()))
+                .map(|c| (crate::engine::world::key_text(&c.key), c.fields().to_vec()))
                 .collect();
             if e.requests.is_empty() {
                 let label = match &e.kind {

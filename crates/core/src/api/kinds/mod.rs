@@ -381,8 +381,10 @@ impl Registry {
             self.by_kind
                 .remove(&(old.gr.group.to_string(), old.kind.clone()));
         }
-        self.by_kind
-            .insert((info.gr.group.to_string(), info.kind.clone()), info.gr.clone());
+        self.by_kind.insert(
+            (info.gr.group.to_string(), info.kind.clone()),
+            info.gr.clone(),
+        );
         self.by_gr.insert(info.gr.clone(), Arc::new(info));
     }
 

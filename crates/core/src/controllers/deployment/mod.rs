@@ -109,11 +109,9 @@ impl Sync<'_, '_> {
     }
 
     fn update_rs(&mut self, rs: Value) -> Result<Value, ReconcileError> {
-        Ok(Arc::unwrap_or_clone(self.ctx.send(client::update_object(
-            &self.principal,
-            replicasets(),
-            rs,
-        ))?))
+        Ok(Arc::unwrap_or_clone(self.ctx.send(
+            client::update_object(&self.principal, replicasets(), rs),
+        )?))
     }
 }
 

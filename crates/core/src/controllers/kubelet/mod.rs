@@ -115,8 +115,7 @@ impl Reconciler for Kubelet {
             meta::is_terminating(new) && old.is_some_and(|o| !meta::is_terminating(o));
         if !newly_deleting && old.is_some_and(|o| o.get("spec") == new.get("spec")) {
             let foreign = self.pods.get(&ev.key).is_some_and(|rt| {
-                rt.reported.is_some()
-                    && !owned_equal(rt.reported.as_ref(), new.get("status"))
+                rt.reported.is_some() && !owned_equal(rt.reported.as_ref(), new.get("status"))
             });
             if !foreign {
                 return Vec::new();

@@ -73,8 +73,7 @@ fn condition_equal_but_times(c: &Value, d: &Value) -> bool {
     };
     let kept = |k: &String| k != "lastTransitionTime" && k != "lastProbeTime";
     x.keys().filter(|k| kept(k)).count() == y.keys().filter(|k| kept(k)).count()
-        && x
-            .iter()
+        && x.iter()
             .filter(|(k, _)| kept(k))
             .all(|(k, v)| y.get(k) == Some(v))
 }
@@ -405,13 +404,19 @@ mod tests {
             Some(json!({"phase": "Running", "conditions": [cond("Ready", "True", "a")]})),
             Some(json!({"phase": "Running", "conditions": [cond("Ready", "True", "b")]})),
             Some(json!({"phase": "Running", "conditions": [cond("Ready", "False", "a")]})),
-            Some(json!({"phase": "Running", "conditions": [cond("Ready", "True", "a"), cond("Custom", "True", "a")]})),
-            Some(json!({"phase": "Running", "conditions": [cond("Custom", "False", "c"), cond("Ready", "True", "b")]})),
+            Some(
+                json!({"phase": "Running", "conditions": [cond("Ready", "True", "a"), cond("Custom", "True", "a")]}),
+            ),
+            Some(
+                json!({"phase": "Running", "conditions": [cond("Custom", "False", "c"), cond("Ready", "True", "b")]}),
+            ),
             Some(json!({"phase": "Running", "conditions": []})),
             Some(json!({"phase": "Running", "conditions": "odd"})),
             Some(json!({"conditions": [cond("Ready", "True", "a")], "phase": "Running"})),
             Some(json!({"phase": "Pending", "conditions": [cond("Ready", "True", "a")]})),
-            Some(json!({"phase": "Running", "conditions": [{"type": "Ready", "status": "True", "reason": "x"}]})),
+            Some(
+                json!({"phase": "Running", "conditions": [{"type": "Ready", "status": "True", "reason": "x"}]}),
+            ),
         ];
         for a in &statuses {
             for b in &statuses {

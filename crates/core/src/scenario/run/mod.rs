@@ -161,7 +161,8 @@ impl ScenarioRun {
         };
         run.sent = vec![None; run.actions.len()];
         for report in setup {
-            run.events.extend(report.events.into_iter().map(RunEvent::from));
+            run.events
+                .extend(report.events.into_iter().map(RunEvent::from));
         }
         run.lesson = lesson.map(|g| {
             let mut progress = LessonProgress::start(&run.world, 0);
