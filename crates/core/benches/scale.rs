@@ -70,9 +70,7 @@ fn large_starter_rolling_update(world: &mut World) -> usize {
         input: patch_as("alice", deployments(), "default", "web", patch),
     };
     perform(world, &apply);
-    perform(world, &SessionAction::RunUntilConverged)
-        .events
-        .len()
+    perform(world, &SessionAction::RunUntilConverged).processed as usize
 }
 
 fn main() {

@@ -183,6 +183,9 @@ pub struct StepReport {
     pub from: SimTime,
     pub to: SimTime,
     pub events: Vec<EventRecord>,
+    /// How many events the step processed: `events.len()`, unless the world keeps its reports
+    /// short ([`crate::engine::World::keep_reports_short`]). What replay budgets count.
+    pub processed: u64,
     pub feedback_loops: Vec<FeedbackLoop>,
     pub stop: Option<StopReason>,
     /// Every watch event the step's writes caused, in resourceVersion order, with the object
@@ -213,6 +216,7 @@ impl StepReport {
     pub fn extend(&mut self, other: StepReport) {
         self.to = other.to;
         self.events.extend(other.events);
+        self.processed += other.processed;
         self.feedback_loops.extend(other.feedback_loops);
         self.watch.extend(other.watch);
         if other.stop.is_some() {

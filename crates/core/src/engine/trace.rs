@@ -41,6 +41,7 @@ impl World {
         rec.line = format!("{} {}", rec.time, rec.line).into();
         self.trace.push_back(Arc::clone(&rec.line));
         report.events.push(rec);
+        report.processed += 1;
         if let Some(n) = self.report_events {
             if report.events.len() > n + 1 {
                 report.events.remove(1);

@@ -160,6 +160,12 @@ mod tests {
         assert_eq!(a.trace_text(), b.trace_text(), "the world behaves the same");
         let run = (&full[1], &short[1]);
         assert!(run.0.events.len() > 6, "the starter's run is long");
+        assert_eq!(
+            run.1.processed,
+            run.0.events.len() as u64,
+            "every event is counted"
+        );
+        assert_eq!(run.0.processed, run.0.events.len() as u64);
         let lines = |r: &StepReport| r.lines().map(str::to_owned).collect::<Vec<_>>();
         let mut want = lines(run.0);
         want.drain(1..want.len() - 5);

@@ -292,7 +292,7 @@ pub fn replay_on(
     let mut events: u64 = 0;
     for (i, action) in w.actions.iter().enumerate() {
         let report = session::perform(&mut world, action);
-        events = events.saturating_add(report.events.len() as u64);
+        events = events.saturating_add(report.processed);
         each(&world, report);
         if events > max_events {
             return Err(ShareError::ReplayBudget {
@@ -318,6 +318,25 @@ mod tests {
         let hash = to_hash(&w);
         assert!(hash.starts_with(HASH_PREFIX));
         assert_eq!(from_hash(&hash), Ok(w));
+    }
+
+    #[test]
+    fn the_replay_budget_counts_every_event_even_when_reports_are_kept_short() {
+        let w = Workspace::default();
+        let mut base = World::new(w.starter.config(w.seed));
+        base.keep_reports_short(2);
+        let full = replay_on(
+            World::new(w.starter.config(w.seed)),
+            &w,
+            u64::MAX,
+            |_, _| {},
+        )
+        .expect("the starter replays");
+        let budget = full.trace().len() as u64 / 2;
+        assert!(matches!(
+            replay_on(base, &w, budget, |_, _| {}),
+            Err(ShareError::ReplayBudget { .. })
+        ));
     }
 
     #[test]
