@@ -2,6 +2,9 @@
 //! `Model::update`, has the platform perform the effects it returns, and lays the panels out
 //! (the full playground, or embed mode's minimal one). Nothing is decided here.
 
+use std::cell::RefCell;
+use std::rc::Rc;
+
 use yew::prelude::*;
 
 use crate::components::editor::Diagnostic;
@@ -13,12 +16,14 @@ use crate::components::{
 use crate::platform::shortcuts::Shortcut;
 use crate::platform::{self, Platform};
 use crate::state::lesson::LessonMsg;
-use crate::state::{Model, Msg, Reaction, StartingPage};
+use crate::state::{Model, Msg, Reaction, Ready};
 
 /// What reaches the root: a model message, or a host page's message with the window that sent
 /// it (replies go there; the state never sees a window).
 pub enum AppMsg {
     Model(Msg),
+    /// The next part of the first render (see [`Drawn`]), a browser task after the last.
+    DrawMore,
     Host {
         data: serde_json::Value,
         origin: String,
@@ -32,8 +37,49 @@ impl From<Msg> for AppMsg {
     }
 }
 
+/// The model the page's boot built in tasks (`crate::start`), handed to the [`App`] when it is
+/// created. Empty (the default) the App boots from the page itself, in one go.
+#[derive(Clone, Default)]
+pub struct Booted(Rc<RefCell<Option<Ready>>>);
+
+impl Booted {
+    pub fn new(ready: Ready) -> Self {
+        Booted(Rc::new(RefCell::new(Some(ready))))
+    }
+
+    fn take(&self) -> Option<Ready> {
+        self.0.borrow_mut().take()
+    }
+}
+
+impl PartialEq for Booted {
+    fn eq(&self, other: &Self) -> bool {
+        Rc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+#[derive(Properties, PartialEq, Default)]
+pub struct AppProps {
+    #[prop_or_default]
+    pub booted: Booted,
+}
+
+/// How much of the page the first renders have drawn. The first render is cut into browser tasks
+/// (`platform::tasks`), so no one task creates the whole page's DOM (BENCHMARKS.md, issue 23):
+/// the header, controls and panes, then the timeline and the fault panel, all hidden while
+/// index.html's skeleton shows, then the page is shown and `converge-ready` announced.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Drawn {
+    Main,
+    Everything,
+    Shown,
+    /// Shown, listening, and `converge-ready` announced.
+    Ready,
+}
+
 pub struct App {
     model: Model,
+    drawn: Drawn,
     platform: Platform,
     /// One callback for every panel: kept, so the panels' props compare equal across renders.
     send: Callback<Msg>,
@@ -55,15 +101,12 @@ fn shortcut_msg(s: Shortcut) -> Msg {
 
 impl Component for App {
     type Message = AppMsg;
-    type Properties = ();
+    type Properties = AppProps;
 
     fn create(ctx: &Context<Self>) -> Self {
-        let (search, hash) = platform::location_parts();
-        let read: &dyn Fn(&str) -> Option<String> = &platform::stored;
-        let (model, effects) = Model::boot(&StartingPage {
-            search,
-            hash,
-            storage: platform::has_storage().then_some(read),
+        let Ready { model, effects } = ctx.props().booted.take().unwrap_or_else(|| {
+            let (model, effects) = platform::with_starting_page(Model::boot);
+            Ready { model, effects }
         });
         let send = ctx.link().callback(AppMsg::Model);
         let on_file = {
@@ -75,6 +118,7 @@ impl Component for App {
         let help = NodeRef::default();
         let mut app = App {
             model,
+            drawn: Drawn::Main,
             platform: Platform::new(send.clone(), help.clone()),
             send,
             on_file,
@@ -87,6 +131,14 @@ impl Component for App {
     fn update(&mut self, _ctx: &Context<Self>, msg: Self::Message) -> bool {
         match msg {
             AppMsg::Model(m) => self.dispatch(m, None),
+            AppMsg::DrawMore => {
+                self.drawn = match self.drawn {
+                    Drawn::Main => Drawn::Everything,
+                    Drawn::Everything => Drawn::Shown,
+                    drawn @ (Drawn::Shown | Drawn::Ready) => drawn,
+                };
+                true
+            }
             AppMsg::Host {
                 data,
                 origin,
@@ -95,9 +147,13 @@ impl Component for App {
         }
     }
 
-    fn rendered(&mut self, ctx: &Context<Self>, first_render: bool) {
+    fn rendered(&mut self, ctx: &Context<Self>, _first_render: bool) {
         self.platform.rendered();
-        if first_render {
+        if self.drawn < Drawn::Shown {
+            let link = ctx.link().clone();
+            platform::tasks::next_task(move || link.send_message(AppMsg::DrawMore));
+        } else if self.drawn == Drawn::Shown {
+            self.drawn = Drawn::Ready;
             let link = ctx.link().clone();
             self.platform
                 .listen_for_shortcuts(move |s| link.send_message(AppMsg::Model(shortcut_msg(s))));
@@ -116,7 +172,8 @@ impl Component for App {
             // Last: every listener is in place before boot.js removes the skeleton.
             self.platform.announce_ready();
         }
-        if self.model.page.embed.is_some() {
+        // Hidden, the page has no height to report yet.
+        if self.drawn == Drawn::Ready && self.model.page.embed.is_some() {
             if let Some(px) = platform::host_page::content_height() {
                 let _ = self.dispatch(Msg::ContentHeight(px), None);
             }
@@ -129,8 +186,9 @@ impl Component for App {
         }
         let m = &self.model;
         let shown = m.shown();
+        let everything = self.drawn >= Drawn::Everything;
         html! {
-            <div class="shell">
+            <div class="shell" hidden={self.drawn < Drawn::Shown}>
                 <a class="skip" href="#spec-editor">{ "Skip to the editor" }</a>
                 { topbar(&TopbarProps { theme: m.theme, send: self.send.clone() }) }
                 { self.notices() }
@@ -142,13 +200,15 @@ impl Component for App {
                     { self.editor() }
                     { self.status() }
                 </main>
-                { self.timeline() }
-                { memo(PanelInputs::Faults(FaultPanelProps {
-                    controllers: m.controller_rows(),
-                    nodes: m.node_names(),
-                    rbac_enforced: m.world.api().rbac_enforced(),
-                    send: self.send.clone(),
-                })) }
+                if everything {
+                    { self.timeline() }
+                    { memo(PanelInputs::Faults(FaultPanelProps {
+                        controllers: m.controller_rows(),
+                        nodes: m.node_names(),
+                        rbac_enforced: m.world.api().rbac_enforced(),
+                        send: self.send.clone(),
+                    })) }
+                }
                 { memo(PanelInputs::Help(HelpDialogProps { dialog: self.help.clone(), send: self.send.clone() })) }
                 if m.cursor.is_some() {
                     <p class="scrub-note" role="status">{ format!("Viewing step {} of {}: steps and edits fork from here.", shown.steps(), m.world.steps()) }</p>
@@ -202,7 +262,8 @@ impl App {
             None => "./".into(),
         };
         html! {
-            <div class={classes!("shell", "embed", cfg.readonly.then_some("readonly"))} data-embed={cfg.id.clone()}>
+            <div class={classes!("shell", "embed", cfg.readonly.then_some("readonly"))} data-embed={cfg.id.clone()}
+                hidden={self.drawn < Drawn::Shown}>
                 <header class="embed-bar">
                     <h1>{ title }</h1>
                     <a href={full} target="_blank" rel="noopener">{ "Open in Converge ↗" }</a>
