@@ -21,13 +21,11 @@ function notice(text, { role = 'status', className = '' } = {}) {
 }
 
 // When the editor bundle has been fetched (or was never going to be), so the worker's install
-// takes it from the HTTP cache instead of downloading it a second time.
+// takes it from the HTTP cache instead of downloading it a second time: the editor's loader
+// (crates/web/src/components/editor.rs) says so with `converge-editor-settled`.
 function editorSettled() {
-  const fetched = () => performance.getEntriesByType('resource').some((e) => e.name.includes('/editor-bundle/'));
   return new Promise((ok) => {
-    if (fetched()) return ok();
-    const seen = new PerformanceObserver(() => fetched() && (seen.disconnect(), ok()));
-    seen.observe({ type: 'resource' });
+    addEventListener('converge-editor-settled', () => ok(), { once: true });
     setTimeout(ok, 10_000);
   });
 }
