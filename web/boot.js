@@ -58,10 +58,9 @@ async function registerWorker() {
 /**
  * Resolves once the skeleton's first paint has been presented (its largest-contentful-paint
  * entry; two frames where the browser has no such entry), at most 200 ms. The module's first
- * task (compiling what runs first, replaying the starter, the first render) holds the main
- * thread for a while: started before that, it kept the painted frame from being presented, and
- * Chromium then counted no paint of the skeleton at all (BENCHMARKS.md, session 8). The wasm is
- * downloading meanwhile (index.html's preload link), so this costs a few milliseconds at most.
+ * tasks hold the main thread for a while: started before that, they kept the painted frame from
+ * being presented, and Chromium then counted no paint of the skeleton at all (BENCHMARKS.md,
+ * session 8). The wasm's download starts after it too (Trunk.toml, pattern_preload).
  */
 function skeletonShown() {
   return new Promise((ok) => {
@@ -84,8 +83,11 @@ addEventListener('converge-panic', () => skeleton()?.remove(), { once: true });
 
 try {
   await skeletonShown();
+  // The wasm's download starts here, after the first paint (Trunk.toml, pattern_preload), and the
+  // module compiles while it arrives (instantiateStreaming).
+  const download = fetch(boot.dataset.wasm);
   const bindings = await import(boot.dataset.js);
-  const wasm = await bindings.default({ module_or_path: boot.dataset.wasm });
+  const wasm = await bindings.default({ module_or_path: download });
   dispatchEvent(new CustomEvent('TrunkApplicationStarted', { detail: { wasm } }));
 } catch (e) {
   skeleton()?.querySelector('.boot-loading')?.remove();
