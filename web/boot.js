@@ -74,8 +74,9 @@ function skeletonShown() {
   });
 }
 
+// The app is shown (crates/web/src/app.rs, Drawn): in its task, so no frame shows both.
+addEventListener('converge-shown', () => skeleton()?.remove(), { once: true });
 addEventListener('converge-ready', () => {
-  skeleton()?.remove(); // the app is drawn: no frame shows both
   registerWorker().catch(() => {}); // no worker: the page works, only not offline
 }, { once: true });
 // A panic: the app's panic panel (crates/web/src/platform/panic_panel.rs) explains it.

@@ -65,16 +65,24 @@ pub struct AppProps {
 }
 
 /// How much of the page the first renders have drawn. The first render is cut into browser tasks
-/// (`platform::tasks`), so no one task creates the whole page's DOM (BENCHMARKS.md, issue 23):
-/// the header, controls and panes, then the timeline and the fault panel, all hidden while
-/// index.html's skeleton shows, then the page is shown and `converge-ready` announced.
+/// (`platform::tasks`), one render each, so no one task creates the whole page's DOM or lays it
+/// all out (BENCHMARKS.md, issue 23). The page is hidden while index.html's skeleton shows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 enum Drawn {
-    Main,
+    /// The header, the controls and the object list.
+    Top,
+    /// The editor and status panes and the help dialog too.
+    Panes,
+    /// The timeline and the fault panel too.
     Everything,
+    /// Shown (boot.js removes the skeleton: `converge-shown`), but the timeline and the fault
+    /// panel, which are laid out in the next frame; they come below everything else, so nothing
+    /// moves when they do.
     Shown,
-    /// Shown, listening, and `converge-ready` announced.
+    /// Everything shown, not busy: the next `rendered` listens and announces `converge-ready`.
     Ready,
+    /// Listening, `converge-ready` announced.
+    Announced,
 }
 
 pub struct App {
@@ -86,6 +94,8 @@ pub struct App {
     /// The gallery's file picker: the platform reads the file, the text opens as a scenario.
     on_file: Callback<web_sys::File>,
     help: NodeRef,
+    /// The page's root element.
+    root: NodeRef,
 }
 
 /// The message a keyboard shortcut stands for.
@@ -118,11 +128,12 @@ impl Component for App {
         let help = NodeRef::default();
         let mut app = App {
             model,
-            drawn: Drawn::Main,
+            drawn: Drawn::Top,
             platform: Platform::new(send.clone(), help.clone()),
             send,
             on_file,
             help,
+            root: NodeRef::default(),
         };
         let _ = app.run(Reaction::effects(effects), None);
         app
@@ -133,9 +144,11 @@ impl Component for App {
             AppMsg::Model(m) => self.dispatch(m, None),
             AppMsg::DrawMore => {
                 self.drawn = match self.drawn {
-                    Drawn::Main => Drawn::Everything,
+                    Drawn::Top => Drawn::Panes,
+                    Drawn::Panes => Drawn::Everything,
                     Drawn::Everything => Drawn::Shown,
-                    drawn @ (Drawn::Shown | Drawn::Ready) => drawn,
+                    Drawn::Shown => Drawn::Ready,
+                    drawn @ (Drawn::Ready | Drawn::Announced) => drawn,
                 };
                 true
             }
@@ -149,11 +162,20 @@ impl Component for App {
 
     fn rendered(&mut self, ctx: &Context<Self>, _first_render: bool) {
         self.platform.rendered();
-        if self.drawn < Drawn::Shown {
+        if self.drawn == Drawn::Shown {
+            // In this task, so no frame shows both the skeleton and the page.
+            platform::announce_shown();
+        }
+        if self.drawn < Drawn::Ready {
             let link = ctx.link().clone();
-            platform::tasks::next_task(move || link.send_message(AppMsg::DrawMore));
-        } else if self.drawn == Drawn::Shown {
-            self.drawn = Drawn::Ready;
+            let more = move || link.send_message(AppMsg::DrawMore);
+            match (self.drawn, self.root.cast::<web_sys::Element>()) {
+                // The rest is laid out in a frame of its own.
+                (Drawn::Shown, Some(root)) => platform::tasks::after_layout(&root, more),
+                _ => platform::tasks::next_task(more),
+            }
+        } else if self.drawn == Drawn::Ready {
+            self.drawn = Drawn::Announced;
             let link = ctx.link().clone();
             self.platform
                 .listen_for_shortcuts(move |s| link.send_message(AppMsg::Model(shortcut_msg(s))));
@@ -169,11 +191,11 @@ impl Component for App {
                 });
             }
             let _ = self.dispatch(Msg::Started, None);
-            // Last: every listener is in place before boot.js removes the skeleton.
+            // Last: every listener is in place.
             self.platform.announce_ready();
         }
-        // Hidden, the page has no height to report yet.
-        if self.drawn == Drawn::Ready && self.model.page.embed.is_some() {
+        // Until then, the page has no height to report.
+        if self.drawn == Drawn::Announced && self.model.page.embed.is_some() {
             if let Some(px) = platform::host_page::content_height() {
                 let _ = self.dispatch(Msg::ContentHeight(px), None);
             }
@@ -186,9 +208,9 @@ impl Component for App {
         }
         let m = &self.model;
         let shown = m.shown();
-        let everything = self.drawn >= Drawn::Everything;
+        let d = self.drawn;
         html! {
-            <div class="shell" hidden={self.drawn < Drawn::Shown}>
+            <div class="shell" ref={self.root.clone()} hidden={d < Drawn::Shown} aria-busy={(d < Drawn::Ready).to_string()}>
                 <a class="skip" href="#spec-editor">{ "Skip to the editor" }</a>
                 { topbar(&TopbarProps { theme: m.theme, send: self.send.clone() }) }
                 { self.notices() }
@@ -197,19 +219,25 @@ impl Component for App {
                 { self.lesson() }
                 <main class="panes">
                     { self.object_tree() }
-                    { self.editor() }
-                    { self.status() }
+                    if d >= Drawn::Panes {
+                        { self.editor() }
+                        { self.status() }
+                    }
                 </main>
-                if everything {
-                    { self.timeline() }
-                    { memo(PanelInputs::Faults(FaultPanelProps {
-                        controllers: m.controller_rows(),
-                        nodes: m.node_names(),
-                        rbac_enforced: m.world.api().rbac_enforced(),
-                        send: self.send.clone(),
-                    })) }
+                if d >= Drawn::Everything {
+                    <div class="shell-rest" hidden={d < Drawn::Ready}>
+                        { self.timeline() }
+                        { memo(PanelInputs::Faults(FaultPanelProps {
+                            controllers: m.controller_rows(),
+                            nodes: m.node_names(),
+                            rbac_enforced: m.world.api().rbac_enforced(),
+                            send: self.send.clone(),
+                        })) }
+                    </div>
                 }
-                { memo(PanelInputs::Help(HelpDialogProps { dialog: self.help.clone(), send: self.send.clone() })) }
+                if d >= Drawn::Panes {
+                    { memo(PanelInputs::Help(HelpDialogProps { dialog: self.help.clone(), send: self.send.clone() })) }
+                }
                 if m.cursor.is_some() {
                     <p class="scrub-note" role="status">{ format!("Viewing step {} of {}: steps and edits fork from here.", shown.steps(), m.world.steps()) }</p>
                 }
@@ -263,7 +291,7 @@ impl App {
         };
         html! {
             <div class={classes!("shell", "embed", cfg.readonly.then_some("readonly"))} data-embed={cfg.id.clone()}
-                hidden={self.drawn < Drawn::Shown}>
+                ref={self.root.clone()} hidden={self.drawn < Drawn::Shown} aria-busy={(self.drawn < Drawn::Ready).to_string()}>
                 <header class="embed-bar">
                     <h1>{ title }</h1>
                     <a href={full} target="_blank" rel="noopener">{ "Open in Converge ↗" }</a>

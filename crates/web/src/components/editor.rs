@@ -56,10 +56,16 @@ export function loadEditorBundle(dir, onReady, onError) {
     return module;
   };
   const settled = () => dispatchEvent(new Event('converge-editor-settled')); // web/boot.js
-  // After the first paint: the bundle never competes with the app's own first load.
-  requestAnimationFrame(() => setTimeout(() => load().then(
+  const start = () => requestAnimationFrame(() => setTimeout(() => load().then(
     (module) => { settled(); onReady(module); },
     (e) => { settled(); onError(String((e && e.message) || e)); }), 0));
+  // Once the app is drawn (crates/web/src/app.rs announces converge-ready when its root stops
+  // being busy), and after a paint: the bundle never competes with the app's own first load.
+  if (document.querySelector('.shell[aria-busy="true"]')) {
+    addEventListener('converge-ready', start, { once: true });
+  } else {
+    start();
+  }
 }
 "#)]
 extern "C" {

@@ -306,11 +306,21 @@ impl Platform {
 
     /// Tells web/boot.js the app has drawn itself and listens: the `converge-ready` mark (what
     /// tests/e2e/first-load.test.mjs times), then the window event `converge-ready`, on which
-    /// boot.js removes index.html's skeleton.
+    /// boot.js registers the service worker.
     pub fn announce_ready(&self) {
         performance_mark("converge-ready");
-        if let (Some(w), Ok(e)) = (window(), web_sys::Event::new("converge-ready")) {
-            let _ = w.dispatch_event(&e);
-        }
+        dispatch("converge-ready");
+    }
+}
+
+/// Tells web/boot.js the app is shown: the window event `converge-shown`, on which it removes
+/// index.html's skeleton.
+pub fn announce_shown() {
+    dispatch("converge-shown");
+}
+
+fn dispatch(event: &str) {
+    if let (Some(w), Ok(e)) = (window(), web_sys::Event::new(event)) {
+        let _ = w.dispatch_event(&e);
     }
 }
