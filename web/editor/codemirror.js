@@ -4,8 +4,10 @@
 //
 // An editor is made in two tasks, so neither holds the main thread long (BENCHMARKS.md, issue 23):
 // prepareEditor(options, onChange, onApply) builds its state and returns a draft;
-// draft.mount(parent) builds the view in `parent` (still hidden) and returns a handle:
-//   takeOver(text, selection, focus)  once shown: the textarea's text, caret and focus
+// draft.mount() builds the view apart from the document (so building it invalidates no style of
+// the page) and returns a handle:
+//   takeOver(parent, text, selection, focus)  puts it in `parent`, with the textarea's text,
+//                           caret and focus
 //   setValue(text)          replace the document (kept in undo history; does not call onChange)
 //   setDiagnostics(list)    [{ line, column, message }], 1-based, shown as lint marks
 //   setLanguage("json" | "yaml"), setReadonly(bool), focus(), destroy()
@@ -136,8 +138,9 @@ export function prepareEditor(options, onChange, onApply) {
     ],
   });
   return {
-    mount(parent) {
-      const view = new EditorView({ parent, state });
+    mount() {
+      // Built apart from the document; takeOver puts it in its place.
+      const view = new EditorView({ state });
       if (options.diagnostics?.length) {
         view.dispatch(setDiagnostics(view.state, toDiagnostics(view.state.doc, options.diagnostics)));
       }
@@ -148,7 +151,8 @@ export function prepareEditor(options, onChange, onApply) {
 
 function handle(view, { language, editable, attributes, attributesFor }) {
   return {
-    takeOver(text, selection, focus) {
+    takeOver(parent, text, selection, focus) {
+      parent.append(view.dom);
       text = String(text);
       const changes = text === view.state.doc.toString() ? undefined
         : { from: 0, to: view.state.doc.length, insert: text };

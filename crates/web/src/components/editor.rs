@@ -9,8 +9,8 @@
 //!
 //! The upgrade is cut into browser tasks, so none holds the main thread long (BENCHMARKS.md,
 //! issue 23): each part of the bundle is evaluated in a task of its own, then the editor's state
-//! is built ([`Stage::Preparing`]), then its view, hidden ([`Stage::Mounted`]), then it replaces
-//! the textarea, taking over its text, caret and focus.
+//! is built ([`Stage::Preparing`]), then its view, apart from the document ([`Stage::Mounted`]),
+//! then it replaces the textarea, taking over its text, caret and focus.
 
 use converge_core::parse::ParseError;
 use js_sys::{Array, Function, Object, Reflect};
@@ -85,12 +85,12 @@ extern "C" {
     /// An editor's state, not yet shown.
     type EditorDraft;
     #[wasm_bindgen(method, catch)]
-    fn mount(this: &EditorDraft, parent: &Element) -> Result<EditorHandle, JsValue>;
+    fn mount(this: &EditorDraft) -> Result<EditorHandle, JsValue>;
 
     /// One mounted CodeMirror view.
     type EditorHandle;
     #[wasm_bindgen(method, js_name = takeOver)]
-    fn take_over(this: &EditorHandle, text: &str, selection: u32, focus: bool);
+    fn take_over(this: &EditorHandle, parent: &Element, text: &str, selection: u32, focus: bool);
     #[wasm_bindgen(method, js_name = setValue)]
     fn set_value(this: &EditorHandle, text: &str);
     #[wasm_bindgen(method, js_name = setDiagnostics)]
@@ -179,7 +179,8 @@ enum Stage {
     Loading,
     /// The bundle is evaluated and the editor's state built; its view comes in the next task.
     Preparing(Prepared),
-    /// CodeMirror's view is built, hidden; it replaces the textarea in the next task.
+    /// CodeMirror's view is built, not yet in the document; it replaces the textarea in the next
+    /// task.
     Mounted(Mounted),
     /// CodeMirror is shown and the textarea gone.
     Ready(Mounted),
@@ -425,8 +426,9 @@ impl Component for CodeEditor {
         }
         // CodeMirror is shown: it takes over the textarea's text (typed meanwhile), caret and
         // focus.
-        if let (Some(handover), Some(h)) = (self.handover.take(), self.handle()) {
-            h.take_over(&self.text, handover.selection, handover.focused);
+        let host = self.host.cast::<Element>();
+        if let (Some(handover), Some(h), Some(host)) = (self.handover.take(), self.handle(), host) {
+            h.take_over(&host, &self.text, handover.selection, handover.focused);
         }
     }
 
@@ -489,14 +491,10 @@ impl CodeEditor {
         })
     }
 
-    /// Builds the view in the (hidden) host element, with what changed since the state was built.
+    /// Builds the view (apart from the document), with what changed since the state was built.
     fn mount(&self, ctx: &Context<Self>, prepared: Prepared) -> Result<Mounted, String> {
         let props = ctx.props();
-        let host = self
-            .host
-            .cast::<Element>()
-            .ok_or("the editor host element is missing")?;
-        let handle = prepared.draft.mount(&host).map_err(describe)?;
+        let handle = prepared.draft.mount().map_err(describe)?;
         if props.diagnostics != prepared.diagnostics {
             handle.set_diagnostics(&diagnostics_to_js(&props.diagnostics));
         }
