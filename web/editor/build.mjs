@@ -24,6 +24,11 @@ const entryPoints = {
 
 const result = await build({
   entryPoints,
+  // V8's explicit compile hint (Chrome 136+, ignored elsewhere): compile every function of the
+  // file when it is loaded, off the main thread, instead of each on its first call in the tasks
+  // that create the editor, which it about halves (BENCHMARKS.md, issue 23); most of the code runs
+  // while the editor is created.
+  banner: { js: '//# allFunctionsCalledOnLoad' },
   bundle: true,
   splitting: true,
   format: 'esm',
