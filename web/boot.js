@@ -21,13 +21,11 @@ function notice(text, { role = 'status', className = '' } = {}) {
 }
 
 // When the editor bundle has been fetched (or was never going to be), so the worker's install
-// takes it from the HTTP cache instead of downloading it a second time.
+// takes it from the HTTP cache instead of downloading it a second time: the editor's loader
+// (crates/web/src/components/editor.rs) says so with `converge-editor-settled`.
 function editorSettled() {
-  const fetched = () => performance.getEntriesByType('resource').some((e) => e.name.includes('/editor-bundle/'));
   return new Promise((ok) => {
-    if (fetched()) return ok();
-    const seen = new PerformanceObserver(() => fetched() && (seen.disconnect(), ok()));
-    seen.observe({ type: 'resource' });
+    addEventListener('converge-editor-settled', () => ok(), { once: true });
     setTimeout(ok, 10_000);
   });
 }
@@ -60,10 +58,9 @@ async function registerWorker() {
 /**
  * Resolves once the skeleton's first paint has been presented (its largest-contentful-paint
  * entry; two frames where the browser has no such entry), at most 200 ms. The module's first
- * task (compiling what runs first, replaying the starter, the first render) holds the main
- * thread for a while: started before that, it kept the painted frame from being presented, and
- * Chromium then counted no paint of the skeleton at all (BENCHMARKS.md, session 8). The wasm is
- * downloading meanwhile (index.html's preload link), so this costs a few milliseconds at most.
+ * tasks hold the main thread for a while: started before that, they kept the painted frame from
+ * being presented, and Chromium then counted no paint of the skeleton at all (BENCHMARKS.md,
+ * session 8). The wasm's download starts after it too (Trunk.toml, pattern_preload).
  */
 function skeletonShown() {
   return new Promise((ok) => {
@@ -77,8 +74,9 @@ function skeletonShown() {
   });
 }
 
+// The app is shown (crates/web/src/app.rs, Drawn): in its task, so no frame shows both.
+addEventListener('converge-shown', () => skeleton()?.remove(), { once: true });
 addEventListener('converge-ready', () => {
-  skeleton()?.remove(); // the app is drawn: no frame shows both
   registerWorker().catch(() => {}); // no worker: the page works, only not offline
 }, { once: true });
 // A panic: the app's panic panel (crates/web/src/platform/panic_panel.rs) explains it.
@@ -86,8 +84,11 @@ addEventListener('converge-panic', () => skeleton()?.remove(), { once: true });
 
 try {
   await skeletonShown();
+  // The wasm's download starts here, after the first paint (Trunk.toml, pattern_preload), and the
+  // module compiles while it arrives (instantiateStreaming).
+  const download = fetch(boot.dataset.wasm);
   const bindings = await import(boot.dataset.js);
-  const wasm = await bindings.default({ module_or_path: boot.dataset.wasm });
+  const wasm = await bindings.default({ module_or_path: download });
   dispatchEvent(new CustomEvent('TrunkApplicationStarted', { detail: { wasm } }));
 } catch (e) {
   skeleton()?.querySelector('.boot-loading')?.remove();

@@ -54,11 +54,12 @@ export async function openPage(browser, url, { colorScheme = 'light', viewport, 
 }
 
 /**
- * Resolves once the app's own root is on the page (it replaces index.html's `.boot-skeleton`), or
- * its panic panel is. Read from the DOM: a fake clock (page.clock) also fakes Performance marks.
+ * Resolves once the app is drawn and listens (its root has replaced index.html's `.boot-skeleton`
+ * and is no longer `aria-busy`), or its panic panel is there. Read from the DOM: a fake clock
+ * (page.clock) also fakes Performance marks.
  */
 export async function appReady(page) {
-  await page.waitForFunction(() => document.querySelector('body > .shell') !== null
+  await page.waitForFunction(() => document.querySelector('body > .shell[aria-busy="false"]') !== null
     || document.getElementById('panic-panel') !== null, null, { timeout: 60_000 });
 }
 

@@ -20,14 +20,10 @@ const GATES = {
   desktop: { performance: 98, accessibility: 100, 'best-practices': 100, seo: 100 },
 };
 // Gates this build cannot meet yet, and the floor the run holds instead (each with its reason).
-// Mobile performance scores 77-93 on a quiet machine and down to 62 while other builds run
-// (BENCHMARKS.md, session 8): on the 4x slower CPU the module's first task (lazy compilation of
-// what runs first, replaying the starter, the first render) and the editor's creation are long
-// tasks (total blocking time 330-400 ms quiet, up to 2.4 s loaded), and Lighthouse's simulated
-// LCP counts the wasm's download whenever it ended before the first paint. The floor is low
-// because CI shares 2 cores; the first-load budgets (tests/e2e/first-load.test.mjs) are the
-// guard against slower loading.
-const NOT_MET = { mobile: { performance: 50 } };
+// None: mobile performance, held to a floor of 50 until session 9, scores 97-99 (medians of 3,
+// singles 91-100) with the machine's load at 3-5 since the boot and the editor's creation are cut
+// into browser tasks and the wasm is fetched after the first paint (BENCHMARKS.md, session 9).
+const NOT_MET = {};
 const METRICS = {
   fcp_ms: 'first-contentful-paint', lcp_ms: 'largest-contentful-paint', tbt_ms: 'total-blocking-time',
   cls: 'cumulative-layout-shift', tti_ms: 'interactive', si_ms: 'speed-index', bytes: 'total-byte-weight',

@@ -1,24 +1,29 @@
 // The lazily loaded half of the spec editor: CodeMirror 6 behind the small API that
-// crates/web/src/editor.rs drives. Built by web/editor/build.mjs into one ES module that the app
-// fetches with a dynamic import() after its first render; nothing here runs on first load.
+// crates/web/src/components/editor.rs drives. Built by web/editor/build.mjs into ES modules that
+// the app imports after its first render, one task each; nothing here runs on first load.
 //
-// createEditor(parent, options, onChange, onApply) mounts an editor and returns a handle:
+// An editor is made in two tasks, so neither holds the main thread long (BENCHMARKS.md, issue 23):
+// prepareEditor(options, onChange, onApply) builds its state and returns a draft;
+// draft.mount() builds the view apart from the document (so building it invalidates no style of
+// the page) and returns a handle:
+//   takeOver(parent, text, selection, focus)  puts it in `parent`, with the textarea's text,
+//                           caret and focus
 //   setValue(text)          replace the document (kept in undo history; does not call onChange)
 //   setDiagnostics(list)    [{ line, column, message }], 1-based, shown as lint marks
 //   setLanguage("json" | "yaml"), setReadonly(bool), focus(), destroy()
-import { Annotation, Compartment, EditorState, Prec } from '@codemirror/state';
+import { Annotation, Compartment, EditorState, Prec, Transaction } from '@codemirror/state';
 import {
   EditorView, keymap, lineNumbers, highlightActiveLine, highlightActiveLineGutter, drawSelection,
   highlightSpecialChars,
 } from '@codemirror/view';
-import { defaultKeymap, history, historyKeymap, isolateHistory } from '@codemirror/commands';
 import {
   HighlightStyle, syntaxHighlighting, bracketMatching, indentOnInput, foldGutter, foldKeymap,
 } from '@codemirror/language';
+import { tags as t } from '@lezer/highlight';
+import { defaultKeymap, history, historyKeymap, isolateHistory } from '@codemirror/commands';
 import { lintGutter, setDiagnostics } from '@codemirror/lint';
 import { json } from '@codemirror/lang-json';
 import { yaml } from '@codemirror/lang-yaml';
-import { tags as t } from '@lezer/highlight';
 
 /** Marks transactions that come from the app (a new object, Format), not from the user. */
 const fromApp = Annotation.define();
@@ -87,10 +92,10 @@ function editability(readonly) {
 }
 
 /**
- * options: { doc, language, readonly, diagnostics, contentAttributes, focus, selection }.
+ * options: { doc, language, readonly, diagnostics, contentAttributes }.
  * onChange(text) is called for every user edit, onApply() for Ctrl/Cmd+Enter.
  */
-export function createEditor(parent, options, onChange, onApply) {
+export function prepareEditor(options, onChange, onApply) {
   const language = new Compartment();
   const editable = new Compartment();
   const attributes = new Compartment();
@@ -99,50 +104,66 @@ export function createEditor(parent, options, onChange, onApply) {
     // and says so, so its scroller counts as reachable (axe's scrollable-region-focusable).
     tabindex: '0', ...(options.contentAttributes ?? {}), 'aria-invalid': String(!!list?.length),
   });
-  const doc = String(options.doc ?? '');
-  const view = new EditorView({
-    parent,
-    state: EditorState.create({
-      doc,
-      selection: { anchor: Math.min(options.selection ?? 0, doc.length) },
-      extensions: [
-        // Ctrl/Cmd+Enter applies; it must beat defaultKeymap's insertBlankLine.
-        Prec.highest(keymap.of([{ key: 'Mod-Enter', run: () => { onApply(); return true; }, preventDefault: true }])),
-        lineNumbers(),
-        foldGutter(),
-        lintGutter(),
-        highlightActiveLineGutter(),
-        highlightSpecialChars(),
-        history(),
-        drawSelection(),
-        indentOnInput(),
-        bracketMatching(),
-        highlightActiveLine(),
-        syntaxHighlighting(highlight),
-        // No indentWithTab: Tab and Shift+Tab keep moving focus (indent with Ctrl+] / Ctrl+[).
-        keymap.of([...defaultKeymap, ...historyKeymap, ...foldKeymap]),
-        // Escape, when nothing in the editor takes it (defaultKeymap's simplifySelection goes
-        // first), leaves the editor: the page's single-key shortcuts work again.
-        keymap.of([{ key: 'Escape', run: (v) => { v.contentDOM.blur(); return true; } }]),
-        language.of((languages[options.language] ?? json)()),
-        editable.of(editability(options.readonly)),
-        attributes.of(attributesFor(options.diagnostics)),
-        EditorView.lineWrapping,
-        theme,
-        EditorView.updateListener.of((u) => {
-          if (u.docChanged && !u.transactions.some((tr) => tr.annotation(fromApp))) {
-            onChange(u.state.doc.toString());
-          }
-        }),
-      ],
-    }),
+  const state = EditorState.create({
+    doc: String(options.doc ?? ''),
+    extensions: [
+      // Ctrl/Cmd+Enter applies; it must beat defaultKeymap's insertBlankLine.
+      Prec.highest(keymap.of([{ key: 'Mod-Enter', run: () => { onApply(); return true; }, preventDefault: true }])),
+      lineNumbers(),
+      foldGutter(),
+      lintGutter(),
+      highlightActiveLineGutter(),
+      highlightSpecialChars(),
+      history(),
+      drawSelection(),
+      indentOnInput(),
+      bracketMatching(),
+      highlightActiveLine(),
+      syntaxHighlighting(highlight),
+      // No indentWithTab: Tab and Shift+Tab keep moving focus (indent with Ctrl+] / Ctrl+[).
+      keymap.of([...defaultKeymap, ...historyKeymap, ...foldKeymap]),
+      // Escape, when nothing in the editor takes it (defaultKeymap's simplifySelection goes
+      // first), leaves the editor: the page's single-key shortcuts work again.
+      keymap.of([{ key: 'Escape', run: (v) => { v.contentDOM.blur(); return true; } }]),
+      language.of((languages[options.language] ?? json)()),
+      editable.of(editability(options.readonly)),
+      attributes.of(attributesFor(options.diagnostics)),
+      EditorView.lineWrapping,
+      theme,
+      EditorView.updateListener.of((u) => {
+        if (u.docChanged && !u.transactions.some((tr) => tr.annotation(fromApp))) {
+          onChange(u.state.doc.toString());
+        }
+      }),
+    ],
   });
-  if (options.diagnostics?.length) {
-    view.dispatch(setDiagnostics(view.state, toDiagnostics(view.state.doc, options.diagnostics)));
-  }
-  if (options.focus) view.focus();
-
   return {
+    mount() {
+      // Built apart from the document; takeOver puts it in its place.
+      const view = new EditorView({ state });
+      if (options.diagnostics?.length) {
+        view.dispatch(setDiagnostics(view.state, toDiagnostics(view.state.doc, options.diagnostics)));
+      }
+      return handle(view, { language, editable, attributes, attributesFor });
+    },
+  };
+}
+
+function handle(view, { language, editable, attributes, attributesFor }) {
+  return {
+    takeOver(parent, text, selection, focus) {
+      parent.append(view.dom);
+      text = String(text);
+      const changes = text === view.state.doc.toString() ? undefined
+        : { from: 0, to: view.state.doc.length, insert: text };
+      view.dispatch({
+        changes,
+        selection: { anchor: Math.min(Math.max(0, selection | 0), text.length) },
+        // What was typed into the textarea meanwhile: the app has it, and it is not an undo step.
+        annotations: [fromApp.of(true), Transaction.addToHistory.of(false)],
+      });
+      if (focus) view.focus();
+    },
     setValue(text) {
       text = String(text);
       if (text === view.state.doc.toString()) return;

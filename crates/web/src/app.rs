@@ -2,6 +2,9 @@
 //! `Model::update`, has the platform perform the effects it returns, and lays the panels out
 //! (the full playground, or embed mode's minimal one). Nothing is decided here.
 
+use std::cell::RefCell;
+use std::rc::Rc;
+
 use yew::prelude::*;
 
 use crate::components::editor::Diagnostic;
@@ -13,12 +16,14 @@ use crate::components::{
 use crate::platform::shortcuts::Shortcut;
 use crate::platform::{self, Platform};
 use crate::state::lesson::LessonMsg;
-use crate::state::{Model, Msg, Reaction, StartingPage};
+use crate::state::{Model, Msg, Reaction, Ready};
 
 /// What reaches the root: a model message, or a host page's message with the window that sent
 /// it (replies go there; the state never sees a window).
 pub enum AppMsg {
     Model(Msg),
+    /// The next part of the first render (see [`Drawn`]), a browser task after the last.
+    DrawMore,
     Host {
         data: serde_json::Value,
         origin: String,
@@ -32,14 +37,65 @@ impl From<Msg> for AppMsg {
     }
 }
 
+/// The model the page's boot built in tasks (`crate::start`), handed to the [`App`] when it is
+/// created. Empty (the default) the App boots from the page itself, in one go.
+#[derive(Clone, Default)]
+pub struct Booted(Rc<RefCell<Option<Ready>>>);
+
+impl Booted {
+    pub fn new(ready: Ready) -> Self {
+        Booted(Rc::new(RefCell::new(Some(ready))))
+    }
+
+    fn take(&self) -> Option<Ready> {
+        self.0.borrow_mut().take()
+    }
+}
+
+impl PartialEq for Booted {
+    fn eq(&self, other: &Self) -> bool {
+        Rc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+#[derive(Properties, PartialEq, Default)]
+pub struct AppProps {
+    #[prop_or_default]
+    pub booted: Booted,
+}
+
+/// How much of the page the first renders have drawn. The first render is cut into browser tasks
+/// (`platform::tasks`), one render each, so no one task creates the whole page's DOM or lays it
+/// all out (BENCHMARKS.md, issue 23). The page is hidden while index.html's skeleton shows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Drawn {
+    /// The header, the controls and the object list.
+    Top,
+    /// The editor and status panes and the help dialog too.
+    Panes,
+    /// The timeline and the fault panel too.
+    Everything,
+    /// Shown (boot.js removes the skeleton: `converge-shown`), but the timeline and the fault
+    /// panel, which are laid out in the next frame; they come below everything else, so nothing
+    /// moves when they do.
+    Shown,
+    /// Everything shown, not busy: the next `rendered` listens and announces `converge-ready`.
+    Ready,
+    /// Listening, `converge-ready` announced.
+    Announced,
+}
+
 pub struct App {
     model: Model,
+    drawn: Drawn,
     platform: Platform,
     /// One callback for every panel: kept, so the panels' props compare equal across renders.
     send: Callback<Msg>,
     /// The gallery's file picker: the platform reads the file, the text opens as a scenario.
     on_file: Callback<web_sys::File>,
     help: NodeRef,
+    /// The page's root element.
+    root: NodeRef,
 }
 
 /// The message a keyboard shortcut stands for.
@@ -55,15 +111,12 @@ fn shortcut_msg(s: Shortcut) -> Msg {
 
 impl Component for App {
     type Message = AppMsg;
-    type Properties = ();
+    type Properties = AppProps;
 
     fn create(ctx: &Context<Self>) -> Self {
-        let (search, hash) = platform::location_parts();
-        let read: &dyn Fn(&str) -> Option<String> = &platform::stored;
-        let (model, effects) = Model::boot(&StartingPage {
-            search,
-            hash,
-            storage: platform::has_storage().then_some(read),
+        let Ready { model, effects } = ctx.props().booted.take().unwrap_or_else(|| {
+            let (model, effects) = platform::with_starting_page(Model::boot);
+            Ready { model, effects }
         });
         let send = ctx.link().callback(AppMsg::Model);
         let on_file = {
@@ -75,10 +128,12 @@ impl Component for App {
         let help = NodeRef::default();
         let mut app = App {
             model,
+            drawn: Drawn::Top,
             platform: Platform::new(send.clone(), help.clone()),
             send,
             on_file,
             help,
+            root: NodeRef::default(),
         };
         let _ = app.run(Reaction::effects(effects), None);
         app
@@ -87,6 +142,16 @@ impl Component for App {
     fn update(&mut self, _ctx: &Context<Self>, msg: Self::Message) -> bool {
         match msg {
             AppMsg::Model(m) => self.dispatch(m, None),
+            AppMsg::DrawMore => {
+                self.drawn = match self.drawn {
+                    Drawn::Top => Drawn::Panes,
+                    Drawn::Panes => Drawn::Everything,
+                    Drawn::Everything => Drawn::Shown,
+                    Drawn::Shown => Drawn::Ready,
+                    drawn @ (Drawn::Ready | Drawn::Announced) => drawn,
+                };
+                true
+            }
             AppMsg::Host {
                 data,
                 origin,
@@ -95,9 +160,22 @@ impl Component for App {
         }
     }
 
-    fn rendered(&mut self, ctx: &Context<Self>, first_render: bool) {
+    fn rendered(&mut self, ctx: &Context<Self>, _first_render: bool) {
         self.platform.rendered();
-        if first_render {
+        if self.drawn == Drawn::Shown {
+            // In this task, so no frame shows both the skeleton and the page.
+            platform::announce_shown();
+        }
+        if self.drawn < Drawn::Ready {
+            let link = ctx.link().clone();
+            let more = move || link.send_message(AppMsg::DrawMore);
+            match (self.drawn, self.root.cast::<web_sys::Element>()) {
+                // The rest is laid out in a frame of its own.
+                (Drawn::Shown, Some(root)) => platform::tasks::after_layout(&root, more),
+                _ => platform::tasks::next_task(more),
+            }
+        } else if self.drawn == Drawn::Ready {
+            self.drawn = Drawn::Announced;
             let link = ctx.link().clone();
             self.platform
                 .listen_for_shortcuts(move |s| link.send_message(AppMsg::Model(shortcut_msg(s))));
@@ -113,10 +191,11 @@ impl Component for App {
                 });
             }
             let _ = self.dispatch(Msg::Started, None);
-            // Last: every listener is in place before boot.js removes the skeleton.
+            // Last: every listener is in place.
             self.platform.announce_ready();
         }
-        if self.model.page.embed.is_some() {
+        // Until then, the page has no height to report.
+        if self.drawn == Drawn::Announced && self.model.page.embed.is_some() {
             if let Some(px) = platform::host_page::content_height() {
                 let _ = self.dispatch(Msg::ContentHeight(px), None);
             }
@@ -129,8 +208,9 @@ impl Component for App {
         }
         let m = &self.model;
         let shown = m.shown();
+        let d = self.drawn;
         html! {
-            <div class="shell">
+            <div class="shell" ref={self.root.clone()} hidden={d < Drawn::Shown} aria-busy={(d < Drawn::Ready).to_string()}>
                 <a class="skip" href="#spec-editor">{ "Skip to the editor" }</a>
                 { topbar(&TopbarProps { theme: m.theme, send: self.send.clone() }) }
                 { self.notices() }
@@ -139,17 +219,25 @@ impl Component for App {
                 { self.lesson() }
                 <main class="panes">
                     { self.object_tree() }
-                    { self.editor() }
-                    { self.status() }
+                    if d >= Drawn::Panes {
+                        { self.editor() }
+                        { self.status() }
+                    }
                 </main>
-                { self.timeline() }
-                { memo(PanelInputs::Faults(FaultPanelProps {
-                    controllers: m.controller_rows(),
-                    nodes: m.node_names(),
-                    rbac_enforced: m.world.api().rbac_enforced(),
-                    send: self.send.clone(),
-                })) }
-                { memo(PanelInputs::Help(HelpDialogProps { dialog: self.help.clone(), send: self.send.clone() })) }
+                if d >= Drawn::Everything {
+                    <div class="shell-rest" hidden={d < Drawn::Ready}>
+                        { self.timeline() }
+                        { memo(PanelInputs::Faults(FaultPanelProps {
+                            controllers: m.controller_rows(),
+                            nodes: m.node_names(),
+                            rbac_enforced: m.world.api().rbac_enforced(),
+                            send: self.send.clone(),
+                        })) }
+                    </div>
+                }
+                if d >= Drawn::Panes {
+                    { memo(PanelInputs::Help(HelpDialogProps { dialog: self.help.clone(), send: self.send.clone() })) }
+                }
                 if m.cursor.is_some() {
                     <p class="scrub-note" role="status">{ format!("Viewing step {} of {}: steps and edits fork from here.", shown.steps(), m.world.steps()) }</p>
                 }
@@ -202,7 +290,8 @@ impl App {
             None => "./".into(),
         };
         html! {
-            <div class={classes!("shell", "embed", cfg.readonly.then_some("readonly"))} data-embed={cfg.id.clone()}>
+            <div class={classes!("shell", "embed", cfg.readonly.then_some("readonly"))} data-embed={cfg.id.clone()}
+                ref={self.root.clone()} hidden={self.drawn < Drawn::Shown} aria-busy={(self.drawn < Drawn::Ready).to_string()}>
                 <header class="embed-bar">
                     <h1>{ title }</h1>
                     <a href={full} target="_blank" rel="noopener">{ "Open in Converge ↗" }</a>

@@ -16,12 +16,34 @@ pub mod state;
 /// The keyboard-shortcut rule, where the browser tests look for it.
 pub use platform::shortcuts;
 
-/// Installs the panic panel and mounts the app on `<body>`.
+use std::ops::ControlFlow;
+
+use state::{Boot, Booting, Ready};
+
+/// Installs the panic panel, builds the first model one piece per browser task, then mounts the
+/// app on `<body>` in a task of its own (ARCHITECTURE.md, "First load").
 pub fn start() {
     platform::panic_panel::install();
     if platform::deliberate_panic_requested() {
         // Lets the browser tests (and anyone curious) see the error panel on demand.
         panic!("deliberate panic requested by the ?debug-panic URL parameter");
     }
-    yew::Renderer::<app::App>::new().render();
+    let booting = Box::new(platform::with_starting_page(Booting::start));
+    platform::tasks::in_tasks(Starting::Booting(booting), |starting| match starting {
+        Starting::Booting(booting) => ControlFlow::Continue(match booting.advance() {
+            Boot::Pending(next) => Starting::Booting(next),
+            Boot::Ready(ready) => Starting::Mounting(ready),
+        }),
+        Starting::Mounting(ready) => {
+            let booted = app::Booted::new(*ready);
+            yew::Renderer::<app::App>::with_props(app::AppProps { booted }).render();
+            ControlFlow::Break(())
+        }
+    });
+}
+
+/// Where the page's start has got.
+enum Starting {
+    Booting(Box<Booting>),
+    Mounting(Box<Ready>),
 }

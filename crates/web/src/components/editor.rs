@@ -1,11 +1,16 @@
 //! The spec editor: a plain `<textarea>` from the first paint, upgraded to CodeMirror 6 once its
 //! lazily loaded bundle arrives.
 //!
-//! The bundle (`web/editor/codemirror.js`, built into `dist/editor-bundle/`) is fetched with a
-//! dynamic `import()` after the first render, so it never counts toward the first load. Until it
-//! is there, or if it never comes, the textarea does the whole job: typing calls `on_change`,
-//! Ctrl/Cmd+Enter calls `on_apply`, diagnostics are listed under it. Both forms carry the
-//! accessible name "Object spec" and leave Tab to move focus.
+//! The bundle (`web/editor/codemirror.js` in parts, built into `dist/editor-bundle/`) is fetched
+//! with dynamic `import()`s after the first render, so it never counts toward the first load.
+//! Until it is there, or if it never comes, the textarea does the whole job: typing calls
+//! `on_change`, Ctrl/Cmd+Enter calls `on_apply`, diagnostics are listed under it. Both forms carry
+//! the accessible name "Object spec" and leave Tab to move focus.
+//!
+//! The upgrade is cut into browser tasks, so none holds the main thread long (BENCHMARKS.md,
+//! issue 23): each part of the bundle is evaluated in a task of its own, then the editor's state
+//! is built ([`Stage::Preparing`]), then its view, apart from the document ([`Stage::Mounted`]),
+//! then it replaces the textarea, taking over its text, caret and focus.
 
 use converge_core::parse::ParseError;
 use js_sys::{Array, Function, Object, Reflect};
@@ -22,36 +27,70 @@ const DIAGNOSTICS_ID: &str = "spec-editor-diagnostics";
 /// Where the bundle lies relative to the loader snippet, which wasm-bindgen always writes to
 /// `snippets/<crate>/inline0.js` under the dist root; index.html copies the bundle to
 /// `editor-bundle/`.
-const BUNDLE_URL: &str = "../../editor-bundle/codemirror.js";
+const BUNDLE_DIR: &str = "../../editor-bundle/";
 
 #[wasm_bindgen(inline_js = r#"
-export function loadEditorBundle(url, onReady, onError) {
-  // The bundle's evaluation and the editor's creation are two tasks, not one long one
-  // (BENCHMARKS.md, Lighthouse: total blocking time).
-  const nextTask = (m) => new Promise((ok) => setTimeout(() => ok(m), 0));
-  const load = () => import(new URL(url, import.meta.url).href).then(nextTask)
-    .then(onReady, (e) => onError(String((e && e.message) || e)));
-  // After the first paint: the bundle never competes with the app's own first load.
-  requestAnimationFrame(() => setTimeout(load, 0));
+// The bundle's parts in dependency order (web/editor/build.mjs, PARTS), then the module the
+// editor drives.
+const PARTS = ['state', 'view', 'language', 'extras', 'languages', 'codemirror'];
+const nextTask = () => new Promise((ok) => {
+  const channel = new MessageChannel();
+  channel.port1.onmessage = () => { channel.port1.close(); ok(); };
+  channel.port2.postMessage(null);
+});
+export function loadEditorBundle(dir, onReady, onError) {
+  const urls = PARTS.map((part) => new URL(`${dir}${part}.js`, import.meta.url).href);
+  const load = async () => {
+    // Fetched at once, evaluated a part per task.
+    for (const href of urls) {
+      const link = document.createElement('link');
+      link.rel = 'modulepreload';
+      link.href = href;
+      document.head.append(link);
+    }
+    let module;
+    for (const href of urls) {
+      await nextTask();
+      module = await import(href);
+    }
+    return module;
+  };
+  const settled = () => dispatchEvent(new Event('converge-editor-settled')); // web/boot.js
+  const start = () => requestAnimationFrame(() => setTimeout(() => load().then(
+    (module) => { settled(); onReady(module); },
+    (e) => { settled(); onError(String((e && e.message) || e)); }), 0));
+  // Once the app is drawn (crates/web/src/app.rs announces converge-ready when its root stops
+  // being busy), and after a paint: the bundle never competes with the app's own first load.
+  if (document.querySelector('.shell[aria-busy="true"]')) {
+    addEventListener('converge-ready', start, { once: true });
+  } else {
+    start();
+  }
 }
 "#)]
 extern "C" {
     #[wasm_bindgen(js_name = loadEditorBundle)]
-    fn load_editor_bundle(url: &str, on_ready: &JsValue, on_error: &JsValue);
+    fn load_editor_bundle(dir: &str, on_ready: &JsValue, on_error: &JsValue);
 
     /// The bundle's module namespace (see web/editor/codemirror.js).
     type EditorModule;
-    #[wasm_bindgen(method, catch, js_name = createEditor)]
-    fn create_editor(
+    #[wasm_bindgen(method, catch, js_name = prepareEditor)]
+    fn prepare_editor(
         this: &EditorModule,
-        parent: &Element,
         options: &Object,
         on_change: &Function,
         on_apply: &Function,
-    ) -> Result<EditorHandle, JsValue>;
+    ) -> Result<EditorDraft, JsValue>;
+
+    /// An editor's state, not yet shown.
+    type EditorDraft;
+    #[wasm_bindgen(method, catch)]
+    fn mount(this: &EditorDraft) -> Result<EditorHandle, JsValue>;
 
     /// One mounted CodeMirror view.
     type EditorHandle;
+    #[wasm_bindgen(method, js_name = takeOver)]
+    fn take_over(this: &EditorHandle, parent: &Element, text: &str, selection: u32, focus: bool);
     #[wasm_bindgen(method, js_name = setValue)]
     fn set_value(this: &EditorHandle, text: &str);
     #[wasm_bindgen(method, js_name = setDiagnostics)]
@@ -135,12 +174,16 @@ pub struct CodeEditorProps {
 }
 
 /// How far the CodeMirror upgrade has got.
-#[derive(Clone, PartialEq, Debug)]
 enum Stage {
     /// The textarea, while the bundle loads.
     Loading,
-    /// CodeMirror is mounted and the textarea gone.
-    Ready,
+    /// The bundle is evaluated and the editor's state built; its view comes in the next task.
+    Preparing(Prepared),
+    /// CodeMirror's view is built, not yet in the document; it replaces the textarea in the next
+    /// task.
+    Mounted(Mounted),
+    /// CodeMirror is shown and the textarea gone.
+    Ready(Mounted),
     /// The bundle did not load (or did not start): the textarea stays, with a notice.
     Failed(String),
 }
@@ -151,13 +194,37 @@ pub enum CodeEditorMsg {
     Apply,
     BundleLoaded(JsValue),
     BundleFailed(String),
+    /// The task after [`Stage::Preparing`]: build the view.
+    Mount,
+    /// The task after [`Stage::Mounted`]: replace the textarea.
+    Show,
 }
 
-/// The live CodeMirror view and the callbacks it holds into Rust.
-struct Mounted {
-    handle: EditorHandle,
+/// The callbacks an editor holds into Rust, kept alive as long as it is.
+struct Callbacks {
     _on_change: Closure<dyn FnMut(String)>,
     _on_apply: Closure<dyn FnMut()>,
+}
+
+/// An editor's state, and the props it was built with (the view gets any change since).
+struct Prepared {
+    draft: EditorDraft,
+    callbacks: Callbacks,
+    language: Language,
+    readonly: bool,
+    diagnostics: Vec<Diagnostic>,
+}
+
+/// A CodeMirror view and the callbacks it holds into Rust.
+struct Mounted {
+    handle: EditorHandle,
+    _callbacks: Callbacks,
+}
+
+/// What the textarea had when CodeMirror replaced it: CodeMirror takes it over once shown.
+struct Handover {
+    selection: u32,
+    focused: bool,
 }
 
 pub struct CodeEditor {
@@ -166,7 +233,23 @@ pub struct CodeEditor {
     stage: Stage,
     host: NodeRef,
     textarea: NodeRef,
-    mounted: Option<Mounted>,
+    handover: Option<Handover>,
+}
+
+impl CodeEditor {
+    /// The CodeMirror view, once built (shown or not).
+    fn handle(&self) -> Option<&EditorHandle> {
+        match &self.stage {
+            Stage::Mounted(m) | Stage::Ready(m) => Some(&m.handle),
+            Stage::Loading | Stage::Preparing(_) | Stage::Failed(_) => None,
+        }
+    }
+}
+
+/// Sends `msg` to the editor in the next browser task.
+fn in_next_task(ctx: &Context<CodeEditor>, msg: CodeEditorMsg) {
+    let link = ctx.link().clone();
+    crate::platform::tasks::next_task(move || link.send_message(msg));
 }
 
 impl Component for CodeEditor {
@@ -179,7 +262,7 @@ impl Component for CodeEditor {
             stage: Stage::Loading,
             host: NodeRef::default(),
             textarea: NodeRef::default(),
-            mounted: None,
+            handover: None,
         }
     }
 
@@ -199,13 +282,42 @@ impl Component for CodeEditor {
                 false
             }
             CodeEditorMsg::BundleLoaded(module) => {
-                match self.mount(ctx, module.unchecked_into()) {
-                    Ok(mounted) => {
-                        self.mounted = Some(mounted);
-                        self.stage = Stage::Ready;
+                match self.prepare(ctx, module.unchecked_into()) {
+                    Ok(prepared) => {
+                        self.stage = Stage::Preparing(prepared);
+                        in_next_task(ctx, CodeEditorMsg::Mount);
+                        false
                     }
-                    Err(why) => self.stage = Stage::Failed(why),
+                    Err(why) => {
+                        self.stage = Stage::Failed(why);
+                        true
+                    }
                 }
+            }
+            CodeEditorMsg::Mount => {
+                let Stage::Preparing(prepared) = std::mem::replace(&mut self.stage, Stage::Loading)
+                else {
+                    return false;
+                };
+                match self.mount(ctx, prepared) {
+                    Ok(mounted) => {
+                        self.stage = Stage::Mounted(mounted);
+                        in_next_task(ctx, CodeEditorMsg::Show);
+                        false
+                    }
+                    Err(why) => {
+                        self.stage = Stage::Failed(why);
+                        true
+                    }
+                }
+            }
+            CodeEditorMsg::Show => {
+                let Stage::Mounted(mounted) = std::mem::replace(&mut self.stage, Stage::Loading)
+                else {
+                    return false;
+                };
+                self.handover = Some(self.textarea_state());
+                self.stage = Stage::Ready(mounted);
                 true
             }
             CodeEditorMsg::BundleFailed(why) => {
@@ -221,20 +333,20 @@ impl Component for CodeEditor {
         // on_change back must not reset the user's edits on every render.
         if new.value != old.value && new.value.as_str() != self.text {
             self.text = new.value.to_string();
-            if let Some(m) = &self.mounted {
-                m.handle.set_value(&self.text);
+            if let Some(h) = self.handle() {
+                h.set_value(&self.text);
             }
         }
-        if let Some(m) = &self.mounted {
+        // (A view still to be built gets these when it is: `mount`.)
+        if let Some(h) = self.handle() {
             if new.diagnostics != old.diagnostics {
-                m.handle
-                    .set_diagnostics(&diagnostics_to_js(&new.diagnostics));
+                h.set_diagnostics(&diagnostics_to_js(&new.diagnostics));
             }
             if new.language != old.language {
-                m.handle.set_language(new.language.id());
+                h.set_language(new.language.id());
             }
             if new.readonly != old.readonly {
-                m.handle.set_readonly(new.readonly);
+                h.set_readonly(new.readonly);
             }
         }
         true
@@ -242,7 +354,7 @@ impl Component for CodeEditor {
 
     fn view(&self, ctx: &Context<Self>) -> Html {
         let props = ctx.props();
-        let ready = self.stage == Stage::Ready;
+        let ready = matches!(self.stage, Stage::Ready(_));
         let invalid = !props.diagnostics.is_empty();
         let textarea = (!ready).then(|| {
             let oninput = ctx.link().callback(|e: InputEvent| {
@@ -303,7 +415,7 @@ impl Component for CodeEditor {
             let ok = ctx.link().clone();
             let fail = ctx.link().clone();
             load_editor_bundle(
-                BUNDLE_URL,
+                BUNDLE_DIR,
                 &Closure::once_into_js(move |module: JsValue| {
                     ok.send_message(CodeEditorMsg::BundleLoaded(module))
                 }),
@@ -312,36 +424,25 @@ impl Component for CodeEditor {
                 }),
             );
         }
+        // CodeMirror is shown: it takes over the textarea's text (typed meanwhile), caret and
+        // focus.
+        let host = self.host.cast::<Element>();
+        if let (Some(handover), Some(h), Some(host)) = (self.handover.take(), self.handle(), host) {
+            h.take_over(&host, &self.text, handover.selection, handover.focused);
+        }
     }
 
     fn destroy(&mut self, _ctx: &Context<Self>) {
-        if let Some(m) = self.mounted.take() {
-            m.handle.destroy();
+        if let Some(h) = self.handle() {
+            h.destroy();
         }
     }
 }
 
 impl CodeEditor {
-    /// Mounts CodeMirror in the host element with the current text, taking over the textarea's
-    /// focus and cursor so a person typing during the swap does not notice it.
-    fn mount(&self, ctx: &Context<Self>, module: EditorModule) -> Result<Mounted, String> {
+    /// Builds the editor's state with the current text, in this task.
+    fn prepare(&self, ctx: &Context<Self>, module: EditorModule) -> Result<Prepared, String> {
         let props = ctx.props();
-        let host = self
-            .host
-            .cast::<Element>()
-            .ok_or("the editor host element is missing")?;
-        let area = self.textarea.cast::<HtmlTextAreaElement>();
-        let focused = area.as_ref().is_some_and(|a| {
-            let active = web_sys::window()
-                .and_then(|w| w.document())
-                .and_then(|d| d.active_element());
-            active.is_some_and(|el| el.is_same_node(Some(a)))
-        });
-        let selection = area
-            .as_ref()
-            .and_then(|a| a.selection_start().ok().flatten())
-            .unwrap_or(0);
-
         let attributes = Object::new();
         let options = Object::new();
         for (target, key, value) in [
@@ -361,8 +462,6 @@ impl CodeEditor {
                 diagnostics_to_js(&props.diagnostics).into(),
             ),
             (&options, "contentAttributes", attributes.clone().into()),
-            (&options, "focus", focused.into()),
-            (&options, "selection", selection.into()),
         ] {
             Reflect::set(target, &key.into(), &value).map_err(describe)?;
         }
@@ -373,19 +472,58 @@ impl CodeEditor {
         });
         let link = ctx.link().clone();
         let on_apply = Closure::<dyn FnMut()>::new(move || link.send_message(CodeEditorMsg::Apply));
-        let handle = module
-            .create_editor(
-                &host,
+        let draft = module
+            .prepare_editor(
                 &options,
                 on_change.as_ref().unchecked_ref(),
                 on_apply.as_ref().unchecked_ref(),
             )
             .map_err(describe)?;
+        Ok(Prepared {
+            draft,
+            callbacks: Callbacks {
+                _on_change: on_change,
+                _on_apply: on_apply,
+            },
+            language: props.language,
+            readonly: props.readonly,
+            diagnostics: props.diagnostics.clone(),
+        })
+    }
+
+    /// Builds the view (apart from the document), with what changed since the state was built.
+    fn mount(&self, ctx: &Context<Self>, prepared: Prepared) -> Result<Mounted, String> {
+        let props = ctx.props();
+        let handle = prepared.draft.mount().map_err(describe)?;
+        if props.diagnostics != prepared.diagnostics {
+            handle.set_diagnostics(&diagnostics_to_js(&props.diagnostics));
+        }
+        if props.language != prepared.language {
+            handle.set_language(props.language.id());
+        }
+        if props.readonly != prepared.readonly {
+            handle.set_readonly(props.readonly);
+        }
         Ok(Mounted {
             handle,
-            _on_change: on_change,
-            _on_apply: on_apply,
+            _callbacks: prepared.callbacks,
         })
+    }
+
+    /// The textarea's caret and whether it has focus, for CodeMirror to take over.
+    fn textarea_state(&self) -> Handover {
+        let area = self.textarea.cast::<HtmlTextAreaElement>();
+        let focused = area.as_ref().is_some_and(|a| {
+            let active = web_sys::window()
+                .and_then(|w| w.document())
+                .and_then(|d| d.active_element());
+            active.is_some_and(|el| el.is_same_node(Some(a)))
+        });
+        let selection = area
+            .as_ref()
+            .and_then(|a| a.selection_start().ok().flatten())
+            .unwrap_or(0);
+        Handover { selection, focused }
     }
 }
 

@@ -1,11 +1,13 @@
 //! The browser edge: performs the state's [`Effect`]s (localStorage through `crate::persist`,
 //! the address bar and history, postMessage to the host page, performance marks, the theme
 //! attribute, timers, focus) and turns the page's events (keys, `pagehide`, host messages)
-//! into messages. The only module that calls web-sys for those; the state decides, this does.
+//! into messages, and cuts the boot into browser tasks ([`tasks`]). The only module that calls
+//! web-sys for those; the state decides, this does.
 
 pub mod host_page;
 pub mod panic_panel;
 pub mod shortcuts;
+pub mod tasks;
 
 use gloo_timers::callback::{Interval, Timeout};
 use wasm_bindgen::closure::Closure;
@@ -14,7 +16,7 @@ use web_sys::{HtmlDialogElement, HtmlElement, Window};
 use yew::{Callback, NodeRef};
 
 use crate::persist;
-use crate::state::{Effect, Msg, Theme, TICK_MS};
+use crate::state::{Effect, Msg, StartingPage, Theme, TICK_MS};
 use shortcuts::Shortcut;
 
 /// Quiet time before the URL hash follows the workspace (replaceState, never pushState).
@@ -51,6 +53,17 @@ pub fn location_parts() -> (String, String) {
         part(web_sys::Location::search),
         part(web_sys::Location::hash),
     )
+}
+
+/// Calls `f` with what the page holds as the app starts: the address and the storage.
+pub fn with_starting_page<T>(f: impl FnOnce(&StartingPage<'_>) -> T) -> T {
+    let (search, hash) = location_parts();
+    let read: &dyn Fn(&str) -> Option<String> = &stored;
+    f(&StartingPage {
+        search,
+        hash,
+        storage: has_storage().then_some(read),
+    })
 }
 
 /// Whether the URL asks for a deliberate panic (`?debug-panic`), so the browser tests (and
@@ -293,11 +306,21 @@ impl Platform {
 
     /// Tells web/boot.js the app has drawn itself and listens: the `converge-ready` mark (what
     /// tests/e2e/first-load.test.mjs times), then the window event `converge-ready`, on which
-    /// boot.js removes index.html's skeleton.
+    /// boot.js registers the service worker.
     pub fn announce_ready(&self) {
         performance_mark("converge-ready");
-        if let (Some(w), Ok(e)) = (window(), web_sys::Event::new("converge-ready")) {
-            let _ = w.dispatch_event(&e);
-        }
+        dispatch("converge-ready");
+    }
+}
+
+/// Tells web/boot.js the app is shown: the window event `converge-shown`, on which it removes
+/// index.html's skeleton.
+pub fn announce_shown() {
+    dispatch("converge-shown");
+}
+
+fn dispatch(event: &str) {
+    if let (Some(w), Ok(e)) = (window(), web_sys::Event::new(event)) {
+        let _ = w.dispatch_event(&e);
     }
 }

@@ -2,13 +2,20 @@
 //! workspace, else a fresh one, each with a notice when something could not be read. The
 //! platform reads the page (address and storage) into a [`StartingPage`]; the decisions are
 //! here, natively testable.
+//!
+//! [`Booting`] builds the first model in pieces ([`super::replay`]): the page's decisions, the
+//! base world, the replayed actions a few dozen engine events at a time, then the model around
+//! them. The page runs one piece per browser task (`crate::platform::in_tasks`), so the main
+//! thread is never held for the whole boot; [`Model::boot`] runs them all at once.
 
 use std::rc::Rc;
 
 use converge_core::view::session::Starter;
+use converge_core::view::share::ShareError;
 
 use super::embed::{self, EmbedConfig};
 use super::lesson::Lessons;
+use super::replay::{Piece, Replay, Replayed, PIECE_EVENTS};
 use super::{gallery, Effect, Model, PageState, Workspace};
 use crate::persist;
 
@@ -32,8 +39,61 @@ impl StartingPage<'_> {
 }
 
 impl Model {
-    /// The session the page opens with, and the effects that set the page up (the theme).
+    /// The session the page opens with, and the effects that set the page up (the theme): every
+    /// piece of [`Booting`] at once.
     pub fn boot(page: &StartingPage<'_>) -> (Model, Vec<Effect>) {
+        let mut booting = Box::new(Booting::start(page));
+        loop {
+            match booting.advance() {
+                Boot::Pending(next) => booting = next,
+                Boot::Ready(ready) => return (ready.model, ready.effects),
+            }
+        }
+    }
+}
+
+/// The first model being built, one piece per [`Booting::advance`].
+pub struct Booting {
+    stage: Stage,
+    page: Decided,
+}
+
+/// What the page decided before any world was built.
+struct Decided {
+    /// The lessons and fresh workspace to start over with if the replay fails its bound.
+    fallback: (Workspace, Lessons),
+    embed: Option<EmbedConfig>,
+    embed_error: Option<String>,
+    scenario_error: Option<String>,
+    /// What reading the workspace said (a share link loaded, a save that could not be read).
+    notice: Option<String>,
+    url_scenario: Option<String>,
+    /// A newcomer's first starter session in a browser with storage: the hint shows.
+    first_edit_hint: bool,
+}
+
+enum Stage {
+    Replaying(Replay),
+    /// The saved workspace could not be replayed; replaying a fresh one instead.
+    StartingOver(Replay),
+    Assembling(Replayed),
+}
+
+/// What one piece of the boot left.
+pub enum Boot {
+    Pending(Box<Booting>),
+    Ready(Box<Ready>),
+}
+
+/// The first model, and the effects that set the page up (the theme).
+pub struct Ready {
+    pub model: Model,
+    pub effects: Vec<Effect>,
+}
+
+impl Booting {
+    /// The page's decisions (embed mode, the scenario, which workspace), no world built yet.
+    pub fn start(page: &StartingPage<'_>) -> Booting {
         let (embed, embed_error) = match embed::parse_query(&page.search) {
             Some(Ok(c)) => (Some(c), None),
             Some(Err(e)) => (None, Some(format!("The embed URL is not valid: {e}."))),
@@ -45,35 +105,81 @@ impl Model {
         if let Some(t) = embed.as_ref().and_then(|c| c.theme) {
             workspace.theme = t;
         }
-        let url_scenario = lessons.id().map(str::to_owned);
-        let (mut model, notice) = match Model::restore(workspace, lessons.clone()) {
-            Ok(m) => (m, notice),
-            Err(e) => {
-                let mut fresh = Workspace::default();
-                if opened {
-                    fresh.actions.clear();
-                }
-                (
-                    Model::from_workspace_with(fresh, lessons),
-                    Some(format!(
-                        "The saved session could not be replayed ({e}); started a fresh one."
-                    )),
-                )
-            }
-        };
-        model.notice = embed_error.or(scenario_error).or(notice);
-        model.first_edit_hint = embed.is_none()
-            && model.lessons.id().is_none()
+        let mut fresh = Workspace::default();
+        if opened {
+            fresh.actions.clear();
+        }
+        let first_edit_hint = embed.is_none()
+            && lessons.id().is_none()
             && page.storage.is_some()
             && page.stored(persist::HINT_DONE_KEY).is_none();
+        let url_scenario = lessons.id().map(str::to_owned);
+        let fallback = (fresh, lessons.clone());
+        let (stage, notice) = match Replay::untrusted(workspace, lessons) {
+            Ok(replay) => (Stage::Replaying(replay), notice),
+            Err(e) => start_over(&fallback, &e),
+        };
+        Booting {
+            stage,
+            page: Decided {
+                fallback,
+                embed,
+                embed_error,
+                scenario_error,
+                notice,
+                url_scenario,
+                first_edit_hint,
+            },
+        }
+    }
+
+    /// One piece of the boot.
+    pub fn advance(self: Box<Self>) -> Boot {
+        let Booting { stage, mut page } = *self;
+        let stage = match stage {
+            Stage::Replaying(replay) => match replay.advance(PIECE_EVENTS) {
+                Ok(Piece::Pending(replay)) => Stage::Replaying(replay),
+                Ok(Piece::Replayed(done)) => Stage::Assembling(done),
+                Err(e) => {
+                    let (stage, notice) = start_over(&page.fallback, &e);
+                    page.notice = notice;
+                    stage
+                }
+            },
+            Stage::StartingOver(replay) => match replay.advance(PIECE_EVENTS) {
+                Ok(Piece::Pending(replay)) => Stage::StartingOver(replay),
+                Ok(Piece::Replayed(done)) => Stage::Assembling(done),
+                Err(e) => unreachable!("a replay without an event bound cannot exceed it: {e}"),
+            },
+            Stage::Assembling(done) => return page.ready(done.finish()),
+        };
+        Boot::Pending(Box::new(Booting { stage, page }))
+    }
+}
+
+impl Decided {
+    fn ready(self, mut model: Model) -> Boot {
+        model.notice = self.embed_error.or(self.scenario_error).or(self.notice);
+        model.first_edit_hint = self.first_edit_hint;
         model.page = PageState {
-            embed,
-            url_scenario,
+            embed: self.embed,
+            url_scenario: self.url_scenario,
             ..PageState::default()
         };
         let effects = vec![Effect::ApplyTheme(model.theme)];
-        (model, effects)
+        Boot::Ready(Box::new(Ready { model, effects }))
     }
+}
+
+/// The saved session cannot be replayed: replay a fresh one, with a notice saying why.
+fn start_over(fallback: &(Workspace, Lessons), e: &ShareError) -> (Stage, Option<String>) {
+    let (fresh, lessons) = fallback.clone();
+    (
+        Stage::StartingOver(Replay::trusted(fresh, lessons)),
+        Some(format!(
+            "The saved session could not be replayed ({e}); started a fresh one."
+        )),
+    )
 }
 
 /// The scenario a session opens from the URL (`?scenario=<gallery id>`, or `custom` for the
@@ -221,6 +327,56 @@ mod tests {
             .notice
             .as_deref()
             .is_some_and(|n| n.starts_with("The embed URL is not valid")));
+    }
+
+    /// Runs the boot piece by piece: the model and how many pieces it took.
+    fn boot_in_pieces(search: &str, stored: &[(&str, &str)]) -> (Model, usize) {
+        let items: BTreeMap<String, String> = stored
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect();
+        let read = |k: &str| items.get(k).cloned();
+        let mut booting = Box::new(Booting::start(&StartingPage {
+            search: search.into(),
+            hash: String::new(),
+            storage: Some(&read),
+        }));
+        let mut pieces = 0;
+        loop {
+            pieces += 1;
+            match booting.advance() {
+                Boot::Pending(next) => booting = next,
+                Boot::Ready(ready) => return (ready.model, pieces),
+            }
+        }
+    }
+
+    #[test]
+    fn the_starter_boots_in_pieces_the_base_world_the_actions_then_the_model() {
+        let (m, pieces) = boot_in_pieces("", &[]);
+        // The base world; the Deployment's create (a few events) and the run until converged;
+        // the model.
+        assert_eq!(pieces, 3);
+        let (whole, _) = boot("", "", &[]);
+        assert_eq!(m.world.steps(), whole.world.steps());
+        assert_eq!(m.editor_text, whole.editor_text);
+        assert_eq!(m.rows, whole.rows);
+        assert!(m.first_edit_hint);
+    }
+
+    #[test]
+    fn a_save_past_the_event_bound_starts_over_in_pieces_with_a_notice() {
+        let mut saved = Workspace::default();
+        saved.actions.extend(
+            (0..80).map(|_| converge_core::view::session::SessionAction::Apply {
+                input: converge_core::engine::Input::Advance { ms: 86_400_000 },
+            }),
+        );
+        let text = persist::to_json(&saved);
+        let (m, _) = boot_in_pieces("", &[(persist::STORAGE_KEY, &text)]);
+        let (whole, _) = boot("", "", &[(persist::STORAGE_KEY, &text)]);
+        assert_eq!(m.notice, whole.notice);
+        assert_eq!(m.world.steps(), whole.world.steps());
     }
 
     #[test]

@@ -11,6 +11,7 @@ pub mod embed;
 pub mod gallery;
 pub mod lesson;
 mod mechanics;
+mod replay;
 
 use std::collections::VecDeque;
 use std::rc::Rc;
@@ -19,19 +20,20 @@ use converge_core::api::ObjectKey;
 use converge_core::engine::{History, Input, StepReport, World};
 use converge_core::parse;
 use converge_core::view::session::{self, SessionAction, Starter};
-use converge_core::view::share::{self, ShareError};
+use converge_core::view::share::ShareError;
 pub use converge_core::view::share::{Target, Theme, Workspace};
 use converge_core::view::tree::{Layout, Row, Tree};
 use converge_core::view::{self, Syntax};
 use serde_json::Value;
 
-pub use boot::StartingPage;
+pub use boot::{Boot, Booting, Ready, StartingPage};
 pub use effect::{Effect, Reaction};
 use embed::EmbedConfig;
 use gallery::Opened;
 use lesson::{LessonMsg, Lessons};
-use mechanics::{fault_for, keep_report};
+use mechanics::fault_for;
 pub use mechanics::{ApplyOutcome, ControllerRow, EditorDrift, TIMELINE_ENTRIES};
+use replay::Replay;
 
 use crate::persist;
 
@@ -204,30 +206,18 @@ impl Model {
 
     /// Rebuilds the session on the open scenario's world (else the starter's), following the
     /// lesson through the replayed actions. For workspaces built in this tab.
-    pub fn from_workspace_with(w: Workspace, mut lessons: Lessons) -> Self {
-        let mut history = History::new(HISTORY_STEPS);
-        let mut reports = VecDeque::new();
-        let base = Self::base_world(&w, &lessons);
-        let world = session::replay_on(base, &w.actions, |world, report| {
-            history.push(world);
-            keep_report(&mut reports, world.steps(), report);
-            lessons.follow(world);
-        });
-        Self::assemble(w, world, history, reports, lessons)
+    pub fn from_workspace_with(w: Workspace, lessons: Lessons) -> Self {
+        match Replay::trusted(w, lessons).run() {
+            Ok(replayed) => replayed.finish(),
+            Err(e) => unreachable!("a replay without an event bound cannot exceed it: {e}"),
+        }
     }
 
     /// Rebuilds a session read from storage or a link: validated and replayed within
-    /// [`share::REPLAY_MAX_EVENTS`], so a hostile or damaged workspace is an error, not a hang.
-    pub fn restore(w: Workspace, mut lessons: Lessons) -> Result<Self, ShareError> {
-        let mut history = History::new(HISTORY_STEPS);
-        let mut reports = VecDeque::new();
-        let base = Self::base_world(&w, &lessons);
-        let world = share::replay_on(base, &w, share::REPLAY_MAX_EVENTS, |world, report| {
-            history.push(world);
-            keep_report(&mut reports, world.steps(), report);
-            lessons.follow(world);
-        })?;
-        Ok(Self::assemble(w, world, history, reports, lessons))
+    /// [`converge_core::view::share::REPLAY_MAX_EVENTS`], so a hostile or damaged workspace is
+    /// an error, not a hang.
+    pub fn restore(w: Workspace, lessons: Lessons) -> Result<Self, ShareError> {
+        Ok(Replay::untrusted(w, lessons)?.run()?.finish())
     }
 
     /// The world the actions replay on: the open scenario's at t=0, else the starter's.
