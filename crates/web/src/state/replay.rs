@@ -82,7 +82,7 @@ impl Replay {
         let mut piece: u64 = 0;
         while let Some(action) = self.workspace.actions.get(self.next_action) {
             let report = session::perform(&mut world, action);
-            let events = report.events.len() as u64;
+            let events = report.processed;
             self.history.push(&world);
             keep_report(&mut self.reports, world.steps(), report);
             self.lessons.follow(&world);
