@@ -205,14 +205,6 @@ impl ApiServer {
         if !self.rbac_enforced {
             return Ok(());
         }
-        let attrs = Attributes {
-            user: principal,
-            verb,
-            gr,
-            subresource,
-            namespace,
-            name,
-        };
         let memo = &mut self.authz;
         let writes = self.state.store.rbac_writes();
         if memo.valid_for != Some(writes) {
@@ -232,14 +224,9 @@ impl ApiServer {
         if memo.allowed.contains(&memo_key) {
             return Ok(());
         }
-        rbac::check(&self.state.store, &attrs)
-            .map(|()| {
-                memo.allowed.insert(memo_key);
-            })
-            .map_err(|lookup_errors| {
-                let reason = rbac::denial_reason_with_errors(&attrs, &lookup_errors);
-                forbidden(gr, name, &reason)
-            })
+        self.authorize(principal, verb, gr, subresource, namespace, name)?;
+        self.authz.allowed.insert(memo_key);
+        Ok(())
     }
 
     /// Handles one request with every rule applied: authorization, decoding, the kind's
