@@ -6,8 +6,8 @@
 // prepareEditor(options, onChange, onApply) builds its state and returns a draft;
 // draft.mount() builds the view apart from the document (so building it invalidates no style of
 // the page) and returns a handle:
-//   takeOver(parent, text, selection, focus)  puts it in `parent`, with the textarea's text,
-//                           caret and focus
+//   attach(parent)          puts the view in `parent` (still hidden, shown with it)
+//   takeOver(text, selection, focus)  once shown: the textarea's text, caret and focus
 //   setValue(text)          replace the document (kept in undo history; does not call onChange)
 //   setDiagnostics(list)    [{ line, column, message }], 1-based, shown as lint marks
 //   setLanguage("json" | "yaml"), setReadonly(bool), focus(), destroy()
@@ -151,8 +151,8 @@ export function prepareEditor(options, onChange, onApply) {
 
 function handle(view, { language, editable, attributes, attributesFor }) {
   return {
-    takeOver(parent, text, selection, focus) {
-      parent.append(view.dom);
+    attach(parent) { parent.append(view.dom); },
+    takeOver(text, selection, focus) {
       text = String(text);
       const changes = text === view.state.doc.toString() ? undefined
         : { from: 0, to: view.state.doc.length, insert: text };

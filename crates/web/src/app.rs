@@ -79,9 +79,9 @@ enum Drawn {
     /// panel, which are laid out in the next frame; they come below everything else, so nothing
     /// moves when they do.
     Shown,
-    /// Everything shown, not busy: the next `rendered` listens and announces `converge-ready`.
+    /// Everything shown, not busy, listening: the next `rendered` announces `converge-ready`.
     Ready,
-    /// Listening, `converge-ready` announced.
+    /// `converge-ready` announced.
     Announced,
 }
 
@@ -139,15 +139,25 @@ impl Component for App {
         app
     }
 
-    fn update(&mut self, _ctx: &Context<Self>, msg: Self::Message) -> bool {
+    fn update(&mut self, ctx: &Context<Self>, msg: Self::Message) -> bool {
         match msg {
             AppMsg::Model(m) => self.dispatch(m, None),
             AppMsg::DrawMore => {
                 self.drawn = match self.drawn {
                     Drawn::Top => Drawn::Panes,
                     Drawn::Panes => Drawn::Everything,
-                    Drawn::Everything => Drawn::Shown,
-                    Drawn::Shown => Drawn::Ready,
+                    Drawn::Everything => {
+                        // boot.js removes the skeleton now, and the render that shows the page
+                        // follows before yew's scheduler may yield: no frame shows both.
+                        platform::announce_shown();
+                        Drawn::Shown
+                    }
+                    Drawn::Shown => {
+                        // Before the render that says the page is no longer busy, which yew may
+                        // not finish (`rendered`) in this task.
+                        self.listen(ctx);
+                        Drawn::Ready
+                    }
                     drawn @ (Drawn::Ready | Drawn::Announced) => drawn,
                 };
                 true
@@ -162,10 +172,6 @@ impl Component for App {
 
     fn rendered(&mut self, ctx: &Context<Self>, _first_render: bool) {
         self.platform.rendered();
-        if self.drawn == Drawn::Shown {
-            // In this task, so no frame shows both the skeleton and the page.
-            platform::announce_shown();
-        }
         if self.drawn < Drawn::Ready {
             let link = ctx.link().clone();
             let more = move || link.send_message(AppMsg::DrawMore);
@@ -176,22 +182,7 @@ impl Component for App {
             }
         } else if self.drawn == Drawn::Ready {
             self.drawn = Drawn::Announced;
-            let link = ctx.link().clone();
-            self.platform
-                .listen_for_shortcuts(move |s| link.send_message(AppMsg::Model(shortcut_msg(s))));
-            self.platform.listen_for_pagehide();
-            if self.model.page.embed.is_some() {
-                let link = ctx.link().clone();
-                self.platform.listen_to_host(move |data, origin, source| {
-                    link.send_message(AppMsg::Host {
-                        data,
-                        origin,
-                        source,
-                    })
-                });
-            }
             let _ = self.dispatch(Msg::Started, None);
-            // Last: every listener is in place.
             self.platform.announce_ready();
         }
         // Until then, the page has no height to report.
@@ -247,6 +238,24 @@ impl Component for App {
 }
 
 impl App {
+    /// The page-wide listeners: the shortcuts, `pagehide`, and in embed mode the host page.
+    fn listen(&mut self, ctx: &Context<Self>) {
+        let link = ctx.link().clone();
+        self.platform
+            .listen_for_shortcuts(move |s| link.send_message(AppMsg::Model(shortcut_msg(s))));
+        self.platform.listen_for_pagehide();
+        if self.model.page.embed.is_some() {
+            let link = ctx.link().clone();
+            self.platform.listen_to_host(move |data, origin, source| {
+                link.send_message(AppMsg::Host {
+                    data,
+                    origin,
+                    source,
+                })
+            });
+        }
+    }
+
     /// One message through the loop: the effects that must come first, the update, then the
     /// effects it returns. `sender` is the window a host message came from (replies go there).
     fn dispatch(&mut self, msg: Msg, sender: Option<&web_sys::Window>) -> bool {

@@ -89,8 +89,10 @@ extern "C" {
 
     /// One mounted CodeMirror view.
     type EditorHandle;
+    #[wasm_bindgen(method)]
+    fn attach(this: &EditorHandle, parent: &Element);
     #[wasm_bindgen(method, js_name = takeOver)]
-    fn take_over(this: &EditorHandle, parent: &Element, text: &str, selection: u32, focus: bool);
+    fn take_over(this: &EditorHandle, text: &str, selection: u32, focus: bool);
     #[wasm_bindgen(method, js_name = setValue)]
     fn set_value(this: &EditorHandle, text: &str);
     #[wasm_bindgen(method, js_name = setDiagnostics)]
@@ -316,6 +318,13 @@ impl Component for CodeEditor {
                 else {
                     return false;
                 };
+                // Into the host while it is hidden, so the render that shows it and removes the
+                // textarea swaps the two at once: no frame shows the pane without either.
+                let Some(host) = self.host.cast::<Element>() else {
+                    self.stage = Stage::Failed("the editor host element is missing".into());
+                    return true;
+                };
+                mounted.handle.attach(&host);
                 self.handover = Some(self.textarea_state());
                 self.stage = Stage::Ready(mounted);
                 true
@@ -426,9 +435,8 @@ impl Component for CodeEditor {
         }
         // CodeMirror is shown: it takes over the textarea's text (typed meanwhile), caret and
         // focus.
-        let host = self.host.cast::<Element>();
-        if let (Some(handover), Some(h), Some(host)) = (self.handover.take(), self.handle(), host) {
-            h.take_over(&host, &self.text, handover.selection, handover.focused);
+        if let (Some(handover), Some(h)) = (self.handover.take(), self.handle()) {
+            h.take_over(&self.text, handover.selection, handover.focused);
         }
     }
 
