@@ -31,6 +31,8 @@ mod checks;
 mod delivery;
 mod faults;
 pub mod history;
+#[cfg(test)]
+mod kubelet_tests;
 pub mod report;
 pub mod script;
 #[cfg(test)]

@@ -13,8 +13,23 @@ pub enum ImageBehaviour {
     Ok { pull_ms: u64 },
     /// The registry does not have it: ErrImagePull, then ImagePullBackOff.
     PullFails,
-    /// Starts, then exits with code 1 after `run_ms`: CrashLoopBackOff.
+    /// Starts, then exits with code 1 after `run_ms`: CrashLoopBackOff under restartPolicy
+    /// Always or OnFailure, a Failed pod under Never.
     Crashes { run_ms: u64 },
+    /// Starts, then exits with code 0 after `run_ms`: a Succeeded pod under restartPolicy
+    /// Never or OnFailure (a Job's pod), restarted under Always.
+    Completes { run_ms: u64 },
+}
+
+impl ImageBehaviour {
+    /// How long a container of this image runs and the code it exits with, if it exits.
+    pub fn exit(&self) -> Option<(u64, i32)> {
+        match *self {
+            ImageBehaviour::Crashes { run_ms } => Some((run_ms, 1)),
+            ImageBehaviour::Completes { run_ms } => Some((run_ms, 0)),
+            ImageBehaviour::Ok { .. } | ImageBehaviour::PullFails => None,
+        }
+    }
 }
 
 /// Timings of the simulated kubelet.

@@ -154,7 +154,8 @@ pub struct ImageRule {
     /// For `ok`: how long the pull takes (default 1s).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pull_time: Option<Duration>,
-    /// For `crashes`: how long the container runs before exiting with code 1 (default 1s).
+    /// For `crashes` and `completes`: how long the container runs before exiting with code 1
+    /// or 0 (default 1s).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub run_time: Option<Duration>,
 }
@@ -165,6 +166,7 @@ pub enum ImageBehaviourName {
     Ok,
     PullFails,
     Crashes,
+    Completes,
 }
 
 /// RBAC overrides.

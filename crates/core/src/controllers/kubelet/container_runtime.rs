@@ -31,12 +31,19 @@ pub(super) enum Stage {
     Starting {
         until: SimTime,
     },
+    /// The container runs; it exits at `exit_at` if its image exits (with `PodRuntime::exit_code`).
     Running {
         ready_at: SimTime,
-        crash_at: Option<SimTime>,
+        exit_at: Option<SimTime>,
     },
     Ready {
-        crash_at: Option<SimTime>,
+        exit_at: Option<SimTime>,
+    },
+    /// The container exited at `finished` with `code` and its restart policy does not restart
+    /// it: the pod is terminal (Succeeded or Failed) and stays until someone deletes it.
+    Exited {
+        finished: SimTime,
+        code: i32,
     },
     CrashBackOff {
         until: SimTime,
@@ -71,13 +78,44 @@ pub(super) struct PodRuntime {
     pub(super) crash_backoff_at: SimTime,
     /// When the running container instance started.
     pub(super) instance_started: SimTime,
-    /// The last exited instance: (startedAt, finishedAt), for `lastState.terminated`.
-    pub(super) last_termination: Option<(SimTime, SimTime)>,
+    /// The code the running instance exits with, if its image exits.
+    pub(super) exit_code: i32,
+    /// The last exited instance that was restarted, for `lastState.terminated`.
+    pub(super) last_termination: Option<Termination>,
     pub(super) pod_ip: String,
     /// The status last written (kubelet's cached status); None before the first write.
     pub(super) reported: Option<Value>,
     /// When the periodic sync will put back a status someone else changed.
     pub(super) status_sync_at: Option<SimTime>,
+}
+
+/// A container instance that exited.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct Termination {
+    pub(super) started: SimTime,
+    pub(super) finished: SimTime,
+    pub(super) code: i32,
+}
+
+impl Termination {
+    /// The `ContainerStateTerminated` the runtime reports for it: `Completed` for code 0, else
+    /// `Error` (the reasons containerd's CRI gives an exited container).
+    pub(super) fn state(&self) -> Value {
+        serde_json::json!({"terminated": {
+            "exitCode": self.code,
+            "reason": if self.code == 0 { "Completed" } else { "Error" },
+            "startedAt": self.started.rfc3339(),
+            "finishedAt": self.finished.rfc3339(),
+        }})
+    }
+}
+
+/// The pod's `spec.restartPolicy` (the API server defaults it to `Always`).
+pub(super) fn restart_policy(pod: &Value) -> &str {
+    match str_at(pod, "/spec/restartPolicy") {
+        "" => "Always",
+        p => p,
+    }
 }
 
 pub(super) fn containers(pod: &Value) -> Vec<(String, String)> {
@@ -120,6 +158,7 @@ impl Kubelet {
             crash_backoff_ms: 0,
             crash_backoff_at: ctx.now,
             instance_started: ctx.now,
+            exit_code: 0,
             last_termination: None,
             pod_ip,
             reported: None,
@@ -176,13 +215,12 @@ impl Kubelet {
         }
     }
 
-    pub(super) fn crash_after(&self, pod: &Value, ctx: &Ctx<'_>) -> Option<u64> {
+    /// When the pod's container instance exits and with what code: the first container whose
+    /// image exits decides (the simulated containers of a pod run and exit together).
+    pub(super) fn exit_after(&self, pod: &Value, ctx: &Ctx<'_>) -> Option<(u64, i32)> {
         containers(pod)
             .iter()
-            .find_map(|(_, i)| match ctx.env.images.get(i) {
-                Some(ImageBehaviour::Crashes { run_ms }) => Some(*run_ms),
-                _ => None,
-            })
+            .find_map(|(_, i)| ctx.env.images.get(i).and_then(ImageBehaviour::exit))
     }
 
     pub(super) fn ready_delay_ms(pod: &Value, ctx: &Ctx<'_>) -> u64 {
@@ -236,15 +274,13 @@ impl Kubelet {
                     rt.restarts += 1;
                     self.run(rt, until, pod, ctx)
                 }
-                Stage::Running { ready_at, crash_at }
-                    if crash_at.is_some_and(|c| c <= now && c <= ready_at) =>
+                Stage::Running { ready_at, exit_at }
+                    if exit_at.is_some_and(|c| c <= now && c <= ready_at) =>
                 {
-                    self.exited(rt, crash_at.unwrap_or(now), pod, ctx)
+                    self.exited(rt, exit_at.unwrap_or(now), pod, ctx)
                 }
-                Stage::Running { ready_at, crash_at } if ready_at <= now => {
-                    Stage::Ready { crash_at }
-                }
-                Stage::Ready { crash_at: Some(c) } if c <= now => self.exited(rt, c, pod, ctx),
+                Stage::Running { ready_at, exit_at } if ready_at <= now => Stage::Ready { exit_at },
+                Stage::Ready { exit_at: Some(c) } if c <= now => self.exited(rt, c, pod, ctx),
                 Stage::Stopping { until, running, .. } if until <= now => Stage::Stopped {
                     finished: until,
                     running,
@@ -363,7 +399,12 @@ impl Kubelet {
     /// `stop_ms`), with code 0.
     pub(super) fn terminate(&self, rt: &mut PodRuntime, pod: &Value, ctx: &mut Ctx<'_>) {
         let now = ctx.now;
-        if matches!(rt.stage, Stage::Stopping { .. } | Stage::Stopped { .. }) {
+        // A terminal pod has nothing left to stop: the status manager deletes it
+        // (`canBeDeleted`), see the reconcile.
+        if matches!(
+            rt.stage,
+            Stage::Stopping { .. } | Stage::Stopped { .. } | Stage::Exited { .. }
+        ) {
             return;
         }
         let running = matches!(rt.stage, Stage::Running { .. } | Stage::Ready { .. });
@@ -403,17 +444,22 @@ impl Kubelet {
         ctx: &Ctx<'_>,
     ) -> Stage {
         rt.instance_started = at;
+        let exit = self.exit_after(pod, ctx);
+        rt.exit_code = exit.map_or(0, |(_, code)| code);
         Stage::Running {
             ready_at: at.plus_ms(Self::ready_delay_ms(pod, ctx)),
-            crash_at: self.crash_after(pod, ctx).map(|ms| at.plus_ms(ms)),
+            exit_at: exit.map(|(ms, _)| at.plus_ms(ms)),
         }
     }
 
-    /// The container exited at `at` (restartPolicy Always). kube's `doBackOff`
-    /// [pkg/kubelet/kuberuntime/kuberuntime_manager.go]: `Backoff.IsInBackOffSince(key,
-    /// finishedAt)` is false with no entry yet (or one expired), so `Backoff.Next` creates a 10 s
-    /// entry and the container starts again at once; from the second exit on the entry holds it
-    /// in CrashLoopBackOff for the entry's current length, counted from the exit.
+    /// The container exited at `at` with `rt.exit_code`. Whether it starts again is the pod's
+    /// restart policy's [pkg/kubelet/container/helpers.go `ShouldContainerBeRestarted`]: Never
+    /// never, OnFailure for a non-zero code, Always always; not restarted, the pod is terminal.
+    /// Restarted, kube's `doBackOff` [pkg/kubelet/kuberuntime/kuberuntime_manager.go] decides
+    /// when: `Backoff.IsInBackOffSince(key, finishedAt)` is false with no entry yet (or one
+    /// expired), so `Backoff.Next` creates a 10 s entry and the container starts again at once;
+    /// from the second exit on the entry holds it in CrashLoopBackOff for the entry's current
+    /// length, counted from the exit.
     pub(super) fn exited(
         &self,
         rt: &mut PodRuntime,
@@ -421,7 +467,20 @@ impl Kubelet {
         pod: &Value,
         ctx: &Ctx<'_>,
     ) -> Stage {
-        rt.last_termination = Some((rt.instance_started, at));
+        let code = rt.exit_code;
+        let restart = match restart_policy(pod) {
+            "Never" => false,
+            "OnFailure" => code != 0,
+            _ => true,
+        };
+        if !restart {
+            return Stage::Exited { finished: at, code };
+        }
+        rt.last_termination = Some(Termination {
+            started: rt.instance_started,
+            finished: at,
+            code,
+        });
         let expired = rt.crash_backoff_ms == 0
             || at.as_ms().saturating_sub(rt.crash_backoff_at.as_ms()) > BACKOFF_EXPIRY_MS;
         if expired {
@@ -444,11 +503,11 @@ impl Kubelet {
             | Stage::Starting { until }
             | Stage::CrashBackOff { until }
             | Stage::Stopping { until, .. } => Some(until),
-            Stage::Stopped { .. } => None,
-            Stage::Running { ready_at, crash_at } => {
-                Some(crash_at.map_or(ready_at, |c| c.min(ready_at)))
+            Stage::Stopped { .. } | Stage::Exited { .. } => None,
+            Stage::Running { ready_at, exit_at } => {
+                Some(exit_at.map_or(ready_at, |c| c.min(ready_at)))
             }
-            Stage::Ready { crash_at } => crash_at,
+            Stage::Ready { exit_at } => exit_at,
         }
     }
 }

@@ -195,10 +195,12 @@ impl Reconciler for Kubelet {
                 Err(e) => return Err(e.into()),
             }
         }
-        if matches!(
-            self.pods.get(key).map(|r| &r.stage),
-            Some(Stage::Stopped { .. })
-        ) {
+        // A stopped pod, or a terminal one someone deletes, goes once its status is in the API
+        // (the status manager's `canBeDeleted`).
+        let stage = self.pods.get(key).map(|r| &r.stage);
+        if matches!(stage, Some(Stage::Stopped { .. }))
+            || matches!(stage, Some(Stage::Exited { .. })) && meta::is_terminating(&pod)
+        {
             return self.delete_stopped(key, &pod, ctx);
         }
         Ok(requeue(wake, ctx.now))

@@ -12,7 +12,7 @@ use crate::controllers::util::pods;
 use crate::runtime::{Ctx, ReconcileAction, ReconcileError, Reconciler};
 use crate::time::SimTime;
 
-use super::container_runtime::{containers, format_pod, PodRuntime, Stage};
+use super::container_runtime::{containers, format_pod, PodRuntime, Stage, Termination};
 use super::Kubelet;
 
 /// kubelet's status manager reconciles the API with its cached statuses this often.
@@ -140,8 +140,8 @@ impl Kubelet {
         );
         // `getPhase` for a terminal pod: Succeeded when every container exited 0.
         let phase = match rt.stage {
-            Stage::Stopped { running: true, .. } => "Succeeded",
-            Stage::Stopped { running: false, .. } => "Failed",
+            Stage::Stopped { running: true, .. } | Stage::Exited { code: 0, .. } => "Succeeded",
+            Stage::Stopped { running: false, .. } | Stage::Exited { .. } => "Failed",
             _ if started => "Running",
             _ => "Pending",
         };
@@ -149,12 +149,7 @@ impl Kubelet {
         // The last exit, kept by the runtime [kuberuntime convertToAPIContainerStatuses]; a
         // ContainerState is a struct in k8s.io/api, so an empty one still prints as `{}`.
         let last_state = match rt.last_termination {
-            Some((started, finished)) => json!({"terminated": {
-                "exitCode": 1,
-                "reason": "Error",
-                "startedAt": started.rfc3339(),
-                "finishedAt": finished.rfc3339(),
-            }}),
+            Some(t) => t.state(),
             None => json!({}),
         };
         let state = |name: &str| -> Value {
@@ -192,6 +187,12 @@ impl Kubelet {
                 Stage::Stopping { running: false, .. } => {
                     json!({"waiting": {"reason": "ContainerCreating"}})
                 }
+                Stage::Exited { finished, code } => Termination {
+                    started: rt.instance_started,
+                    finished: *finished,
+                    code: *code,
+                }
+                .state(),
                 Stage::Stopped {
                     finished,
                     running: true,
@@ -248,7 +249,7 @@ impl Kubelet {
         let sandbox = if matches!(rt.stage, Stage::Pulling { .. })
             && rt.restarts == 0
             && previous_statuses == 0
-            || matches!(rt.stage, Stage::Stopped { .. })
+            || matches!(rt.stage, Stage::Stopped { .. } | Stage::Exited { .. })
         {
             // No sandbox yet, or none any more once the pod has stopped.
             "False"

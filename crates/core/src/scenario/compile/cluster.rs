@@ -91,5 +91,8 @@ pub(super) fn image_behaviour(
         ImageBehaviourName::Crashes => ImageBehaviour::Crashes {
             run_ms: rule.run_time.map_or(1000, |d| d.ms()),
         },
+        ImageBehaviourName::Completes => ImageBehaviour::Completes {
+            run_ms: rule.run_time.map_or(1000, |d| d.ms()),
+        },
     })
 }

@@ -246,6 +246,7 @@ pub enum ImageBehaviourV1 {
     Ok { pull_ms: u64 },
     PullFails,
     Crashes { run_ms: u64 },
+    Completes { run_ms: u64 },
 }
 
 /// The variant names of [`RequestBodyV1`], as its derived form would read them.
@@ -700,6 +701,7 @@ impl From<&ImageBehaviour> for ImageBehaviourV1 {
             ImageBehaviour::Ok { pull_ms } => ImageBehaviourV1::Ok { pull_ms },
             ImageBehaviour::PullFails => ImageBehaviourV1::PullFails,
             ImageBehaviour::Crashes { run_ms } => ImageBehaviourV1::Crashes { run_ms },
+            ImageBehaviour::Completes { run_ms } => ImageBehaviourV1::Completes { run_ms },
         }
     }
 }
@@ -710,6 +712,7 @@ impl From<ImageBehaviourV1> for ImageBehaviour {
             ImageBehaviourV1::Ok { pull_ms } => ImageBehaviour::Ok { pull_ms },
             ImageBehaviourV1::PullFails => ImageBehaviour::PullFails,
             ImageBehaviourV1::Crashes { run_ms } => ImageBehaviour::Crashes { run_ms },
+            ImageBehaviourV1::Completes { run_ms } => ImageBehaviour::Completes { run_ms },
         }
     }
 }
