@@ -107,6 +107,7 @@ impl ApiServer {
         if info.rules == KindRules::Pod {
             self.admit_service_account(info, ns, &name, &mut obj)?;
         }
+        strategy::generate_on_create(info, &mut obj);
         let mut errs = Vec::new();
         strategy::validate_metadata(info, &obj, &mut errs);
         strategy::validate_spec(info, &obj, &mut errs);

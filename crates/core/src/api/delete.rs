@@ -89,7 +89,11 @@ impl ApiServer {
         // never stays.
         let fins = finalizers(&old);
         let first_gc = fins.iter().find(|f| *f == ORPHAN || *f == FOREGROUND);
-        let orphan = explicit.map_or(first_gc.is_some_and(|f| f == ORPHAN), |p| p == "Orphan");
+        // `shouldOrphanDependents`: then the kind's default (batch/v1 Jobs orphan).
+        let default_orphan = info.rules.strategy().orphans_dependents_by_default();
+        let orphan = explicit.map_or(first_gc.map_or(default_orphan, |f| f == ORPHAN), |p| {
+            p == "Orphan"
+        });
         let foreground = explicit.map_or(
             !fins.iter().any(|f| f == ORPHAN) && fins.iter().any(|f| f == FOREGROUND),
             |p| p == "Foreground",

@@ -15,6 +15,7 @@ pub mod principals {
         "system:serviceaccount:kube-system:deployment-controller";
     pub const REPLICASET_CONTROLLER: &str =
         "system:serviceaccount:kube-system:replicaset-controller";
+    pub const JOB_CONTROLLER: &str = "system:serviceaccount:kube-system:job-controller";
     pub const HPA_CONTROLLER: &str = "system:serviceaccount:kube-system:horizontal-pod-autoscaler";
     pub const GARBAGE_COLLECTOR: &str =
         "system:serviceaccount:kube-system:generic-garbage-collector";
@@ -318,13 +319,14 @@ pub fn default_policy() -> Vec<Value> {
         "services",
         "serviceaccounts",
         "horizontalpodautoscalers",
+        "jobs",
     ];
     vec![
         cluster_role("cluster-admin", vec![rule(&["*"], &["*"], &["*"])]),
         cluster_role(
             USER_ROLE,
             vec![
-                rule(&["", "apps", "autoscaling"], &workloads, WRITE),
+                rule(&["", "apps", "autoscaling", "batch"], &workloads, WRITE),
                 rule(
                     &["apiextensions.k8s.io"],
                     &["customresourcedefinitions"],
@@ -383,6 +385,25 @@ pub fn default_policy() -> Vec<Value> {
                     &["pods"],
                     &["create", "delete", "list", "patch", "watch"],
                 ),
+            ],
+        ),
+        // plugin/pkg/auth/authorizer/rbac/bootstrappolicy/controller_policy.go, job-controller.
+        cluster_role(
+            "system:controller:job-controller",
+            vec![
+                rule(
+                    &["batch"],
+                    &["jobs"],
+                    &["get", "list", "watch", "update", "patch"],
+                ),
+                rule(&["batch"], &["jobs/status"], &["update"]),
+                rule(&["batch"], &["jobs/finalizers"], &["update"]),
+                rule(
+                    &[""],
+                    &["pods"],
+                    &["list", "watch", "create", "delete", "patch"],
+                ),
+                events_rule(),
             ],
         ),
         cluster_role(
@@ -497,6 +518,11 @@ pub fn default_policy() -> Vec<Value> {
             "system:controller:replicaset-controller",
             "system:controller:replicaset-controller",
             vec![service_account("kube-system", "replicaset-controller")],
+        ),
+        binding(
+            "system:controller:job-controller",
+            "system:controller:job-controller",
+            vec![service_account("kube-system", "job-controller")],
         ),
         binding(
             "system:controller:horizontal-pod-autoscaler",

@@ -621,7 +621,18 @@ impl ApiServer {
         event: WatchEventType,
     ) -> Arc<Value> {
         let rv = self.next_rv();
-        meta_mut(&mut obj).insert("resourceVersion".into(), Value::from(rv.to_string()));
+        let m = meta_mut(&mut obj);
+        m.insert("resourceVersion".into(), Value::from(rv.to_string()));
+        // ObjectMeta's lists are omitempty: an emptied one is not stored (a pod whose last
+        // finalizer came off, a dependent orphaned from its last owner).
+        for list in ["finalizers", "ownerReferences"] {
+            if m.get(list)
+                .and_then(Value::as_array)
+                .is_some_and(Vec::is_empty)
+            {
+                m.remove(list);
+            }
+        }
         if let Some(old) = self.state.store.get(&key).cloned() {
             self.queue_graph_changes(&old, &obj);
         }

@@ -140,6 +140,11 @@ pub fn validate_update(info: &ResourceInfo, old: &Value, new: &Value, errs: &mut
 
 /// PrepareForCreate: the status a new object starts with and fields the server allocates
 /// (a Service's cluster IP, from `cluster_ips`).
+/// What a create settles before validation, once the object has its name and UID.
+pub fn generate_on_create(info: &ResourceInfo, obj: &mut Value) {
+    info.rules.strategy().generate_on_create(obj);
+}
+
 pub fn prepare_for_create(info: &ResourceInfo, obj: &mut Value, cluster_ips: &mut u64) {
     info.rules.strategy().prepare_for_create(obj, cluster_ips);
 }

@@ -15,6 +15,7 @@ pub mod database;
 pub mod declarative;
 pub mod deployment;
 pub mod hpa;
+pub mod job;
 pub mod kubelet;
 pub mod naive;
 pub mod replicaset;
@@ -43,6 +44,7 @@ pub enum Controller {
     Scheduler(scheduler::Scheduler),
     Kubelet(kubelet::Kubelet),
     Hpa(hpa::HpaController),
+    Job(job::JobController),
     Database(database::DatabaseController),
     Declarative(declarative::DeclarativeController),
     Naive(naive::NaiveController),
@@ -56,6 +58,7 @@ macro_rules! dispatch {
             Controller::Scheduler($c) => $e,
             Controller::Kubelet($c) => $e,
             Controller::Hpa($c) => $e,
+            Controller::Job($c) => $e,
             Controller::Database($c) => $e,
             Controller::Declarative($c) => $e,
             Controller::Naive($c) => $e,
@@ -88,6 +91,15 @@ impl Reconciler for Controller {
     ) -> Vec<ObjectKey> {
         dispatch!(self, c => c.keys_for(ev, old, new, cache))
     }
+    fn keys_after(
+        &mut self,
+        ev: &WatchEvent,
+        old: Option<&Arc<Value>>,
+        new: &Arc<Value>,
+        cache: &Informer,
+    ) -> Vec<(ObjectKey, u64)> {
+        dispatch!(self, c => c.keys_after(ev, old, new, cache))
+    }
     fn reconcile(
         &mut self,
         key: &ObjectKey,
@@ -100,6 +112,9 @@ impl Reconciler for Controller {
     }
     fn max_retries(&self) -> Option<u32> {
         dispatch!(self, c => c.max_retries())
+    }
+    fn rate_limits(&self) -> Option<(u64, u64)> {
+        dispatch!(self, c => c.rate_limits())
     }
     fn periodic(&self) -> bool {
         dispatch!(self, c => c.periodic())

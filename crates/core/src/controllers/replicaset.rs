@@ -11,18 +11,17 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use super::owner_key;
-use super::util::{self, pods, replicasets};
+use super::util::{self, pods, record_pod_control, replicasets, PodOp};
 use crate::api::meta::{self, str_at, JsonPointer};
-use crate::api::{
-    ApiRequest, ApiResult, GroupResource, ObjectKey, StatusReason, WatchEvent, WatchEventType,
-};
+use crate::api::{ApiRequest, GroupResource, ObjectKey, StatusReason, WatchEvent, WatchEventType};
 use crate::conditions;
 use crate::runtime::client;
 use crate::runtime::informer::{pod_is_active, pod_is_ready, Informer};
-use crate::runtime::{
-    Ctx, EventApi, EventNote, EventType, ObjectRef, ReconcileAction, ReconcileError, Reconciler,
-};
+use crate::runtime::{Ctx, EventApi, ReconcileAction, ReconcileError, Reconciler};
 use crate::time::SimTime;
+
+/// The ReplicaSet as its events name it.
+const RS_REF: (&str, &str) = ("apps/v1", "ReplicaSet");
 
 /// `burstReplicas`: at most this many creations or deletions per sync.
 pub const BURST_REPLICAS: i64 = 500;
@@ -97,7 +96,7 @@ struct Ranked<'a> {
     created_ms: Option<i64>,
 }
 
-fn phase_ordinal(pod: &Value) -> u8 {
+pub(super) fn phase_ordinal(pod: &Value) -> u8 {
     // `podPhaseToOrdinal`; any other phase reads as 0.
     match str_at(pod, "/status/phase") {
         "Unknown" => 1,
@@ -117,7 +116,7 @@ fn deletion_cost(pod: &Value) -> i64 {
     .map_or(0, i64::from)
 }
 
-fn max_container_restarts(pod: &Value) -> i64 {
+pub(super) fn max_container_restarts(pod: &Value) -> i64 {
     pod.at("/status/containerStatuses")
         .and_then(Value::as_array)
         .into_iter()
@@ -127,7 +126,7 @@ fn max_container_restarts(pod: &Value) -> i64 {
         .unwrap_or(0)
 }
 
-fn time_ms(pod: &Value, ptr: &str) -> Option<i64> {
+pub(super) fn time_ms(pod: &Value, ptr: &str) -> Option<i64> {
     pod.at(ptr)
         .and_then(Value::as_str)
         .and_then(crate::time::parse_rfc3339_unix_ms)
@@ -147,7 +146,7 @@ fn log2_bucket(now_ms: i64, t_ms: i64) -> i64 {
 }
 
 /// `afterOrZero`: a missing time first, else the later one first.
-fn after_or_zero(a: Option<i64>, b: Option<i64>) -> bool {
+pub(super) fn after_or_zero(a: Option<i64>, b: Option<i64>) -> bool {
     match (a, b) {
         (None, _) | (_, None) => a.is_none(),
         (Some(a), Some(b)) => a > b,
@@ -298,7 +297,7 @@ pub fn pod_available(pod: &Value, min_ready_seconds: i64, now: SimTime) -> bool 
 }
 
 /// The Ready condition's lastTransitionTime in Unix ms (`podReadyTime` for a ready pod).
-fn ready_since_ms(pod: &Value) -> Option<i64> {
+pub(super) fn ready_since_ms(pod: &Value) -> Option<i64> {
     pod.get("status")
         .and_then(|s| conditions::find_condition(s, "Ready"))
         .map(|c| str_at(c, "/lastTransitionTime"))
@@ -408,7 +407,7 @@ impl Reconciler for ReplicaSetController {
                         let pod = pod_from_template(&rs, &random_suffix(ctx.rng));
                         let created =
                             ctx.send(ApiRequest::create(&principal, pods(), &key.namespace, pod));
-                        record_pod_control(ctx, &rs, PodOp::Create, &created);
+                        record_pod_control(ctx, RS_REF, &rs, PodOp::Create, &created);
                         if let Err(e) = created {
                             failed = true;
                             if let Some(exp) = self.expectations.get_mut(key) {
@@ -453,7 +452,7 @@ impl Reconciler for ReplicaSetController {
                         &key.namespace,
                         meta::name(p),
                     ));
-                    record_pod_control(ctx, &rs, PodOp::Delete(meta::name(p)), &deleted);
+                    record_pod_control(ctx, RS_REF, &rs, PodOp::Delete(meta::name(p)), &deleted);
                     if let Err(e) = deleted {
                         self.deletion_observed(key, meta::name(p));
                         if e.reason != StatusReason::NotFound {
@@ -573,48 +572,6 @@ fn set_rs_condition(status: &mut Value, reason: &str, message: &str, now: SimTim
         "message": message,
     }));
     status["conditions"] = Value::Array(list);
-}
-
-/// What the ReplicaSet did to a pod, for its event.
-#[derive(Clone, Copy)]
-enum PodOp<'a> {
-    Create,
-    Delete(&'a str),
-}
-
-/// `RealPodControl`'s events on the ReplicaSet [pkg/controller/controller_utils.go
-/// `createPods`, `DeletePod`]: `SuccessfulCreate` with the created pod's name or `FailedCreate`
-/// with the error (none when the namespace is terminating); `SuccessfulDelete`, or
-/// `FailedDelete` unless the pod was already gone.
-fn record_pod_control(ctx: &mut Ctx<'_>, rs: &Value, op: PodOp<'_>, result: &ApiResult) {
-    let (event_type, reason, message) = match (op, result) {
-        (PodOp::Create, Ok(pod)) => (
-            EventType::Normal,
-            "SuccessfulCreate",
-            format!("Created pod: {}", meta::name(pod)),
-        ),
-        // `HasStatusCause(err, NamespaceTerminatingCause)`: the refusal NamespaceLifecycle
-        // gives in a terminating namespace.
-        (PodOp::Create, Err(e)) if e.namespace_terminating() => return,
-        (PodOp::Create, Err(e)) => (
-            EventType::Warning,
-            "FailedCreate",
-            format!("Error creating: {}", e.message),
-        ),
-        (PodOp::Delete(pod), Ok(_)) => (
-            EventType::Normal,
-            "SuccessfulDelete",
-            format!("Deleted pod: {pod}"),
-        ),
-        (PodOp::Delete(_), Err(e)) if e.reason == StatusReason::NotFound => return,
-        (PodOp::Delete(_), Err(e)) => (
-            EventType::Warning,
-            "FailedDelete",
-            format!("Error deleting: {}", e.message),
-        ),
-    };
-    let regarding = ObjectRef::to(rs, "apps/v1", "ReplicaSet");
-    ctx.record(EventNote::new(regarding, event_type, reason, message));
 }
 
 /// The Pod a ReplicaSet creates: the template's labels, annotations and spec, owned by the RS.

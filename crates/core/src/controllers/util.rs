@@ -6,9 +6,11 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
+use crate::api::meta;
 use crate::api::meta::{string_map, JsonPointer};
 use crate::api::quantity::{cpu_millis, memory_bytes};
-use crate::api::GroupResource;
+use crate::api::{ApiResult, GroupResource, StatusReason};
+use crate::runtime::{Ctx, EventNote, EventType, ObjectRef};
 
 // `scenario::compile` reads names through this old path.
 pub use crate::api::meta::name;
@@ -30,6 +32,9 @@ pub fn configmaps() -> GroupResource {
 }
 pub fn hpas() -> GroupResource {
     GroupResource::new("autoscaling", "horizontalpodautoscalers")
+}
+pub fn jobs() -> GroupResource {
+    GroupResource::new("batch", "jobs")
 }
 pub fn databases() -> GroupResource {
     GroupResource::new("example.com", "databases")
@@ -143,4 +148,52 @@ mod sort_tests {
             "a permutation of the input"
         );
     }
+}
+
+/// What a controller did to a pod, for its event.
+#[derive(Clone, Copy)]
+pub enum PodOp<'a> {
+    Create,
+    Delete(&'a str),
+}
+
+/// `RealPodControl`'s events on the owner (`owner_ref`: its apiVersion and kind) [pkg/controller/controller_utils.go
+/// `createPods`, `DeletePod`]: `SuccessfulCreate` with the created pod's name or `FailedCreate`
+/// with the error (none when the namespace is terminating); `SuccessfulDelete`, or
+/// `FailedDelete` unless the pod was already gone.
+pub fn record_pod_control(
+    ctx: &mut Ctx<'_>,
+    owner_ref: (&str, &str),
+    owner: &Value,
+    op: PodOp<'_>,
+    result: &ApiResult,
+) {
+    let (event_type, reason, message) = match (op, result) {
+        (PodOp::Create, Ok(pod)) => (
+            EventType::Normal,
+            "SuccessfulCreate",
+            format!("Created pod: {}", meta::name(pod)),
+        ),
+        // `HasStatusCause(err, NamespaceTerminatingCause)`: the refusal NamespaceLifecycle
+        // gives in a terminating namespace.
+        (PodOp::Create, Err(e)) if e.namespace_terminating() => return,
+        (PodOp::Create, Err(e)) => (
+            EventType::Warning,
+            "FailedCreate",
+            format!("Error creating: {}", e.message),
+        ),
+        (PodOp::Delete(pod), Ok(_)) => (
+            EventType::Normal,
+            "SuccessfulDelete",
+            format!("Deleted pod: {pod}"),
+        ),
+        (PodOp::Delete(_), Err(e)) if e.reason == StatusReason::NotFound => return,
+        (PodOp::Delete(_), Err(e)) => (
+            EventType::Warning,
+            "FailedDelete",
+            format!("Error deleting: {}", e.message),
+        ),
+    };
+    let regarding = ObjectRef::to(owner, owner_ref.0, owner_ref.1);
+    ctx.record(EventNote::new(regarding, event_type, reason, message));
 }

@@ -13,7 +13,7 @@ use crate::api::{ApiRequest, GroupResource, PatchType};
 use crate::controllers::declarative::{DeclarativeController, DeclarativeSpec, Step};
 use crate::controllers::{
     database::DatabaseController, deployment::DeploymentController, hpa::HpaController,
-    kubelet::Kubelet, naive::NaiveController, replicaset::ReplicaSetController,
+    job::JobController, kubelet::Kubelet, naive::NaiveController, replicaset::ReplicaSetController,
     scheduler::Scheduler, util, Controller,
 };
 use crate::runtime::{Environment, Reconciler};
@@ -54,6 +54,9 @@ pub struct ControllerSet {
     pub scheduler: bool,
     pub kubelets: bool,
     pub hpa: bool,
+    /// The Job controller.
+    #[serde(default = "yes")]
+    pub job: bool,
     pub database: bool,
     /// The naive spec-from-status controller, on this resource.
     pub naive: Option<GroupResource>,
@@ -68,6 +71,7 @@ impl Default for ControllerSet {
             scheduler: true,
             kubelets: true,
             hpa: true,
+            job: true,
             database: true,
             naive: None,
             declarative: Vec::new(),
@@ -133,6 +137,9 @@ impl World {
         }
         if c.hpa {
             controllers.push(Controller::Hpa(HpaController::new()));
+        }
+        if c.job {
+            controllers.push(Controller::Job(JobController::new()));
         }
         if c.database {
             controllers.push(Controller::Database(DatabaseController::new()));
@@ -312,4 +319,8 @@ fn rbac_grant(
                 "subjects": [subject]}),
         ),
     ]
+}
+
+fn yes() -> bool {
+    true
 }

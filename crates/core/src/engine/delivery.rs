@@ -173,15 +173,17 @@ impl World {
         }
         let old = slot.informer.get(&event.key).cloned();
         let applied = slot.informer.apply(event, object);
-        let keys = if applied {
+        let keyed = if applied {
             slot.controller
-                .keys_for(event, old.as_ref(), object, &slot.informer)
+                .keys_after(event, old.as_ref(), object, &slot.informer)
         } else {
             Vec::new()
         };
-        for k in &keys {
-            slot.queue.add(k.clone());
+        let now = self.now;
+        for (k, ms) in &keyed {
+            slot.queue.add_after(k.clone(), now.plus_ms(*ms), now);
         }
+        let keys: Vec<crate::api::ObjectKey> = keyed.into_iter().map(|(k, _)| k).collect();
         let line = trace::watch_line(controller, event, applied, &keys);
         let rec = EventRecord {
             time: self.now,

@@ -161,8 +161,8 @@ impl World {
                 resource_version: meta::resource_version(v),
                 time: self.now,
             };
-            for key in slot.controller.keys_for(&ev, None, v, &slot.informer) {
-                slot.queue.add(key);
+            for (key, ms) in slot.controller.keys_after(&ev, None, v, &slot.informer) {
+                slot.queue.add_after(key, self.now.plus_ms(ms), self.now);
             }
         }
         self.kick(controller);

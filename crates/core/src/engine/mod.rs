@@ -32,6 +32,8 @@ mod delivery;
 mod faults;
 pub mod history;
 #[cfg(test)]
+mod job_tests;
+#[cfg(test)]
 mod kubelet_tests;
 pub mod report;
 pub mod script;

@@ -663,7 +663,8 @@ impl World {
         let (requests, events) = (recorder.requests, recorder.events);
         slot.queue.done(&key);
         let max_retries = slot.controller.max_retries();
-        let outcome = reconcile::settle(&mut slot.queue, &key, result, max_retries, now);
+        let limits = slot.controller.rate_limits();
+        let outcome = reconcile::settle(&mut slot.queue, &key, result, max_retries, limits, now);
         let changes = self.absorb(events, report, false);
         let line = trace::reconcile_line(controller, &key, &requests, &outcome);
         let rec = EventRecord {

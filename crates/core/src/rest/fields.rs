@@ -55,6 +55,7 @@ fn kind_fields(gr: &GroupResource) -> &'static [(&'static str, &'static str)] {
         ("", "nodes") => &[("spec.unschedulable", "/spec/unschedulable")],
         ("", "namespaces") => &[("status.phase", "/status/phase")],
         ("apps", "replicasets") => &[("status.replicas", "/status/replicas")],
+        ("batch", "jobs") => &[("status.successful", "/status/succeeded")],
         _ => &[],
     }
 }

@@ -80,6 +80,21 @@ pub trait Reconciler {
         new: &Arc<Value>,
         cache: &Informer,
     ) -> Vec<ObjectKey>;
+    /// The keys to enqueue for one delivered event, each with a delay in milliseconds (client-go
+    /// `AddAfter`; 0 adds at once). Handlers that batch events (the Job controller's
+    /// `enqueueSyncJobBatched`) say so here; the default is [`Self::keys_for`], all at once.
+    fn keys_after(
+        &mut self,
+        ev: &WatchEvent,
+        old: Option<&Arc<Value>>,
+        new: &Arc<Value>,
+        cache: &Informer,
+    ) -> Vec<(ObjectKey, u64)> {
+        self.keys_for(ev, old, new, cache)
+            .into_iter()
+            .map(|k| (k, 0))
+            .collect()
+    }
     fn reconcile(
         &mut self,
         key: &ObjectKey,
@@ -89,6 +104,11 @@ pub trait Reconciler {
     fn reset(&mut self) {}
     /// client-go controllers that drop a key after this many failed retries.
     fn max_retries(&self) -> Option<u32> {
+        None
+    }
+    /// The work queue's per-key failure back-off as (base, max) in ms, when it is not
+    /// client-go's default item limiter (5 ms to 1000 s).
+    fn rate_limits(&self) -> Option<(u64, u64)> {
         None
     }
     /// Requeues that are periodic background work (resync), not pending convergence work.
@@ -106,6 +126,7 @@ pub fn settle(
     key: &ObjectKey,
     result: Result<ReconcileAction, ReconcileError>,
     max_retries: Option<u32>,
+    rate_limits: Option<(u64, u64)>,
     now: SimTime,
 ) -> ReconcileOutcome {
     match result {
@@ -126,7 +147,10 @@ pub fn settle(
                     retry_ms: None,
                 }
             } else {
-                let delay = queue.when(key);
+                let delay = match rate_limits {
+                    Some((base, max)) => queue.when_limited(key, base, max),
+                    None => queue.when(key),
+                };
                 queue.add_after(key.clone(), now.plus_ms(delay), now);
                 ReconcileOutcome::Error {
                     message: e.to_string(),

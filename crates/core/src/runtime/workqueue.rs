@@ -84,6 +84,17 @@ impl WorkQueue {
         backoff_ms(failures)
     }
 
+    /// [`Self::when`] with another exponential limiter: `base` ms doubling, capped at `max`.
+    pub fn when_limited(&mut self, key: &ObjectKey, base: u64, max: u64) -> u64 {
+        let failures = self.failures.get(key).copied().unwrap_or(0);
+        self.failures
+            .insert(key.clone(), failures.saturating_add(1));
+        if failures >= 40 {
+            return max;
+        }
+        base.saturating_mul(1u64 << failures).min(max)
+    }
+
     pub fn add_rate_limited(&mut self, key: ObjectKey, now: SimTime) {
         let delay = self.when(&key);
         self.add_after(key, now.plus_ms(delay), now);

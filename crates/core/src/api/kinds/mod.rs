@@ -12,6 +12,7 @@ mod custom;
 mod deployment;
 mod event;
 mod hpa;
+pub mod job;
 mod namespace;
 mod node;
 mod pod;
@@ -53,6 +54,8 @@ pub enum KindRules {
     Binding,
     /// `v1/Event`: what controllers report about objects.
     Event,
+    /// `batch/v1/Job`: pods run to completion.
+    Job,
     /// An instance of a CRD-defined kind.
     Custom,
 }
@@ -164,6 +167,16 @@ pub(crate) trait KindStrategy: Sync {
         false
     }
 
+    /// What a create settles once the object has its name and UID, before validation (the
+    /// Job strategy's `generateSelectorIfNeeded`, which kube runs in `Validate`).
+    fn generate_on_create(&self, _obj: &mut Value) {}
+
+    /// Whether a DELETE without a propagation policy orphans the dependents
+    /// (`DefaultGarbageCollectionPolicy` of `OrphanDependents`; batch/v1 Jobs).
+    fn orphans_dependents_by_default(&self) -> bool {
+        false
+    }
+
     /// `PrepareForCreate`: the status the object starts with, and fields the server allocates
     /// (`cluster_ips` counts the cluster IPs handed out).
     fn prepare_for_create(&self, _obj: &mut Value, _cluster_ips: &mut u64) {}
@@ -207,6 +220,7 @@ impl KindRules {
             KindRules::Rbac => &rbac::RbacObjectStrategy,
             KindRules::Binding => &binding::BindingStrategy,
             KindRules::Event => &event::EventStrategy,
+            KindRules::Job => &job::JobStrategy,
             KindRules::Custom => &custom::CustomResourceStrategy,
         }
     }
@@ -307,6 +321,7 @@ impl Registry {
                 KindRules::Binding,
             ),
             ("", "events", "Event", "v1", true, false, KindRules::Event),
+            ("batch", "jobs", "Job", "v1", true, true, KindRules::Job),
             (
                 "autoscaling",
                 "horizontalpodautoscalers",

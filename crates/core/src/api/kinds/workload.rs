@@ -49,7 +49,7 @@ fn go_label_selector(sel: &Value) -> String {
 }
 
 /// Go's `%#v` of a `map[string]string`, as kube prints template labels.
-fn go_string_map(m: Option<&Map<String, Value>>) -> String {
+pub(super) fn go_string_map(m: Option<&Map<String, Value>>) -> String {
     let mut entries: Vec<(String, String)> = m
         .map(|m| {
             m.iter()

@@ -49,7 +49,7 @@ use columns::{columns, NAME};
 use custom::custom_table;
 use hpa::hpa_cells;
 use pod::pod_cells;
-use workloads::{deployment_cells, replicaset_cells};
+use workloads::{deployment_cells, job_cells, replicaset_cells};
 
 /// One column: name, type, format, priority (1 = wide only), description.
 type Column = (&'static str, &'static str, &'static str, u8, &'static str);
@@ -107,6 +107,7 @@ fn cells(gr: &GroupResource, obj: &Value, now: SimTime) -> (Vec<Value>, Option<V
     match (gr.group.as_str(), gr.resource.as_str()) {
         ("apps", "deployments") => plain(deployment_cells(obj, now)),
         ("apps", "replicasets") => plain(replicaset_cells(obj, now)),
+        ("batch", "jobs") => plain(job_cells(obj, now)),
         ("", "pods") => pod_cells(obj, now),
         ("", "nodes") => plain(node_cells(obj, now)),
         ("", "namespaces") => plain(vec![

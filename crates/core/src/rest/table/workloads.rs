@@ -1,11 +1,12 @@
-//! Deployment and ReplicaSet rows [printers.go `printDeployment`, `printReplicaSet`].
+//! Deployment, ReplicaSet and Job rows [printers.go `printDeployment`, `printReplicaSet`,
+//! `printJob`].
 
 use serde_json::{json, Value};
 
 use super::{containers, n, or_none, since};
 use crate::api::meta;
 use crate::api::selector::label_selector_string as selector_string;
-use crate::time::SimTime;
+use crate::time::{human_duration, parse_rfc3339_unix_ms, SimTime};
 
 pub(super) fn deployment_cells(d: &Value, now: SimTime) -> Vec<Value> {
     let (names, images) = containers(d, "/spec/template/spec/containers");
@@ -44,6 +45,72 @@ pub(super) fn replicaset_cells(rs: &Value, now: SimTime) -> Vec<Value> {
         json!(n(rs, "/status/readyReplicas")),
         json!(since(
             rs.pointer("/metadata/creationTimestamp")
+                .and_then(Value::as_str),
+            now
+        )),
+        json!(names),
+        json!(images),
+        json!(selector),
+    ]
+}
+
+/// `printJob`: STATUS from the first condition of each type that is True (Complete, Failed,
+/// then Terminating, Suspended, FailureTarget, else Running; 1.32 has no SuccessCriteriaMet
+/// case), COMPLETIONS as `succeeded/completions` (`succeeded/1 of parallelism` without
+/// completions), DURATION from startTime to completionTime or now.
+pub(super) fn job_cells(job: &Value, now: SimTime) -> Vec<Value> {
+    let (names, images) = containers(job, "/spec/template/spec/containers");
+    let selector = match selector_string(job.pointer("/spec/selector")) {
+        None => "<error>".to_owned(),
+        Some(sel) => or_none(&sel),
+    };
+    let has = |t: &str| {
+        job.pointer("/status/conditions")
+            .and_then(Value::as_array)
+            .and_then(|cs| {
+                cs.iter()
+                    .find(|c| c.get("type").and_then(Value::as_str) == Some(t))
+            })
+            .is_some_and(|c| c.get("status").and_then(Value::as_str) == Some("True"))
+    };
+    let status = if has("Complete") {
+        "Complete"
+    } else if has("Failed") {
+        "Failed"
+    } else if job.pointer("/metadata/deletionTimestamp").is_some() {
+        "Terminating"
+    } else if has("Suspended") {
+        "Suspended"
+    } else if has("FailureTarget") {
+        "FailureTarget"
+    } else {
+        "Running"
+    };
+    let succeeded = n(job, "/status/succeeded");
+    let completions = match job.pointer("/spec/completions").and_then(Value::as_i64) {
+        Some(c) => format!("{succeeded}/{c}"),
+        None => match job.pointer("/spec/parallelism").and_then(Value::as_i64) {
+            Some(p) if p > 1 => format!("{succeeded}/1 of {p}"),
+            _ => format!("{succeeded}/1"),
+        },
+    };
+    let time = |ptr: &str| {
+        job.pointer(ptr)
+            .and_then(Value::as_str)
+            .and_then(parse_rfc3339_unix_ms)
+    };
+    let duration = match (time("/status/startTime"), time("/status/completionTime")) {
+        (None, _) => String::new(),
+        (Some(start), None) => human_duration(now.unix_ms() - start),
+        (Some(start), Some(end)) => human_duration(end - start),
+    };
+    vec![
+        json!(meta::name(job)),
+        json!(status),
+        json!(completions),
+        json!(duration),
+        json!(since(
+            job.pointer("/metadata/creationTimestamp")
                 .and_then(Value::as_str),
             now
         )),

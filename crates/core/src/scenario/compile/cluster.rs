@@ -14,6 +14,7 @@ pub const CONTROLLERS: &[&str] = &[
     "replicaset-controller",
     "scheduler",
     "horizontal-pod-autoscaler",
+    "job-controller",
     "database-controller",
     "naive-controller",
 ];
@@ -54,11 +55,12 @@ pub(crate) fn cluster_config(s: &Scenario, seed: u64) -> Result<ClusterConfig, S
             "scheduler" => c.scheduler = false,
             "kubelet" => c.kubelets = false,
             "horizontal-pod-autoscaler" => c.hpa = false,
+            "job-controller" => c.job = false,
             "database-controller" => c.database = false,
             other => {
                 return Err(err(
                     format!("cluster.disabledControllers[{i}]"),
-                    format!("unknown controller {other:?}: expected one of deployment-controller, replicaset-controller, scheduler, kubelet, horizontal-pod-autoscaler, database-controller"),
+                    format!("unknown controller {other:?}: expected one of deployment-controller, replicaset-controller, scheduler, kubelet, horizontal-pod-autoscaler, job-controller, database-controller"),
                 ))
             }
         }
