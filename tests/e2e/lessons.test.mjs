@@ -29,15 +29,16 @@ async function nextEventUntil(page, want, max = 200) {
   assert.fail(`the lesson never reached "${want}"; it shows "${await text(page, '#lesson-progress')}"`);
 }
 
-test('the gallery lists ten lessons; "observedGeneration" is walked from start to finish', async () => {
+test('the gallery lists eleven lessons; "observedGeneration" is walked from start to finish', async () => {
   const { page, context, problems } = await openPage(browser, server.url, { plainEditor: true });
   await page.getByRole('heading', { name: 'Converge', level: 1 }).waitFor();
   await page.getByRole('button', { name: 'Open the gallery' }).click();
   const cards = page.locator('.cards > li');
   await cards.first().waitFor();
-  assert.equal(await cards.count(), 10);
+  assert.equal(await cards.count(), 11);
   assert.match(await cards.nth(0).innerText(), /1\. Spec vs status/);
   assert.match(await cards.nth(9).innerText(), /10\. Optimistic concurrency/);
+  assert.match(await cards.nth(10).innerText(), /11\. A Job that gives up/);
   await screenshot(page, 'lessons-gallery-light');
 
   await page.getByRole('button', { name: 'Open lesson 6: observedGeneration' }).click();
@@ -144,6 +145,32 @@ test('a pasted scenario opens with its lesson; a broken one is refused with its 
   await page.locator('#lesson-done').waitFor();
   await page.reload();
   await page.getByRole('heading', { name: 'My lesson', level: 2 }).waitFor();
+  assert.deepEqual(problems, []);
+  await context.close();
+});
+
+test('the Job lesson plays: the Job backs off, fails with BackoffLimitExceeded and says so', T, async () => {
+  const { page, context, problems } = await openPage(browser, `${server.url}?scenario=job-backoff-limit`, { plainEditor: true });
+  await page.getByRole('heading', { name: 'A Job that gives up', level: 2 }).waitFor();
+  assert.equal(await text(page, '#lesson-progress'), 'Step 1 of 2');
+  await page.getByLabel('Speed').selectOption({ label: 'max' });
+  await page.getByRole('button', { name: 'Play', exact: true }).click();
+  await page.waitForFunction(() => document.querySelector('#lesson-progress')?.textContent === 'All 2 steps done', null, T);
+  if (await page.getByRole('button', { name: 'Pause', exact: true }).isVisible()) {
+    await page.getByRole('button', { name: 'Pause', exact: true }).click();
+  }
+  // The tree lists the Job with kstatus' verdict, and its three failed pods under it.
+  const job = page.locator('.object-list li.row', { hasText: 'migrate' }).filter({ hasText: 'Job' }).first();
+  assert.match(await job.innerText(), /Job\s+migrate[\s\S]*Failed/);
+  await job.locator('button.object').click();
+  await page.locator('#conditions tr[data-condition="Failed"]').waitFor();
+  assert.match(await text(page, '#conditions tr[data-condition="FailureTarget"]'), /True[\s\S]*BackoffLimitExceeded/);
+  assert.match(await text(page, '#conditions tr[data-condition="Failed"]'), /True[\s\S]*BackoffLimitExceeded/);
+  assert.match(await text(page, '.fields tr[data-field="/failed"]'), /3/);
+  // A Job's status has no observedGeneration: nothing to call stale.
+  assert.equal(await text(page, '#generation-badge'), "not in this kind's status");
+  assert.match(await text(page, '#events'), /BackoffLimitExceeded[\s\S]*Job has reached the specified backoff limit/);
+  await screenshot(page, 'lessons-job-light');
   assert.deepEqual(problems, []);
   await context.close();
 });

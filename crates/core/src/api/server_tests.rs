@@ -1100,7 +1100,11 @@ fn the_garbage_collector_orphans_through_a_dependents_orphan_finalizer() {
     let gr = pods();
     let left: Vec<&Value> = s.list_objects(&gr, None).map(|(_, p)| p).collect();
     assert_eq!(left.len(), 1);
-    assert_eq!(left[0]["metadata"]["ownerReferences"], Value::Null, "omitempty");
+    assert_eq!(
+        left[0]["metadata"]["ownerReferences"],
+        Value::Null,
+        "omitempty"
+    );
 }
 
 #[test]

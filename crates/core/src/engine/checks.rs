@@ -27,7 +27,8 @@ pub(super) struct LoopWatch {
 
 impl World {
     /// Nothing queued (no deliveries in flight, no ready work, no scheduled inputs) and every
-    /// object Current or Failed. Delayed requeues (resyncs, kubelet timers) do not count.
+    /// object Current or Failed, and no Job still running (`health::settles`). Delayed
+    /// requeues (resyncs, kubelet timers) do not count.
     pub fn is_converged(&self) -> bool {
         if self.pending_deliveries > 0 {
             return false;
@@ -45,7 +46,7 @@ impl World {
         self.unsettled.iter().all(|k| {
             self.objects
                 .get(k)
-                .is_none_or(|o| health::compute(o, self.now).is_settled())
+                .is_none_or(|o| health::settles(o, self.now))
         })
     }
 
@@ -53,7 +54,7 @@ impl World {
     pub(super) fn track_settled(&mut self, key: &ObjectKey, after: Option<&Value>) {
         match after {
             Some(o) => {
-                if health::compute(o, self.now).is_settled() {
+                if health::settles(o, self.now) {
                     self.unsettled.remove(key);
                 } else {
                     self.unsettled.insert(key.clone());

@@ -22,6 +22,38 @@ impl Health {
     }
 }
 
+/// Whether the object has nothing more coming on its own, for the engine's "converged": its
+/// kstatus verdict is settled, and it is not a Job still running. kstatus reads a started Job
+/// as Current ("Job in progress"), which is its verdict to show; but a Job's pods are still
+/// working until it is Complete, Failed or suspended.
+pub fn settles(obj: &Value, now: SimTime) -> bool {
+    compute(obj, now).is_settled() && !running_job(obj)
+}
+
+fn running_job(obj: &Value) -> bool {
+    if obj.get("kind").and_then(Value::as_str) != Some("Job")
+        || !obj
+            .get("apiVersion")
+            .and_then(Value::as_str)
+            .is_some_and(|v| v.starts_with("batch/"))
+    {
+        return false;
+    }
+    let conditions = obj
+        .pointer("/status/conditions")
+        .and_then(Value::as_array)
+        .map(Vec::as_slice)
+        .unwrap_or_default();
+    let holds = |t: &str| {
+        conditions.iter().any(|c| {
+            c.get("type").and_then(Value::as_str) == Some(t)
+                && c.get("status").and_then(Value::as_str) == Some("True")
+        })
+    };
+    let suspended = obj.pointer("/spec/suspend").and_then(Value::as_bool) == Some(true);
+    !(holds("Complete") || holds("Failed") || suspended && holds("Suspended"))
+}
+
 /// kstatus' verdict; an object kstatus cannot read counts as InProgress.
 pub fn compute(obj: &Value, now: SimTime) -> Health {
     match kstatus::compute(obj, now.unix_ms()) {

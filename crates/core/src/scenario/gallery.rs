@@ -30,6 +30,7 @@ pub const GALLERY: &[GalleryEntry] = entries![
     "status-protection",
     "crd-status-subresource",
     "optimistic-concurrency",
+    "job-backoff-limit",
 ];
 
 /// The entry with this id.

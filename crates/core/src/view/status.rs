@@ -37,6 +37,9 @@ pub struct StatusView {
     pub observed_generation: Option<i64>,
     /// observedGeneration < generation (or missing while generation is set).
     pub stale: bool,
+    /// The kind's status has an observedGeneration (a Job's has none: k8s.io/api batch/v1
+    /// JobStatus), so generation and observedGeneration can be compared.
+    pub reports_observed: bool,
     pub fields: Vec<StatusField>,
     pub conditions: Vec<ConditionRow>,
     /// kubectl's rollout line, or its error, for kinds it knows.
@@ -49,9 +52,14 @@ pub fn status_view(obj: &Value, before: Option<&Value>, now: SimTime) -> StatusV
     let observed = obj
         .pointer("/status/observedGeneration")
         .and_then(Value::as_i64);
+    let reports_observed = !(obj.get("kind").and_then(Value::as_str) == Some("Job")
+        && obj
+            .get("apiVersion")
+            .and_then(Value::as_str)
+            .is_some_and(|v| v.starts_with("batch/")));
     let stale = match (generation, observed) {
         (Some(g), Some(o)) => o < g,
-        (Some(_), None) => true,
+        (Some(_), None) => reports_observed,
         _ => false,
     };
     let old_status = before.and_then(|b| b.get("status"));
@@ -118,6 +126,7 @@ pub fn status_view(obj: &Value, before: Option<&Value>, now: SimTime) -> StatusV
         generation,
         observed_generation: observed,
         stale,
+        reports_observed,
         fields,
         conditions,
         rollout,
@@ -145,6 +154,18 @@ fn flatten(path: &str, v: &Value, out: &mut Vec<(String, String)>) {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_jobs_status_has_no_observed_generation_to_be_stale_against() {
+        let job = json!({"apiVersion": "batch/v1", "kind": "Job", "metadata": {"generation": 1},
+            "status": {"active": 1}});
+        let v = status_view(&job, None, SimTime::from_ms(0));
+        assert!(!v.reports_observed);
+        assert!(!v.stale);
+        let deploy = json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"generation": 1},
+            "status": {}});
+        assert!(status_view(&deploy, None, SimTime::from_ms(0)).stale);
+    }
 
     #[test]
     fn a_newer_generation_is_stale_until_observed() {

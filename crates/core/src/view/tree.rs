@@ -93,7 +93,7 @@ fn severity(h: Health) -> u8 {
 
 fn kind_rank(resource: &str) -> u8 {
     match resource {
-        "deployments" => 0,
+        "deployments" | "jobs" => 0,
         "replicasets" => 1,
         "pods" => 2,
         "nodes" => 9,

@@ -45,7 +45,9 @@ pub fn status_panel(props: &StatusPanelProps) -> Html {
             <div class="generations">
                 <div><span class="muted">{ "generation" }</span><strong id="generation">{ num(v.generation) }</strong></div>
                 <div><span class="muted">{ "observedGeneration" }</span><strong id="observed-generation">{ num(v.observed_generation) }</strong></div>
-                if v.generation.is_some() {
+                if v.generation.is_some() && !v.reports_observed {
+                    <span id="generation-badge" class="badge">{ "not in this kind's status" }</span>
+                } else if v.generation.is_some() {
                     <span id="generation-badge" class={classes!("badge", if v.stale { "warn" } else { "ok" })}>
                         { if v.stale { "stale" } else { "caught up" } }
                     </span>
