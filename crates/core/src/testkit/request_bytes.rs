@@ -71,6 +71,7 @@ const RESOURCES: &[(&str, &str, &str, &str)] = &[
         "apiextensions.k8s.io/v1",
         "CustomResourceDefinition",
     ),
+    ("batch", "jobs", "batch/v1", "Job"),
 ];
 
 const NAMES: &[&str] = &[
@@ -203,6 +204,10 @@ pub fn template(api_version: &str, kind: &str, name: &str) -> Value {
                 "spec": {"containers": [{"name": "app", "image": "nginx:1.25",
                     "resources": {"requests": {"cpu": "100m", "memory": "64Mi"}}}]}}}),
         "Pod" => json!({"containers": [{"name": "app", "image": "nginx:1.25"}]}),
+        "Job" => json!({
+            "completions": 2, "parallelism": 1, "backoffLimit": 1,
+            "template": {"spec": {"restartPolicy": "Never",
+                "containers": [{"name": "app", "image": "busybox:1.36"}]}}}),
         "Service" => json!({"selector": {"app": "web"}, "ports": [{"port": 80}]}),
         "Database" => json!({"replicas": 1, "version": "16"}),
         "HorizontalPodAutoscaler" => json!({
