@@ -133,6 +133,16 @@ pub fn validate_status(info: &ResourceInfo, obj: &Value, errs: &mut Vec<FieldErr
     info.rules.strategy().validate_status(obj, errs);
 }
 
+/// The status strategy's `ValidateUpdate` rules that compare with the stored status.
+pub fn validate_status_update(
+    info: &ResourceInfo,
+    old: &Value,
+    new: &Value,
+    errs: &mut Vec<FieldError>,
+) {
+    info.rules.strategy().validate_status_update(old, new, errs);
+}
+
 /// Fields that may not change on update (beyond metadata identity, checked by the server).
 pub fn validate_update(info: &ResourceInfo, old: &Value, new: &Value, errs: &mut Vec<FieldError>) {
     info.rules.strategy().validate_update(info, old, new, errs);

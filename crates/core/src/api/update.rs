@@ -77,6 +77,7 @@ impl ApiServer {
         let mut errs = Vec::new();
         strategy::validate_metadata(info, &result, &mut errs);
         strategy::validate_status(info, &result, &mut errs);
+        strategy::validate_status_update(info, &old, &result, &mut errs);
         if !errs.is_empty() {
             return Err(self.invalid(info, name, &errs));
         }

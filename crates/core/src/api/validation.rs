@@ -49,6 +49,12 @@ impl FieldError {
         e.rendered = Some(rendered.into());
         e
     }
+    /// `Invalid value: detail` without a value (`field.OmitValueType{}`).
+    pub fn invalid_omit_value(field: impl Into<String>, detail: impl Into<String>) -> Self {
+        let mut e = Self::make(FieldErrorKind::Invalid, field, Value::Null, detail);
+        e.rendered = Some(String::new());
+        e
+    }
     pub fn forbidden(field: impl Into<String>, detail: impl Into<String>) -> Self {
         Self::make(FieldErrorKind::Forbidden, field, Value::Null, detail)
     }
@@ -115,6 +121,7 @@ impl FieldError {
                 type_str.to_owned()
             }
             _ => match &self.rendered {
+                Some(r) if r.is_empty() => type_str.to_owned(),
                 Some(r) => format!("{type_str}: {r}"),
                 None => format!("{type_str}: {}", render_value(&self.value)),
             },

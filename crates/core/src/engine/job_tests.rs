@@ -400,3 +400,68 @@ fn a_suspended_job_deletes_its_pods_and_says_so() {
         vec!["SuccessfulCreate", "SuccessfulDelete", "Suspended"]
     );
 }
+
+#[test]
+fn kube_1_32_refuses_the_back_off_status_with_ready_pods_above_active() {
+    // parallelism 2, pods that fail 1 s after they start: the first fails while the second
+    // (pulled later) is ready. While the replacement waits out the back-off, manageJob reports
+    // 0 active with 1 ready, and 1.32's status strategy (RejectMoreReadyThanActivePods) refuses
+    // that write (kubernetes#139428): the sync fails and is retried. The Job still ends Failed.
+    let mut w = world(&[("crash:1", ImageBehaviour::Crashes { run_ms: 1_000 })]);
+    w.apply(create_as(
+        "alice",
+        jobs(),
+        "default",
+        job(
+            "pair",
+            "crash:1",
+            json!({"completions": 2, "parallelism": 2, "backoffLimit": 3}),
+        ),
+    ));
+    w.advance(300_000);
+    let refused: Vec<String> = w
+        .trace()
+        .iter()
+        .filter(|l| {
+            l.contains("job-controller reconcile")
+                && l.contains("update jobs/status default/pair 422")
+        })
+        .map(|l| l.to_string())
+        .collect();
+    assert!(!refused.is_empty(), "no refused back-off write");
+    assert!(
+        refused[0].contains("cannot set more ready pods than active"),
+        "{}",
+        refused[0]
+    );
+    let j = the_job(&w, "pair");
+    assert_eq!(
+        conditions(&j).last().map(|c| c.2.clone()),
+        Some("BackoffLimitExceeded".to_owned())
+    );
+    assert_eq!(j["status"]["failed"], 4);
+}
+
+#[test]
+fn a_selector_other_than_the_generated_one_is_refused() {
+    let mut w = world(&[]);
+    let mut j = job(
+        "pick",
+        "batch:1",
+        json!({"selector": {"matchLabels": {"app": "x"}}}),
+    );
+    j["spec"]["template"]["metadata"] = json!({"labels": {"app": "x"}});
+    let r = w.apply(create_as("alice", jobs(), "default", j));
+    let req = &r.events[0].requests[0];
+    assert_eq!(req.code, 422);
+    assert!(
+        req.message.contains("spec.selector: Invalid value: "),
+        "{}",
+        req.message
+    );
+    assert!(
+        req.message.contains("`selector` not auto-generated"),
+        "{}",
+        req.message
+    );
+}

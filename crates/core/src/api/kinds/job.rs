@@ -8,7 +8,7 @@ use super::super::typed::{FieldTypes, Ty};
 use super::super::validation::{validate_labels, FieldError};
 use super::common::{default_field, immutable, nonneg, obj_mut};
 use super::pod::{default_pod_spec, validate_pod_spec};
-use super::workload::go_string_map;
+use super::workload::{go_label_selector, go_string_map};
 use super::{KindStrategy, ResourceInfo};
 
 /// The label kube's `generateSelector` puts on the template and selects by.
@@ -210,6 +210,7 @@ impl KindStrategy for JobStrategy {
                 ));
             }
         }
+        validate_generated_selector(obj, errs);
         validate_selector(obj, errs);
         match obj.at("/spec/template") {
             None | Some(Value::Null) => errs.push(FieldError::required("spec.template", "")),
@@ -244,6 +245,57 @@ impl KindStrategy for JobStrategy {
     fn validate_status(&self, obj: &Value, errs: &mut Vec<FieldError>) {
         for k in ["active", "succeeded", "failed", "terminating", "ready"] {
             nonneg(obj, &format!("/status/{k}"), &format!("status.{k}"), errs);
+        }
+    }
+
+    /// `ValidateJobUpdateStatus` with the options kube 1.32's job status strategy sets
+    /// (`getStatusValidationOptions`, JobManagedBy on): each rule applies only when the fields
+    /// it reads changed. Modelled: (`RejectMoreReadyThanActivePods`) ready may not exceed
+    /// active when either changed, a terminal condition may not go, the counters may not
+    /// decrease. The first is a 1.32 rule that
+    /// refuses the controller's own `active: 0` while it waits out the pod-failure back-off
+    /// with ready pods (kubernetes#139428, fixed in 1.34+ only).
+    fn validate_status_update(&self, old: &Value, new: &Value, errs: &mut Vec<FieldError>) {
+        let int = |v: &Value, k: &str| v.at(&format!("/status/{k}")).and_then(Value::as_i64);
+        let changed = |k: &str| old.at(&format!("/status/{k}")) != new.at(&format!("/status/{k}"));
+        // validateJobStatus comes first.
+        if changed("ready") || changed("active") {
+            if let Some(ready) = int(new, "ready") {
+                if ready > int(new, "active").unwrap_or(0) {
+                    errs.push(FieldError::invalid(
+                        "status.ready",
+                        json!(ready),
+                        "cannot set more ready pods than active",
+                    ));
+                }
+            }
+        }
+        let holds = |v: &Value, t: &str| {
+            v.at("/status/conditions")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .any(|c| {
+                    c.get("type") == Some(&json!(t)) && c.get("status") == Some(&json!("True"))
+                })
+        };
+        for t in ["Failed", "Complete", "FailureTarget"] {
+            if holds(old, t) && !holds(new, t) {
+                errs.push(FieldError::invalid_omit_value(
+                    "status.conditions",
+                    format!("cannot disable the terminal {t}=True condition"),
+                ));
+            }
+        }
+        for k in ["failed", "succeeded"] {
+            let (o, n) = (int(old, k).unwrap_or(0), int(new, k).unwrap_or(0));
+            if n < o {
+                errs.push(FieldError::invalid(
+                    format!("status.{k}"),
+                    json!(n),
+                    format!("cannot decrease the {k} counter"),
+                ));
+            }
         }
     }
 
@@ -334,6 +386,29 @@ fn take_template_labels(obj: &mut Value) {
         .is_none_or(Map::is_empty);
     if none && !labels.is_empty() {
         m.insert("labels".into(), Value::Object(labels));
+    }
+}
+
+/// `validateGeneratedSelector`: without `manualSelector`, the selector must be the generated
+/// one (the template-label checks of `ValidateHasLabel` are not modelled).
+fn validate_generated_selector(obj: &Value, errs: &mut Vec<FieldError>) {
+    if obj.at("/spec/manualSelector").and_then(Value::as_bool) == Some(true)
+        || obj
+            .at("/spec/template/metadata/labels")
+            .is_none_or(Value::is_null)
+    {
+        return;
+    }
+    let uid = obj.at("/metadata/uid").cloned().unwrap_or(json!(""));
+    let expected = json!({"matchLabels": {CONTROLLER_UID_LABEL: uid}});
+    if let Some(sel) = obj.at("/spec/selector") {
+        if *sel != expected {
+            errs.push(FieldError::invalid_raw(
+                "spec.selector",
+                go_label_selector(sel),
+                "`selector` not auto-generated",
+            ));
+        }
     }
 }
 

@@ -151,6 +151,10 @@ pub(crate) trait KindStrategy: Sync {
     /// without the subresource).
     fn validate_status(&self, _obj: &Value, _errs: &mut Vec<FieldError>) {}
 
+    /// What a `/status` write may not do given the stored status (the status strategy's
+    /// `ValidateUpdate`).
+    fn validate_status_update(&self, _old: &Value, _new: &Value, _errs: &mut Vec<FieldError>) {}
+
     /// What an update may not change (`ValidateUpdate`).
     fn validate_update(
         &self,

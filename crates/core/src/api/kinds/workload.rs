@@ -35,7 +35,7 @@ pub(super) const WORKLOAD_STATUS_TYPES: &[(&str, Ty, &str)] = &[
 ];
 
 /// Go's `%#v` of an empty `v1.LabelSelector`, as kube prints it.
-fn go_label_selector(sel: &Value) -> String {
+pub(super) fn go_label_selector(sel: &Value) -> String {
     let labels = match sel.get("matchLabels") {
         Some(Value::Object(m)) => go_string_map(Some(m)),
         _ => "map[string]string(nil)".to_owned(),

@@ -292,11 +292,12 @@ impl JobController {
         let Some(job) = controlling_job(pod, &ns, cache) else {
             return orphan();
         };
-        if is_finished(job) {
+        let deleted = ev.event_type == WatchEventType::Deleted;
+        if (deleted || meta::is_terminating(pod)) && is_finished(job) {
+            // deletePod: syncJob will not take this finalizer off.
             return orphan();
         }
         let key = ObjectKey::new(jobs(), &ns, meta::name(job));
-        let deleted = ev.event_type == WatchEventType::Deleted;
         if deleted || meta::is_terminating(pod) {
             // deletePod, also for each update of a pod being deleted.
             self.lower(&key, 0, 1);
@@ -576,8 +577,9 @@ impl JobController {
         if suspended(&sc.job) {
             let doomed = pods_for_removal(&sc.active_pods, sc.active_pods.len());
             self.expect(key, 0, doomed.len() as i64, now);
-            let (removed, err) = self.delete_job_pods(key, &sc.job, &doomed, ctx);
+            let (removed, removed_ready, err) = self.delete_job_pods(key, &sc.job, &doomed, ctx);
             sc.terminating += removed;
+            sc.ready -= removed_ready;
             return (active - removed, err, None);
         }
         let want_active = match spec_i64(&sc.job, "completions") {
@@ -590,8 +592,9 @@ impl JobController {
             let n = rm_at_least.min(MAX_POD_CREATE_DELETE_PER_SYNC) as usize;
             let doomed = pods_for_removal(&sc.active_pods, n);
             self.expect(key, 0, doomed.len() as i64, now);
-            let (removed, err) = self.delete_job_pods(key, &sc.job, &doomed, ctx);
+            let (removed, removed_ready, err) = self.delete_job_pods(key, &sc.job, &doomed, ctx);
             sc.terminating += removed;
+            sc.ready -= removed_ready;
             return (active - removed, err, None);
         }
         let terminating = if only_replace_failed(&sc.job) {
@@ -622,13 +625,16 @@ impl JobController {
                 let pod = job_pod(&sc.job, &random_suffix(ctx.rng));
                 let created = ctx.send(ApiRequest::create(&principal, pods(), &key.namespace, pod));
                 record_pod_control(ctx, JOB_REF, &sc.job, PodOp::Create, &created);
-                if let Err(e) = created {
-                    failed_batch = true;
-                    self.lower(key, 1, 0);
-                    active -= 1;
-                    if !e.namespace_terminating() {
+                match created {
+                    // A terminating namespace: kube's create goroutine just returns.
+                    Err(e) if e.namespace_terminating() => {}
+                    Err(e) => {
+                        failed_batch = true;
+                        self.lower(key, 1, 0);
+                        active -= 1;
                         first_err.get_or_insert(e.into());
                     }
+                    Ok(_) => {}
                 }
             }
             remaining -= size;
@@ -679,43 +685,52 @@ impl JobController {
         (ready, deleted, err)
     }
 
-    /// `deleteJobPods`: for each pod, the finalizer off, then DELETE; how many went.
+    /// `deleteJobPods`: for each pod, the finalizer off, then DELETE; how many went, how many
+    /// of those were ready, and the first error.
     fn delete_job_pods(
         &mut self,
         key: &ObjectKey,
         job: &Value,
         doomed: &[Arc<Value>],
         ctx: &mut Ctx<'_>,
-    ) -> (i64, Option<ReconcileError>) {
+    ) -> (i64, i64, Option<ReconcileError>) {
         let principal = self.principal();
-        let mut removed = doomed.len() as i64;
+        let (mut removed, mut removed_ready) = (0, 0);
         let mut first_err: Option<ReconcileError> = None;
         for pod in doomed {
-            let mut fail = |this: &mut Self, e: crate::api::ApiError| {
-                this.lower(key, 0, 1);
-                if e.reason != StatusReason::NotFound {
-                    removed -= 1;
-                    first_err.get_or_insert(e.into());
-                }
-            };
+            let mut result = Ok(());
             if has_finalizer(pod) {
-                if let Err(e) = ctx.send(remove_finalizer_request(&principal, pod)) {
-                    fail(self, e);
-                    continue;
+                result = ctx
+                    .send(remove_finalizer_request(&principal, pod))
+                    .map(|_| ());
+            }
+            if result.is_ok() {
+                let deleted = ctx.send(ApiRequest::delete(
+                    &principal,
+                    pods(),
+                    meta::namespace(pod),
+                    meta::name(pod),
+                ));
+                record_pod_control(ctx, JOB_REF, job, PodOp::Delete(meta::name(pod)), &deleted);
+                result = deleted.map(|_| ());
+            }
+            match result {
+                Ok(()) => {}
+                // failDelete: the informer will not see this deletion.
+                Err(e) => {
+                    self.lower(key, 0, 1);
+                    if e.reason != StatusReason::NotFound {
+                        first_err.get_or_insert(e.into());
+                        continue;
+                    }
                 }
             }
-            let result = ctx.send(ApiRequest::delete(
-                &principal,
-                pods(),
-                meta::namespace(pod),
-                meta::name(pod),
-            ));
-            record_pod_control(ctx, JOB_REF, job, PodOp::Delete(meta::name(pod)), &result);
-            if let Err(e) = result {
-                fail(self, e);
+            removed += 1;
+            if pod_is_ready(pod) {
+                removed_ready += 1;
             }
         }
-        (removed, first_err)
+        (removed, removed_ready, first_err)
     }
 
     /// `trackJobStatusAndRemoveFinalizers` with `flushUncountedAndRemoveFinalizers` and

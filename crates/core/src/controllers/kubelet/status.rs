@@ -271,7 +271,13 @@ impl Kubelet {
             Cond {
                 type_: "Initialized",
                 status: "True",
-                reason: "",
+                // `GeneratePodInitializedCondition`: a Succeeded pod is initialized because it
+                // completed.
+                reason: if phase == "Succeeded" {
+                    "PodCompleted"
+                } else {
+                    ""
+                },
                 message: "",
             },
             now,
