@@ -730,3 +730,62 @@ fn kubectl_auth_whoami_names_the_user_and_the_impersonated_one() {
     assert_eq!(alice["kind"], "SelfSubjectReview");
     assert_eq!(alice["status"]["userInfo"]["username"], "alice");
 }
+
+#[test]
+fn kubectl_follows_a_job_that_backs_off_and_fails() {
+    let file = format!(
+        "{}/../../tests/scenarios/job-backoff-limit.yaml",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let s = Served::start_with("job", &[&file]);
+    s.converge();
+    // printJob's columns; with --manual the server's clock is the simulated one, so the ages
+    // are the run's: the Job fails 40 s in, and a Failed Job's DURATION keeps counting.
+    let table = s.ok(&["get", "jobs"]);
+    let rows: Vec<Vec<&str>> = table
+        .lines()
+        .map(|l| l.split_whitespace().collect())
+        .collect();
+    assert_eq!(
+        rows[0],
+        ["NAME", "STATUS", "COMPLETIONS", "DURATION", "AGE"]
+    );
+    assert_eq!(&rows[1][..3], ["migrate", "Failed", "0/1"]);
+    // kubectl describe reads the counts and the Events from the served objects.
+    let describe = s.ok(&["describe", "job", "migrate"]);
+    assert!(
+        describe.contains("Pods Statuses:    0 Active (0 Ready) / 0 Succeeded / 3 Failed"),
+        "{describe}"
+    );
+    assert!(describe.contains("Backoff Limit:    2"), "{describe}");
+    let events = describe_events(&describe);
+    let last = events.last().expect("events");
+    assert_eq!(
+        (last[0].as_str(), last[1].as_str(), last[3].as_str()),
+        ("Warning", "BackoffLimitExceeded", "job-controller")
+    );
+    // The three failed pods show kubectl's Error status (terminated, exit code 1).
+    let pods = s.ok(&["get", "pods", "-l", "job-name=migrate", "--no-headers"]);
+    assert_eq!(pods.lines().count(), 3, "{pods}");
+    assert!(
+        pods.lines()
+            .all(|l| l.contains("0/1") && l.contains("Error")),
+        "{pods}"
+    );
+    // The status subresource is the controller's: alice may not mark the Job Complete.
+    let refused = s.fails(&[
+        "--as",
+        "alice",
+        "patch",
+        "job",
+        "migrate",
+        "--subresource=status",
+        "--type=merge",
+        "-p",
+        r#"{"status":{"succeeded":1}}"#,
+    ]);
+    assert!(
+        refused.contains("Error from server (Forbidden)"),
+        "{refused}"
+    );
+}
