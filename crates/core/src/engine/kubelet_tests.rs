@@ -138,3 +138,149 @@ fn a_deleted_terminal_pod_goes_at_once() {
     assert_eq!(r.events[0].requests[0].code, 200);
     assert!(w.object(&key).is_none());
 }
+
+/// A world at t=30 s (the kubelets are older than a probe period, so probes start at once)
+/// where alice created pod `r` with a readiness probe.
+fn probed_pod(probe: serde_json::Value) -> World {
+    let mut config = ClusterConfig::default();
+    config
+        .env
+        .images
+        .insert("web:1".into(), ImageBehaviour::Ok { pull_ms: 1_000 });
+    let mut w = World::new(config);
+    w.advance(30_000);
+    let pod = json!({
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": "r", "namespace": "default"},
+        "spec": {"containers": [{"name": "web", "image": "web:1", "readinessProbe": probe}]},
+    });
+    w.apply(create_as("alice", pods(), "default", pod));
+    w
+}
+
+fn pod_r(w: &World) -> Value {
+    w.object(&ObjectKey::new(pods(), "default", "r"))
+        .cloned()
+        .unwrap_or_default()
+}
+
+fn unix(v: &Value, ptr: &str) -> i64 {
+    crate::time::parse_rfc3339_unix_ms(str_at(v, ptr)).unwrap_or_else(|| panic!("{ptr} in {v}"))
+}
+
+#[test]
+fn a_readiness_probe_makes_the_pod_ready_at_the_first_tick_past_its_initial_delay() {
+    let probe =
+        json!({"httpGet": {"path": "/", "port": 80}, "initialDelaySeconds": 5, "periodSeconds": 2});
+    let mut w = probed_pod(probe);
+    w.advance(5_000);
+    let pod = pod_r(&w);
+    assert_eq!(str_at(&pod, "/status/phase"), "Running");
+    assert_eq!(
+        condition(&pod, "Ready").0,
+        "False",
+        "not before initialDelaySeconds"
+    );
+    w.advance(10_000);
+    let pod = pod_r(&w);
+    assert_eq!(condition(&pod, "Ready").0, "True");
+    // Ticks every 2 s from the kubelet taking the pod: ready at the first tick at least 5
+    // whole seconds after the container started.
+    let started = unix(&pod, "/status/containerStatuses/0/state/running/startedAt");
+    let ready = pod
+        .get("status")
+        .and_then(|s| conditions::find_condition(s, "Ready"))
+        .map(|c| unix(c, "/lastTransitionTime"))
+        .unwrap_or_default();
+    assert!(
+        (5_000..8_000).contains(&(ready - started)),
+        "ready {} s after start",
+        (ready - started) / 1000
+    );
+}
+
+#[test]
+fn a_failing_probe_takes_the_pod_out_of_ready_after_the_failure_threshold() {
+    let probe = json!({"httpGet": {"path": "/healthz", "port": 8080}, "periodSeconds": 5});
+    let mut w = probed_pod(probe);
+    w.advance(20_000);
+    assert_eq!(condition(&pod_r(&w), "Ready").0, "True");
+    w.apply(super::Input::SetImage {
+        image: "web:1".into(),
+        behaviour: ImageBehaviour::ProbeFails,
+    });
+    // failureThreshold 3 (the default): the third failed probe, 10-15 s later, turns it.
+    w.advance(9_000);
+    assert_eq!(
+        condition(&pod_r(&w), "Ready").0,
+        "True",
+        "two failures are not enough"
+    );
+    w.advance(7_000);
+    let pod = pod_r(&w);
+    assert_eq!(
+        condition(&pod, "Ready"),
+        ("False".to_owned(), "ContainersNotReady".to_owned())
+    );
+    assert_eq!(str_at(&pod, "/status/phase"), "Running");
+    let unhealthy: Vec<Value> = w
+        .objects()
+        .filter(|(k, _)| k.gr.is_events())
+        .map(|(_, e)| e.as_ref().clone())
+        .filter(|e| str_at(e, "/reason") == "Unhealthy")
+        .collect();
+    assert_eq!(
+        unhealthy.len(),
+        1,
+        "one Event, counted up by the correlator"
+    );
+    assert_eq!(
+        str_at(&unhealthy[0], "/message"),
+        "Readiness probe failed: HTTP probe failed with statuscode: 503"
+    );
+    assert_eq!(str_at(&unhealthy[0], "/type"), "Warning");
+    assert!(unhealthy[0]["count"].as_i64().unwrap_or(0) >= 3);
+    // The probe passes again: one success (successThreshold 1) makes it ready.
+    w.apply(super::Input::SetImage {
+        image: "web:1".into(),
+        behaviour: ImageBehaviour::Ok { pull_ms: 1_000 },
+    });
+    w.advance(6_000);
+    assert_eq!(condition(&pod_r(&w), "Ready").0, "True");
+}
+
+#[test]
+fn failing_readiness_probes_take_a_deployment_below_minimum_availability() {
+    let mut config = ClusterConfig::default();
+    config
+        .env
+        .images
+        .insert("web:1".into(), ImageBehaviour::Ok { pull_ms: 1_000 });
+    let mut w = World::new(config);
+    let mut d = super::script::deployment("default", "web", 2, "web:1");
+    d["spec"]["template"]["spec"]["containers"][0]["readinessProbe"] =
+        json!({"httpGet": {"path": "/", "port": 80}, "periodSeconds": 5});
+    w.apply(create_as(
+        "alice",
+        crate::controllers::util::deployments(),
+        "default",
+        d,
+    ));
+    w.advance(60_000);
+    let key = ObjectKey::new(crate::controllers::util::deployments(), "default", "web");
+    let dep = w.object(&key).cloned().unwrap_or_default();
+    assert_eq!(dep["status"]["availableReplicas"], 2);
+    w.apply(super::Input::SetImage {
+        image: "web:1".into(),
+        behaviour: ImageBehaviour::ProbeFails,
+    });
+    w.advance(30_000);
+    let dep = w.object(&key).cloned().unwrap_or_default();
+    // maxUnavailable 25% of 2 rounds down to 0: both must be available.
+    assert_eq!(
+        condition(&dep, "Available"),
+        ("False".to_owned(), "MinimumReplicasUnavailable".to_owned())
+    );
+    assert_eq!(dep["status"].get("availableReplicas"), None);
+    assert_eq!(dep["status"]["unavailableReplicas"], 2);
+}

@@ -19,6 +19,9 @@ pub enum ImageBehaviour {
     /// Starts, then exits with code 0 after `run_ms`: a Succeeded pod under restartPolicy
     /// Never or OnFailure (a Job's pod), restarted under Always.
     Completes { run_ms: u64 },
+    /// Runs, but its readiness probe fails (no effect on a container without one): with an
+    /// `image` fault, a probe that fails from a given time.
+    ProbeFails,
 }
 
 impl ImageBehaviour {
@@ -27,7 +30,9 @@ impl ImageBehaviour {
         match *self {
             ImageBehaviour::Crashes { run_ms } => Some((run_ms, 1)),
             ImageBehaviour::Completes { run_ms } => Some((run_ms, 0)),
-            ImageBehaviour::Ok { .. } | ImageBehaviour::PullFails => None,
+            ImageBehaviour::Ok { .. } | ImageBehaviour::PullFails | ImageBehaviour::ProbeFails => {
+                None
+            }
         }
     }
 }

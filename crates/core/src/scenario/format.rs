@@ -167,6 +167,7 @@ pub enum ImageBehaviourName {
     PullFails,
     Crashes,
     Completes,
+    ProbeFails,
 }
 
 /// RBAC overrides.

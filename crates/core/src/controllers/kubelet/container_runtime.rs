@@ -9,6 +9,7 @@ use crate::api::meta::{str_at, JsonPointer};
 use crate::runtime::{Ctx, EventNote, EventType, ImageBehaviour, ObjectRef};
 use crate::time::SimTime;
 
+use super::prober::{self, Probe};
 use super::status::go_duration;
 use super::{
     Kubelet, BACKOFF_EXPIRY_MS, BACKOFF_INITIAL_MS, BACKOFF_MAX_MS, ERR_IMAGE_PULL_VISIBLE_MS,
@@ -31,9 +32,11 @@ pub(super) enum Stage {
     Starting {
         until: SimTime,
     },
-    /// The container runs; it exits at `exit_at` if its image exits (with `PodRuntime::exit_code`).
+    /// The container runs; it is ready at `ready_at` (without a readiness probe) or when its
+    /// probe says so (`prober`), and exits at `exit_at` if its image exits (with
+    /// `PodRuntime::exit_code`).
     Running {
-        ready_at: SimTime,
+        ready_at: Option<SimTime>,
         exit_at: Option<SimTime>,
     },
     Ready {
@@ -87,6 +90,8 @@ pub(super) struct PodRuntime {
     pub(super) reported: Option<Value>,
     /// When the periodic sync will put back a status someone else changed.
     pub(super) status_sync_at: Option<SimTime>,
+    /// The readiness probe's worker, for a pod with a readiness probe.
+    pub(super) probe: Option<Probe>,
 }
 
 /// A container instance that exited.
@@ -148,6 +153,7 @@ impl Kubelet {
         let pod_ip = format!("10.244.{}.{}", self.node_index, (self.next_ip % 250) + 2);
         let pulls = self.pull_ms(pod, ctx);
         record_pulling(pod, ctx);
+        let probe = Probe::for_pod(pod, ctx);
         PodRuntime {
             stage: Stage::Pulling {
                 until: ctx.now.plus_ms(pulls.iter().sum()),
@@ -163,6 +169,7 @@ impl Kubelet {
             pod_ip,
             reported: None,
             status_sync_at: None,
+            probe,
         }
     }
 
@@ -223,25 +230,17 @@ impl Kubelet {
             .find_map(|(_, i)| ctx.env.images.get(i).and_then(ImageBehaviour::exit))
     }
 
-    pub(super) fn ready_delay_ms(pod: &Value, ctx: &Ctx<'_>) -> u64 {
-        let probe_delay = pod
-            .at("/spec/containers")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .filter_map(|c| c.at("/readinessProbe/initialDelaySeconds"))
-            .filter_map(Value::as_u64)
-            .max();
-        match probe_delay {
-            Some(s) => s * 1000 + ctx.env.kubelet.ready_ms,
-            None => ctx.env.kubelet.ready_ms,
-        }
-    }
-
-    /// Advances the runtime through every transition due by `now`.
+    /// Advances the runtime through every transition and probe due by `now`, in time order.
     pub(super) fn advance(&self, rt: &mut PodRuntime, pod: &Value, ctx: &mut Ctx<'_>) {
         loop {
             let now = ctx.now;
+            let probe_at = rt.probe.as_ref().map(|p| p.next_at).filter(|t| *t <= now);
+            if let Some(at) = probe_at {
+                if stage_due(&rt.stage).is_none_or(|s| at < s) {
+                    prober::tick(rt, at, pod, ctx);
+                    continue;
+                }
+            }
             let next = match rt.stage.clone() {
                 Stage::Pulling { until } if until <= now => {
                     if self.failing_image(pod, ctx).is_some() {
@@ -275,11 +274,14 @@ impl Kubelet {
                     self.run(rt, until, pod, ctx)
                 }
                 Stage::Running { ready_at, exit_at }
-                    if exit_at.is_some_and(|c| c <= now && c <= ready_at) =>
+                    if exit_at.is_some_and(|c| c <= now && ready_at.is_none_or(|r| c <= r)) =>
                 {
                     self.exited(rt, exit_at.unwrap_or(now), pod, ctx)
                 }
-                Stage::Running { ready_at, exit_at } if ready_at <= now => Stage::Ready { exit_at },
+                Stage::Running {
+                    ready_at: Some(r),
+                    exit_at,
+                } if r <= now => Stage::Ready { exit_at },
                 Stage::Ready { exit_at: Some(c) } if c <= now => self.exited(rt, c, pod, ctx),
                 Stage::Stopping { until, running, .. } if until <= now => Stage::Stopped {
                     finished: until,
@@ -446,8 +448,16 @@ impl Kubelet {
         rt.instance_started = at;
         let exit = self.exit_after(pod, ctx);
         rt.exit_code = exit.map_or(0, |(_, code)| code);
+        // With a readiness probe, the new instance is ready when its probe says so.
+        let ready_at = match rt.probe.as_mut() {
+            Some(p) => {
+                p.restart();
+                None
+            }
+            None => Some(at.plus_ms(ctx.env.kubelet.ready_ms)),
+        };
         Stage::Running {
-            ready_at: at.plus_ms(Self::ready_delay_ms(pod, ctx)),
+            ready_at,
             exit_at: exit.map(|(ms, _)| at.plus_ms(ms)),
         }
     }
@@ -495,25 +505,39 @@ impl Kubelet {
         }
     }
 
+    /// The next stage transition or probe.
     pub(super) fn next_wake(rt: &PodRuntime) -> Option<SimTime> {
-        match rt.stage {
-            Stage::Pulling { until }
-            | Stage::PullFailed { until }
-            | Stage::PullBackOff { until }
-            | Stage::Starting { until }
-            | Stage::CrashBackOff { until }
-            | Stage::Stopping { until, .. } => Some(until),
-            Stage::Stopped { .. } | Stage::Exited { .. } => None,
-            Stage::Running { ready_at, exit_at } => {
-                Some(exit_at.map_or(ready_at, |c| c.min(ready_at)))
-            }
-            Stage::Ready { exit_at } => exit_at,
+        let probe = match rt.stage {
+            Stage::Exited { .. } | Stage::Stopped { .. } => None,
+            _ => rt.probe.as_ref().map(|p| p.next_at),
+        };
+        match (stage_due(&rt.stage), probe) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
         }
     }
 }
 
+/// When the stage moves on by itself.
+fn stage_due(stage: &Stage) -> Option<SimTime> {
+    match *stage {
+        Stage::Pulling { until }
+        | Stage::PullFailed { until }
+        | Stage::PullBackOff { until }
+        | Stage::Starting { until }
+        | Stage::CrashBackOff { until }
+        | Stage::Stopping { until, .. } => Some(until),
+        Stage::Stopped { .. } | Stage::Exited { .. } => None,
+        Stage::Running { ready_at, exit_at } => match (ready_at, exit_at) {
+            (Some(r), Some(e)) => Some(r.min(e)),
+            (r, e) => r.or(e),
+        },
+        Stage::Ready { exit_at } => exit_at,
+    }
+}
+
 /// An event about one of the pod's containers, from the kubelet's recorder.
-fn record_container(
+pub(super) fn record_container(
     pod: &Value,
     container: &str,
     event_type: EventType,

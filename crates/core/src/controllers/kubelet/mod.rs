@@ -16,6 +16,7 @@
 //! reconciler that drives them.
 
 mod container_runtime;
+mod prober;
 mod status;
 
 pub use container_runtime::normalized_image;

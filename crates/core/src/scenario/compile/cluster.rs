@@ -96,5 +96,6 @@ pub(super) fn image_behaviour(
         ImageBehaviourName::Completes => ImageBehaviour::Completes {
             run_ms: rule.run_time.map_or(1000, |d| d.ms()),
         },
+        ImageBehaviourName::ProbeFails => ImageBehaviour::ProbeFails,
     })
 }

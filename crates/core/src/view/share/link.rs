@@ -247,6 +247,7 @@ pub enum ImageBehaviourV1 {
     PullFails,
     Crashes { run_ms: u64 },
     Completes { run_ms: u64 },
+    ProbeFails,
 }
 
 /// The variant names of [`RequestBodyV1`], as its derived form would read them.
@@ -702,6 +703,7 @@ impl From<&ImageBehaviour> for ImageBehaviourV1 {
             ImageBehaviour::PullFails => ImageBehaviourV1::PullFails,
             ImageBehaviour::Crashes { run_ms } => ImageBehaviourV1::Crashes { run_ms },
             ImageBehaviour::Completes { run_ms } => ImageBehaviourV1::Completes { run_ms },
+            ImageBehaviour::ProbeFails => ImageBehaviourV1::ProbeFails,
         }
     }
 }
@@ -713,6 +715,7 @@ impl From<ImageBehaviourV1> for ImageBehaviour {
             ImageBehaviourV1::PullFails => ImageBehaviour::PullFails,
             ImageBehaviourV1::Crashes { run_ms } => ImageBehaviour::Crashes { run_ms },
             ImageBehaviourV1::Completes { run_ms } => ImageBehaviour::Completes { run_ms },
+            ImageBehaviourV1::ProbeFails => ImageBehaviour::ProbeFails,
         }
     }
 }
