@@ -17,6 +17,7 @@ pub mod deployment;
 pub mod hpa;
 pub mod kubelet;
 pub mod naive;
+pub mod node_predicates;
 pub mod replicaset;
 pub mod scheduler;
 pub mod util;
