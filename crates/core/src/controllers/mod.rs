@@ -11,6 +11,7 @@
     reason = "ApiResult, the API contract type, carries kube's full error by value"
 )]
 
+pub mod daemonset;
 pub mod database;
 pub mod declarative;
 pub mod deployment;
@@ -40,6 +41,7 @@ pub use crate::runtime::{
 #[derive(Clone, Debug)]
 pub enum Controller {
     Deployment(deployment::DeploymentController),
+    DaemonSet(daemonset::DaemonSetController),
     ReplicaSet(replicaset::ReplicaSetController),
     Scheduler(scheduler::Scheduler),
     Kubelet(kubelet::Kubelet),
@@ -53,6 +55,7 @@ macro_rules! dispatch {
     ($self:ident, $c:ident => $e:expr) => {
         match $self {
             Controller::Deployment($c) => $e,
+            Controller::DaemonSet($c) => $e,
             Controller::ReplicaSet($c) => $e,
             Controller::Scheduler($c) => $e,
             Controller::Kubelet($c) => $e,

@@ -12,8 +12,8 @@ use super::world::{Input, Slot, World};
 use crate::api::{ApiRequest, GroupResource, PatchType};
 use crate::controllers::declarative::{DeclarativeController, DeclarativeSpec, Step};
 use crate::controllers::{
-    database::DatabaseController, deployment::DeploymentController, hpa::HpaController,
-    kubelet::Kubelet, naive::NaiveController, replicaset::ReplicaSetController,
+    daemonset::DaemonSetController, database::DatabaseController, deployment::DeploymentController,
+    hpa::HpaController, kubelet::Kubelet, naive::NaiveController, replicaset::ReplicaSetController,
     scheduler::Scheduler, util, Controller,
 };
 use crate::runtime::{Environment, Reconciler};
@@ -55,6 +55,11 @@ pub struct ControllerSet {
     pub kubelets: bool,
     pub hpa: bool,
     pub database: bool,
+    /// The DaemonSet controller. Off unless asked for (a scenario that creates a DaemonSet,
+    /// the DaemonSet lesson): its bootstrap role and binding are created with it, and a
+    /// cluster without it keeps the resourceVersions and traces it always had.
+    #[serde(default)]
+    pub daemonset: bool,
     /// The naive spec-from-status controller, on this resource.
     pub naive: Option<GroupResource>,
     pub declarative: Vec<DeclarativeSpec>,
@@ -69,6 +74,7 @@ impl Default for ControllerSet {
             kubelets: true,
             hpa: true,
             database: true,
+            daemonset: false,
             naive: None,
             declarative: Vec::new(),
         }
@@ -130,6 +136,9 @@ impl World {
             for (i, n) in config.nodes.iter().enumerate() {
                 controllers.push(Controller::Kubelet(Kubelet::new(&n.name, i as u32 + 1)));
             }
+        }
+        if c.daemonset {
+            controllers.push(Controller::DaemonSet(DaemonSetController::new()));
         }
         if c.hpa {
             controllers.push(Controller::Hpa(HpaController::new()));
@@ -195,6 +204,16 @@ impl World {
                 spec.principal.clone(),
                 resources,
             ));
+        }
+        if c.daemonset {
+            for obj in crate::api::rbac::daemon_set_controller_policy() {
+                let gr = if obj["kind"] == "ClusterRole" {
+                    GroupResource::new("rbac.authorization.k8s.io", "clusterroles")
+                } else {
+                    GroupResource::new("rbac.authorization.k8s.io", "clusterrolebindings")
+                };
+                world.request_as_setup(ApiRequest::create(ADMIN, gr, "", obj));
+            }
         }
         for (role, principal, resources) in grants {
             for (gr, body) in rbac_grant(&role, &principal, &resources) {
