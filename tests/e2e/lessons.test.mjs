@@ -35,7 +35,7 @@ test('the gallery lists ten lessons; "observedGeneration" is walked from start t
   await page.getByRole('button', { name: 'Open the gallery' }).click();
   const cards = page.locator('.cards > li');
   await cards.first().waitFor();
-  assert.equal(await cards.count(), 10);
+  assert.equal(await cards.count(), 11);
   assert.match(await cards.nth(0).innerText(), /1\. Spec vs status/);
   assert.match(await cards.nth(9).innerText(), /10\. Optimistic concurrency/);
   await screenshot(page, 'lessons-gallery-light');

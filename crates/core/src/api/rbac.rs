@@ -17,6 +17,7 @@ pub mod principals {
         "system:serviceaccount:kube-system:replicaset-controller";
     pub const DAEMON_SET_CONTROLLER: &str =
         "system:serviceaccount:kube-system:daemon-set-controller";
+    pub const POD_GC_CONTROLLER: &str = "system:serviceaccount:kube-system:pod-garbage-collector";
     pub const HPA_CONTROLLER: &str = "system:serviceaccount:kube-system:horizontal-pod-autoscaler";
     pub const GARBAGE_COLLECTOR: &str =
         "system:serviceaccount:kube-system:generic-garbage-collector";
@@ -343,6 +344,27 @@ pub fn daemon_set_controller_policy() -> Vec<Value> {
             name,
             name,
             vec![service_account("kube-system", "daemon-set-controller")],
+        ),
+    ]
+}
+
+/// kube's bootstrap role and binding of the pod garbage collector [controller_policy.go
+/// `pod-garbage-collector`], created by the engine with the controller.
+pub fn pod_gc_controller_policy() -> Vec<Value> {
+    let name = "system:controller:pod-garbage-collector";
+    vec![
+        cluster_role(
+            name,
+            vec![
+                rule(&[""], &["pods"], &["list", "watch", "delete"]),
+                rule(&[""], &["nodes"], READ),
+                rule(&[""], &["pods/status"], &["patch"]),
+            ],
+        ),
+        binding(
+            name,
+            name,
+            vec![service_account("kube-system", "pod-garbage-collector")],
         ),
     ]
 }

@@ -19,6 +19,7 @@ pub mod hpa;
 pub mod kubelet;
 pub mod naive;
 pub mod node_predicates;
+pub mod podgc;
 pub mod replicaset;
 pub mod scheduler;
 pub mod util;
@@ -42,6 +43,7 @@ pub use crate::runtime::{
 pub enum Controller {
     Deployment(deployment::DeploymentController),
     DaemonSet(daemonset::DaemonSetController),
+    PodGc(podgc::PodGcController),
     ReplicaSet(replicaset::ReplicaSetController),
     Scheduler(scheduler::Scheduler),
     Kubelet(kubelet::Kubelet),
@@ -56,6 +58,7 @@ macro_rules! dispatch {
         match $self {
             Controller::Deployment($c) => $e,
             Controller::DaemonSet($c) => $e,
+            Controller::PodGc($c) => $e,
             Controller::ReplicaSet($c) => $e,
             Controller::Scheduler($c) => $e,
             Controller::Kubelet($c) => $e,

@@ -30,6 +30,7 @@ pub const GALLERY: &[GalleryEntry] = entries![
     "status-protection",
     "crd-status-subresource",
     "optimistic-concurrency",
+    "daemonset-new-node",
 ];
 
 /// The entry with this id.
