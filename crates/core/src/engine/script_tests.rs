@@ -1286,3 +1286,112 @@ fn kubelet_leaves_a_foreign_change_to_a_conditions_times_alone_but_puts_back_its
     w.advance(30_000);
     assert_eq!(ready(&w), ("True".to_owned(), kubelet_time));
 }
+
+/// A DaemonSet on three nodes, one tainted `dedicated=gpu:NoSchedule` (no pod there), rolled
+/// to a new image one node at a time (maxUnavailable 1), then a fourth node joins and gets its
+/// pod; node-2 leaves and the pod garbage collector removes its pod.
+fn daemon_set() -> Script {
+    let ds = json!({"apiVersion": "apps/v1", "kind": "DaemonSet",
+        "metadata": {"name": "agent", "namespace": "default"},
+        "spec": {"selector": {"matchLabels": {"app": "agent"}},
+            "template": {"metadata": {"labels": {"app": "agent"}},
+                "spec": {"containers": [{"name": "agent", "image": "agent:1",
+                    "resources": {"requests": {"cpu": "50m", "memory": "32Mi"}}}]}}}});
+    let ds_gr = crate::controllers::daemonset::daemonsets();
+    Script::new("daemon set")
+        .config(|c| {
+            c.controllers.daemonset = true;
+            c.controllers.pod_gc = true;
+        })
+        .at(
+            0,
+            patch_as(
+                "admin",
+                util::nodes(),
+                "",
+                "node-3",
+                json!({"spec": {"taints": [{"key": "dedicated", "value": "gpu", "effect": "NoSchedule"}]}}),
+            ),
+        )
+        .at(0, create_as("alice", ds_gr.clone(), "default", ds))
+        .at(
+            10_000,
+            patch_as(
+                "alice",
+                ds_gr,
+                "default",
+                "agent",
+                json!({"spec": {"template": {"spec": {"containers": [{"name": "agent", "image": "agent:2"}]}}}}),
+            ),
+        )
+        .at(
+            30_000,
+            Input::Fault {
+                fault: Fault::AddNode {
+                    node: NodeSpec::new("node-4", "4", "8Gi"),
+                },
+            },
+        )
+        .at(
+            40_000,
+            Input::Fault {
+                fault: Fault::RemoveNode {
+                    node: "node-2".into(),
+                },
+            },
+        )
+        // The orphaned pod keeps the world looking settled; the collector acts at 60 s and 100 s.
+        .at_least(110_000)
+        .until(120_000)
+}
+
+#[test]
+fn a_daemon_set_runs_one_pod_per_eligible_node_and_rolls_node_by_node() {
+    let out = check(&daemon_set(), expect_file!["snapshots/daemon_set.trace"]);
+    let key = ObjectKey::new(
+        crate::controllers::daemonset::daemonsets(),
+        "default",
+        "agent",
+    );
+    let ds = get(&out, &key);
+    // node-1 and node-4 remain eligible; node-3's taint keeps the pod off; node-2 is gone.
+    assert_eq!(
+        ds["status"],
+        json!({"currentNumberScheduled": 2, "numberMisscheduled": 0, "desiredNumberScheduled": 2,
+            "numberReady": 2, "observedGeneration": 2, "updatedNumberScheduled": 2, "numberAvailable": 2})
+    );
+    let verdict = crate::kstatus::compute_at(&ds, out.world.now()).unwrap();
+    assert_eq!(verdict.status.as_str(), "Current");
+    let rollout = crate::rollout::rollout_status(&ds, None).unwrap();
+    assert_eq!(
+        rollout.message,
+        "daemon set \"agent\" successfully rolled out\n"
+    );
+    let pods: Vec<&Value> = out
+        .world
+        .objects()
+        .filter(|(k, _)| k.gr == util::pods())
+        .map(|(_, v)| v.as_ref())
+        .collect();
+    let mut nodes: Vec<&str> = pods.iter().map(|p| str_at(p, "/spec/nodeName")).collect();
+    nodes.sort_unstable();
+    assert_eq!(nodes, ["node-1", "node-4"]);
+    for p in &pods {
+        assert_eq!(
+            str_at(p, "/spec/containers/0/image"),
+            "agent:2",
+            "{}",
+            meta::name(p)
+        );
+    }
+    // Two revisions: the first template and the second.
+    let revisions = out
+        .world
+        .objects()
+        .filter(|(k, _)| k.gr == crate::controllers::daemonset::controllerrevisions())
+        .count();
+    assert_eq!(revisions, 2);
+    let trace = out.world.trace_text();
+    assert!(trace.contains("create nodes node-4 201"));
+    assert!(trace.contains("pod-garbage-collector reconcile"));
+}

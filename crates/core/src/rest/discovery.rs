@@ -192,6 +192,7 @@ fn builtin_names(gr: &GroupResource) -> (&'static [&'static str], &'static [&'st
     match (gr.group.as_str(), gr.resource.as_str()) {
         ("apps", "deployments") => (&["deploy"], ALL),
         ("apps", "replicasets") => (&["rs"], ALL),
+        ("apps", "daemonsets") => (&["ds"], ALL),
         ("", "pods") => (&["po"], ALL),
         ("", "services") => (&["svc"], ALL),
         ("", "nodes") => (&["no"], &[]),
