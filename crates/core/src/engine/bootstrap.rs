@@ -60,8 +60,9 @@ pub struct ControllerSet {
     /// cluster without it keeps the resourceVersions and traces it always had.
     #[serde(default)]
     pub daemonset: bool,
-    /// The pod garbage collector (kube's podgc, orphaned pods only), off unless asked for (a
-    /// scenario that removes a node), for the same reason.
+    /// The pod garbage collector (kube's podgc, orphaned pods only) from the start. Off by
+    /// default for the same reason; the first `Fault::RemoveNode` starts it anyway, as it has
+    /// nothing to collect before a node goes.
     #[serde(default)]
     pub pod_gc: bool,
     /// The naive spec-from-status controller, on this resource.

@@ -10,10 +10,11 @@ use serde_json::Value;
 use super::bootstrap::{node_objects, NodeSpec};
 use super::world::{RunState, Slot, World};
 use crate::api::meta::{self, JsonPointer};
+use crate::api::GroupResource;
 use crate::api::{
     ApiError, ApiRequest, ObjectKey, PatchType, StatusReason, WatchEvent, WatchEventType,
 };
-use crate::controllers::{kubelet::Kubelet, util, Controller};
+use crate::controllers::{kubelet::Kubelet, podgc::PodGcController, util, Controller};
 use crate::runtime::{Informer, Reconciler, WorkQueue};
 
 /// Faults that can be injected at any time.
@@ -163,6 +164,17 @@ impl World {
                 format!("add-node {}", node.name)
             }
             Fault::RemoveNode { node } => {
+                // The pod garbage collector has nothing to collect until a node goes: it starts
+                // with the first removal (its role comes in `node_fault_requests`).
+                let gc = PodGcController::new().name();
+                if !self.slots.contains_key(&gc) {
+                    let latency = self.slots.values().map(|s| s.latency_ms).max().unwrap_or(5);
+                    self.slots.insert(
+                        gc.clone(),
+                        Slot::new(Controller::PodGc(PodGcController::new()), latency),
+                    );
+                    self.restart(&gc);
+                }
                 if let Some(s) = self.slots.get_mut(&format!("kubelet/{node}")) {
                     s.state = RunState::Crashed;
                     s.informer = Informer::new();
@@ -194,12 +206,32 @@ impl World {
                     ),
                 ]
             }
-            Fault::RemoveNode { node } => vec![ApiRequest::delete(
-                super::bootstrap::ADMIN,
-                util::nodes(),
-                "",
-                node,
-            )],
+            Fault::RemoveNode { node } => {
+                let mut requests = Vec::new();
+                let role = ObjectKey::new(
+                    GroupResource::new("rbac.authorization.k8s.io", "clusterroles"),
+                    "",
+                    "system:controller:pod-garbage-collector",
+                );
+                if !self.objects.contains_key(&role) {
+                    for obj in crate::api::rbac::pod_gc_controller_policy() {
+                        let resource = if obj["kind"] == "ClusterRole" {
+                            "clusterroles"
+                        } else {
+                            "clusterrolebindings"
+                        };
+                        let gr = GroupResource::new("rbac.authorization.k8s.io", resource);
+                        requests.push(ApiRequest::create(super::bootstrap::ADMIN, gr, "", obj));
+                    }
+                }
+                requests.push(ApiRequest::delete(
+                    super::bootstrap::ADMIN,
+                    util::nodes(),
+                    "",
+                    node,
+                ));
+                requests
+            }
             _ => Vec::new(),
         }
     }

@@ -66,8 +66,6 @@ pub(crate) fn cluster_config(s: &Scenario, seed: u64) -> Result<ClusterConfig, S
     // The DaemonSet controller runs in a scenario that names DaemonSets (ControllerSet's
     // `daemonset`): every other scenario keeps its trace.
     c.daemonset = mentions_daemon_sets(s);
-    // Pods on a removed node are the pod garbage collector's (kube's podgc).
-    c.pod_gc = s.faults.iter().any(|f| f.remove_node.is_some());
     if let Some(naive) = &s.cluster.naive_controller {
         let (plural, group) = naive.split_once('.').unwrap_or((naive.as_str(), ""));
         c.naive = Some(GroupResource::new(group, plural));
