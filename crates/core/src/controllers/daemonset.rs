@@ -1097,6 +1097,31 @@ impl DaemonSetController {
     }
 }
 
+/// `updatePod`'s `enqueueDaemonSetAfter(ds, minReadySeconds + 1s)` when a pod turns ready: the
+/// handler here cannot delay a key, so the sync asks for the same wake-up, counted from the
+/// pod's Ready transition, for every pod that is ready but not yet available.
+fn ready_not_yet_available_requeue(cache: &Informer, ds: &Value, now: SimTime) -> Option<u64> {
+    let min_ready = meta::i64_at(ds, "/spec/minReadySeconds").unwrap_or(0);
+    if min_ready <= 0 {
+        return None;
+    }
+    let now_ms = now.unix_ms();
+    nodes_to_daemon_pods(cache, ds, false)
+        .values()
+        .flatten()
+        .filter(|p| pod_is_ready(p) && !pod_available(p, min_ready, now))
+        .filter_map(|p| {
+            let since = p
+                .get("status")
+                .and_then(|s| crate::conditions::find_condition(s, "Ready"))
+                .map(|c| str_at(c, "/lastTransitionTime"))
+                .and_then(crate::time::parse_rfc3339_unix_ms)?;
+            let due = since + min_ready * 1000 + 1000;
+            (due > now_ms).then(|| (due - now_ms) as u64)
+        })
+        .min()
+}
+
 /// `DaemonSetStatus` as Go prints it [k8s.io/api apps/v1 types.go]: the four counts without
 /// omitempty always, then observedGeneration, updatedNumberScheduled, numberAvailable and
 /// numberUnavailable only when not zero, then the stored collisionCount and conditions.
@@ -1367,6 +1392,9 @@ impl Reconciler for DaemonSetController {
         let status = self.update_status(ctx, &ds, &node_list, &hash, true);
         result?;
         if let Some(ms) = status? {
+            requeue = Some(requeue.map_or(ms, |r| r.min(ms)));
+        }
+        if let Some(ms) = ready_not_yet_available_requeue(ctx.cache, &ds, ctx.now) {
             requeue = Some(requeue.map_or(ms, |r| r.min(ms)));
         }
         Ok(requeue.map_or(ReconcileAction::AwaitChange, |ms| {

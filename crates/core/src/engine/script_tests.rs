@@ -1395,3 +1395,55 @@ fn a_daemon_set_runs_one_pod_per_eligible_node_and_rolls_node_by_node() {
     assert!(trace.contains("create nodes node-4 201"));
     assert!(trace.contains("pod-garbage-collector reconcile"));
 }
+
+/// A surge rollout with minReadySeconds: each new pod must stay ready for 2 s before its old
+/// pod goes (`podsShouldBeOnNode`'s surge rule), and the controller must wake up for that
+/// (`updatePod`'s delayed enqueue); the rollout finishes on every node.
+#[test]
+fn a_surging_daemon_set_rollout_waits_for_availability_and_finishes() {
+    let ds_gr = crate::controllers::daemonset::daemonsets();
+    let ds = json!({"apiVersion": "apps/v1", "kind": "DaemonSet",
+        "metadata": {"name": "agent", "namespace": "default"},
+        "spec": {"selector": {"matchLabels": {"app": "agent"}}, "minReadySeconds": 2,
+            "updateStrategy": {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 0, "maxSurge": 1}},
+            "template": {"metadata": {"labels": {"app": "agent"}},
+                "spec": {"containers": [{"name": "agent", "image": "agent:1"}]}}}});
+    let out = Script::new("surging daemon set")
+        .config(|c| c.controllers.daemonset = true)
+        .at(0, create_as("alice", ds_gr.clone(), "default", ds))
+        .at(
+            10_000,
+            patch_as(
+                "alice",
+                ds_gr.clone(),
+                "default",
+                "agent",
+                json!({"spec": {"template": {"spec": {"containers": [{"name": "agent", "image": "agent:2"}]}}}}),
+            ),
+        )
+        .at_least(40_000)
+        .until(60_000)
+        .run();
+    let ds = get(&out, &ObjectKey::new(ds_gr, "default", "agent"));
+    assert_eq!(
+        ds["status"]["updatedNumberScheduled"],
+        json!(3),
+        "{}",
+        ds["status"]
+    );
+    assert_eq!(ds["status"]["numberAvailable"], json!(3));
+    let images: Vec<&str> = out
+        .world
+        .objects()
+        .filter(|(k, _)| k.gr == util::pods())
+        .map(|(_, p)| str_at(p, "/spec/containers/0/image"))
+        .collect();
+    assert_eq!(images, ["agent:2"; 3]);
+    // One old pod deleted per node, each once its replacement was available.
+    let trace = out.world.trace_text();
+    let deletes = trace
+        .lines()
+        .filter(|l| l.contains("daemonset-controller reconcile") && l.contains("delete pods"))
+        .count();
+    assert_eq!(deletes, 3);
+}
