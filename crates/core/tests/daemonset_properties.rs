@@ -1,7 +1,8 @@
 //! The DaemonSet controller's status under random histories (template edits, strategy edits,
 //! taints, nodes joining and leaving, time passing): after every world step, status never
 //! claims more ready Pods than the DaemonSet has, nor more available than ready, nor more
-//! current than desired, and observedGeneration never runs ahead of generation.
+//! current than desired, and observedGeneration never runs ahead of generation; once nothing
+//! happens for a while, every eligible node runs an updated, available pod.
 
 use converge_core::api::{ApiRequest, GroupResource, ObjectKey, PatchType};
 use converge_core::engine::{ClusterConfig, Fault, Input, NodeSpec, World};
@@ -19,6 +20,7 @@ enum Op {
     Taint(u8, bool),
     AddNode(u8),
     RemoveNode(u8),
+    MinReady(u8),
     Wait(u16),
 }
 
@@ -29,6 +31,7 @@ fn op() -> impl Strategy<Value = Op> {
         (1..5u8, any::<bool>()).prop_map(|(n, e)| Op::Taint(n, e)),
         (4..7u8).prop_map(Op::AddNode),
         (1..7u8).prop_map(Op::RemoveNode),
+        (0..3u8).prop_map(Op::MinReady),
         (1..20_000u16).prop_map(Op::Wait),
     ]
 }
@@ -75,6 +78,12 @@ fn input(op: &Op) -> Option<Input> {
                 node: format!("node-{n}"),
             },
         },
+        Op::MinReady(s) => patch(
+            daemonsets(),
+            "default",
+            "agent",
+            json!({"spec": {"minReadySeconds": s}}),
+        ),
         Op::Wait(_) => return None,
     })
 }
@@ -149,6 +158,13 @@ fn check(world: &World, fresh: bool, settled: bool) -> Result<(), TestCaseError>
         prop_assert!(
             n("numberReady") <= ready && n("currentNumberScheduled") <= all,
             "settled status {} but {all} pods exist, {ready} ready",
+            ds["status"]
+        );
+        // Every rollout finishes: each eligible node runs an updated, available pod.
+        prop_assert!(
+            n("updatedNumberScheduled") == n("desiredNumberScheduled")
+                && n("numberAvailable") == n("desiredNumberScheduled"),
+            "settled but not rolled out: {}",
             ds["status"]
         );
     }
