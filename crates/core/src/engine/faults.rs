@@ -152,7 +152,11 @@ impl World {
             }
             Fault::AddNode { node } => {
                 let kubelets = self.slots.keys().any(|k| k.starts_with("kubelet/"));
-                if kubelets {
+                // A name already in the cluster keeps its kubelet (the create is refused, 409).
+                let exists =
+                    self.objects
+                        .contains_key(&ObjectKey::new(util::nodes(), "", &node.name));
+                if kubelets && !exists {
                     let latency = self.slots.values().map(|s| s.latency_ms).max().unwrap_or(5);
                     let kubelet = Kubelet::new(&node.name, self.next_node_index());
                     self.slots.insert(

@@ -1447,3 +1447,46 @@ fn a_surging_daemon_set_rollout_waits_for_availability_and_finishes() {
         .count();
     assert_eq!(deletes, 3);
 }
+
+/// A joining node with a name already in the cluster is refused (409) and the existing node's
+/// kubelet keeps running its pods; a node that is gone can join again under its name.
+#[test]
+fn a_node_name_already_in_the_cluster_does_not_join_twice() {
+    let out = Script::new("node joins twice")
+        .at(
+            0,
+            create_as(
+                "alice",
+                deployments(),
+                "default",
+                deployment("default", "web", 3, "nginx:1.25"),
+            ),
+        )
+        .at(
+            5_000,
+            Input::Fault {
+                fault: Fault::AddNode {
+                    node: NodeSpec::new("node-1", "4", "8Gi"),
+                },
+            },
+        )
+        .at_least(10_000)
+        .until(20_000)
+        .run();
+    let trace = out.world.trace_text();
+    assert!(
+        trace.contains("user:admin request -> create nodes node-1 409"),
+        "{trace}"
+    );
+    let running = out
+        .world
+        .objects()
+        .filter(|(k, _)| k.gr == util::pods())
+        .filter(|(_, p)| str_at(p, "/status/phase") == "Running")
+        .count();
+    assert_eq!(running, 3);
+    assert_eq!(
+        out.world.controller_state("kubelet/node-1"),
+        Some(&super::world::RunState::Running)
+    );
+}
