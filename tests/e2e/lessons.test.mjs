@@ -29,16 +29,17 @@ async function nextEventUntil(page, want, max = 200) {
   assert.fail(`the lesson never reached "${want}"; it shows "${await text(page, '#lesson-progress')}"`);
 }
 
-test('the gallery lists eleven lessons; "observedGeneration" is walked from start to finish', async () => {
+test('the gallery lists twelve lessons; "observedGeneration" is walked from start to finish', async () => {
   const { page, context, problems } = await openPage(browser, server.url, { plainEditor: true });
   await page.getByRole('heading', { name: 'Converge', level: 1 }).waitFor();
   await page.getByRole('button', { name: 'Open the gallery' }).click();
   const cards = page.locator('.cards > li');
   await cards.first().waitFor();
-  assert.equal(await cards.count(), 11);
+  assert.equal(await cards.count(), 12);
   assert.match(await cards.nth(0).innerText(), /1\. Spec vs status/);
   assert.match(await cards.nth(9).innerText(), /10\. Optimistic concurrency/);
   assert.match(await cards.nth(10).innerText(), /11\. A Job that gives up/);
+  assert.match(await cards.nth(11).innerText(), /12\. One Pod per node/);
   await screenshot(page, 'lessons-gallery-light');
 
   await page.getByRole('button', { name: 'Open lesson 6: observedGeneration' }).click();

@@ -58,6 +58,11 @@ same_trace_as_native!(
     "tests/scenarios/controller-crash.yaml"
 );
 
+same_trace_as_native!(
+    daemon_set_on_a_joining_node_traces_the_same_in_wasm,
+    "tests/scenarios/daemonset-new-node.yaml"
+);
+
 #[wasm_bindgen_test]
 fn every_gallery_lesson_completes_in_wasm_as_natively() {
     use converge_core::scenario::{gallery::GALLERY, RunOptions, Scenario};

@@ -16,6 +16,9 @@ pub mod principals {
     pub const REPLICASET_CONTROLLER: &str =
         "system:serviceaccount:kube-system:replicaset-controller";
     pub const JOB_CONTROLLER: &str = "system:serviceaccount:kube-system:job-controller";
+    pub const DAEMON_SET_CONTROLLER: &str =
+        "system:serviceaccount:kube-system:daemon-set-controller";
+    pub const POD_GC_CONTROLLER: &str = "system:serviceaccount:kube-system:pod-garbage-collector";
     pub const HPA_CONTROLLER: &str = "system:serviceaccount:kube-system:horizontal-pod-autoscaler";
     pub const GARBAGE_COLLECTOR: &str =
         "system:serviceaccount:kube-system:generic-garbage-collector";
@@ -304,6 +307,69 @@ fn service_account(ns: &str, name: &str) -> Value {
     json!({"kind": "ServiceAccount", "name": name, "namespace": ns})
 }
 
+/// kube's bootstrap role and binding of the DaemonSet controller
+/// [plugin/pkg/auth/authorizer/rbac/bootstrappolicy/controller_policy.go
+/// `daemon-set-controller`], rules in kube's order. Not part of [`default_policy`]: the engine
+/// creates them with the controller, so a cluster without it keeps its resourceVersions.
+pub fn daemon_set_controller_policy() -> Vec<Value> {
+    let name = "system:controller:daemon-set-controller";
+    vec![
+        cluster_role(
+            name,
+            vec![
+                rule(&["extensions", "apps"], &["daemonsets"], READ),
+                rule(&["extensions", "apps"], &["daemonsets/status"], &["update"]),
+                rule(
+                    &["extensions", "apps"],
+                    &["daemonsets/finalizers"],
+                    &["update"],
+                ),
+                rule(&[""], &["nodes"], &["list", "watch"]),
+                rule(
+                    &[""],
+                    &["pods"],
+                    &["list", "watch", "create", "delete", "patch"],
+                ),
+                rule(&[""], &["pods/binding"], &["create"]),
+                rule(
+                    &["apps"],
+                    &["controllerrevisions"],
+                    &[
+                        "get", "list", "watch", "create", "delete", "update", "patch",
+                    ],
+                ),
+                events_rule(),
+            ],
+        ),
+        binding(
+            name,
+            name,
+            vec![service_account("kube-system", "daemon-set-controller")],
+        ),
+    ]
+}
+
+/// kube's bootstrap role and binding of the pod garbage collector [controller_policy.go
+/// `pod-garbage-collector`], created by the engine with the controller.
+pub fn pod_gc_controller_policy() -> Vec<Value> {
+    let name = "system:controller:pod-garbage-collector";
+    vec![
+        cluster_role(
+            name,
+            vec![
+                rule(&[""], &["pods"], &["list", "watch", "delete"]),
+                rule(&[""], &["nodes"], READ),
+                rule(&[""], &["pods/status"], &["patch"]),
+            ],
+        ),
+        binding(
+            name,
+            name,
+            vec![service_account("kube-system", "pod-garbage-collector")],
+        ),
+    ]
+}
+
 /// The name of the ClusterRole users get; custom resources are added to it when their CRD is
 /// created (as kube's clusterrole aggregation does for `edit`).
 pub const USER_ROLE: &str = "converge:spec-editor";
@@ -314,6 +380,7 @@ pub fn default_policy() -> Vec<Value> {
     let workloads = [
         "deployments",
         "replicasets",
+        "daemonsets",
         "pods",
         "configmaps",
         "services",
@@ -333,6 +400,8 @@ pub fn default_policy() -> Vec<Value> {
                     WRITE,
                 ),
                 rule(&["*"], &["*/status"], READ),
+                // kube's `view` aggregation reads revisions (`kubectl rollout history`).
+                rule(&["apps"], &["controllerrevisions"], READ),
                 // kube's `edit` role scales workloads through `/scale` (`kubectl scale`).
                 rule(
                     &["apps"],

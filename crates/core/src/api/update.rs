@@ -39,6 +39,7 @@ impl ApiServer {
         }
         let mut result = self.keep_server_metadata(info, name, &old, new)?;
         strategy::apply_defaults(info, &mut result);
+        info.rules.strategy().prepare_for_update(&old, &mut result);
         let mut errs = Vec::new();
         strategy::validate_metadata(info, &result, &mut errs);
         strategy::validate_spec(info, &result, &mut errs);

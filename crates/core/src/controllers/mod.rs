@@ -11,6 +11,7 @@
     reason = "ApiResult, the API contract type, carries kube's full error by value"
 )]
 
+pub mod daemonset;
 pub mod database;
 pub mod declarative;
 pub mod deployment;
@@ -18,6 +19,8 @@ pub mod hpa;
 pub mod job;
 pub mod kubelet;
 pub mod naive;
+pub mod node_predicates;
+pub mod podgc;
 pub mod replicaset;
 pub mod scheduler;
 pub mod util;
@@ -40,6 +43,8 @@ pub use crate::runtime::{
 #[derive(Clone, Debug)]
 pub enum Controller {
     Deployment(deployment::DeploymentController),
+    DaemonSet(daemonset::DaemonSetController),
+    PodGc(podgc::PodGcController),
     ReplicaSet(replicaset::ReplicaSetController),
     Scheduler(scheduler::Scheduler),
     Kubelet(kubelet::Kubelet),
@@ -54,6 +59,8 @@ macro_rules! dispatch {
     ($self:ident, $c:ident => $e:expr) => {
         match $self {
             Controller::Deployment($c) => $e,
+            Controller::DaemonSet($c) => $e,
+            Controller::PodGc($c) => $e,
             Controller::ReplicaSet($c) => $e,
             Controller::Scheduler($c) => $e,
             Controller::Kubelet($c) => $e,

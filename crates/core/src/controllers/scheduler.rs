@@ -20,6 +20,7 @@ use rand::Rng;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::node_predicates;
 use super::util::{self, nodes, pods};
 use crate::api::meta::{self, str_at, JsonPointer};
 use crate::api::{ApiRequest, GroupResource, ObjectKey, StatusReason, WatchEvent, WatchEventType};
@@ -181,19 +182,163 @@ impl Scheduler {
     }
 }
 
-/// kube's unschedulable message: `0/3 nodes are available: 3 Insufficient cpu.` with reasons
-/// sorted, plus the preemption suffix the default profile adds.
-pub fn unschedulable_message(total_nodes: usize, reasons: &BTreeMap<String, usize>) -> String {
+/// Why one node failed the filters: the failing plugin's reasons, and whether preemption could
+/// help there (`Unschedulable`) or not (`UnschedulableAndUnresolvable`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NodeFailure {
+    pub reasons: Vec<String>,
+    pub unresolvable: bool,
+}
+
+/// What the scheduling cycle learnt about the nodes it could not use (kube's `Diagnosis`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Diagnosis {
+    /// A PreFilter plugin's refusal, which stands for every node (`PreFilterMsg`).
+    pub pre_filter_msg: Option<String>,
+    /// Each failed node's status (`NodeToStatus`), nodes a PreFilter result left out included.
+    pub nodes: Vec<NodeFailure>,
+}
+
+/// `sortReasonsHistogram` [pkg/scheduler/framework/types.go]: `"<count> <reason>"` strings,
+/// sorted as strings, so the count leads.
+fn histogram<'a>(reasons: impl Iterator<Item = &'a str>) -> String {
+    let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
+    for r in reasons {
+        *counts.entry(r).or_default() += 1;
+    }
+    let mut parts: Vec<String> = counts.iter().map(|(r, n)| format!("{n} {r}")).collect();
+    parts.sort();
+    parts.join(", ")
+}
+
+/// kube's unschedulable message [`FitError.Error`, pkg/scheduler/framework/types.go]:
+/// `0/3 nodes are available: <reasons>.` with the reasons counted per node, or the PreFilter
+/// message alone, then the default profile's preemption summary [`nodesWherePreemptionMightHelp`,
+/// pkg/scheduler/framework/preemption/preemption.go]: nodes that failed with
+/// `UnschedulableAndUnresolvable` count as `Preemption is not helpful for scheduling`, the others
+/// as `No preemption victims found for incoming pod` (no pod here has a lower priority to evict).
+pub fn unschedulable_message(total_nodes: usize, diagnosis: &Diagnosis) -> String {
     if total_nodes == 0 {
         return "no nodes available to schedule pods".into();
     }
-    // `FitError.Error`: the "<count> <reason>" strings, sorted as strings.
-    let mut parts: Vec<String> = reasons.iter().map(|(r, n)| format!("{n} {r}")).collect();
-    parts.sort();
+    let filters = match &diagnosis.pre_filter_msg {
+        Some(m) => m.clone(),
+        None => histogram(
+            diagnosis
+                .nodes
+                .iter()
+                .flat_map(|n| n.reasons.iter().map(String::as_str)),
+        ),
+    };
+    let preemption = histogram(diagnosis.nodes.iter().map(|n| {
+        if n.unresolvable || diagnosis.pre_filter_msg.is_some() {
+            "Preemption is not helpful for scheduling"
+        } else {
+            "No preemption victims found for incoming pod"
+        }
+    }));
     format!(
-        "0/{total_nodes} nodes are available: {}. preemption: 0/{total_nodes} nodes are available: {total_nodes} No preemption victims found for incoming pod.",
-        parts.join(", ")
+        "0/{total_nodes} nodes are available: {filters}. preemption: 0/{total_nodes} nodes are available: {preemption}."
     )
+}
+
+/// `ErrReasonUnschedulable` [plugins/nodeunschedulable].
+pub const ERR_REASON_UNSCHEDULABLE: &str = "node(s) were unschedulable";
+/// `ErrReasonPod` [plugins/nodeaffinity].
+pub const ERR_REASON_NODE_AFFINITY: &str = "node(s) didn't match Pod's node affinity/selector";
+/// `errReasonConflict` [plugins/nodeaffinity].
+pub const ERR_REASON_CONFLICT: &str = "pod affinity terms conflict";
+
+/// NodeAffinity's `PreFilter` [plugins/nodeaffinity/node_affinity.go]: when every required term
+/// names nodes with `matchFields metadata.name In`, only those nodes (the union over terms of
+/// each term's intersection) are filtered. `Ok(None)`: every node; `Err`: the terms conflict.
+pub fn pre_filter_node_names(
+    pod_spec: &Value,
+) -> Result<Option<std::collections::BTreeSet<String>>, &'static str> {
+    let Some(terms) = pod_spec
+        .at("/affinity/nodeAffinity/requiredDuringSchedulingIgnoredDuringExecution/nodeSelectorTerms")
+        .and_then(Value::as_array)
+        .filter(|t| !t.is_empty())
+    else {
+        return Ok(None);
+    };
+    let mut names = std::collections::BTreeSet::new();
+    for t in terms {
+        let mut term_names: Option<std::collections::BTreeSet<String>> = None;
+        for r in t
+            .get("matchFields")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            if str_at(r, "/key") == node_predicates::OBJECT_NAME_FIELD
+                && str_at(r, "/operator") == "In"
+            {
+                let s: std::collections::BTreeSet<String> = r
+                    .get("values")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                    .filter_map(Value::as_str)
+                    .map(str::to_owned)
+                    .collect();
+                term_names = Some(match term_names {
+                    None => s,
+                    Some(prev) => prev.intersection(&s).cloned().collect(),
+                });
+            }
+        }
+        let Some(term_names) = term_names else {
+            // A term without a node-name requirement admits every node (terms are ORed).
+            return Ok(None);
+        };
+        names.extend(term_names);
+    }
+    if names.is_empty() {
+        return Err(ERR_REASON_CONFLICT);
+    }
+    Ok(Some(names))
+}
+
+/// The filters of kube 1.32's default profile that look at the node itself, in the profile's
+/// order, up to the first that fails (`RunFilterPlugins` stops there): NodeUnschedulable
+/// [plugins/nodeunschedulable `Filter`: `spec.unschedulable` unless the pod tolerates the
+/// `node.kubernetes.io/unschedulable:NoSchedule` taint], TaintToleration [plugins/tainttoleration
+/// `Filter`: the first NoSchedule/NoExecute taint no toleration tolerates] and NodeAffinity
+/// [plugins/nodeaffinity `Filter`: nodeSelector and required affinity]. All three fail as
+/// `UnschedulableAndUnresolvable`. NodeResourcesFit comes after them (in `reconcile`).
+pub fn node_filters(pod_spec: &Value, node: &Value) -> Option<NodeFailure> {
+    let tolerations = node_predicates::pod_tolerations(pod_spec);
+    let fail = |reason: String| {
+        Some(NodeFailure {
+            reasons: vec![reason],
+            unresolvable: true,
+        })
+    };
+    if node.at("/spec/unschedulable").and_then(Value::as_bool) == Some(true) {
+        let taint = serde_json::json!({"key": node_predicates::TAINT_NODE_UNSCHEDULABLE, "effect": "NoSchedule"});
+        if !tolerations
+            .iter()
+            .any(|t| node_predicates::tolerates(t, &taint))
+        {
+            return fail(ERR_REASON_UNSCHEDULABLE.into());
+        }
+    }
+    if let Some(taint) = node_predicates::first_untolerated_taint(
+        node_predicates::node_taints(node),
+        tolerations,
+        node_predicates::schedule_effect,
+    ) {
+        return fail(format!(
+            "node(s) had untolerated taint {{{}: {}}}",
+            str_at(taint, "/key"),
+            str_at(taint, "/value")
+        ));
+    }
+    if !node_predicates::required_node_affinity_matches(pod_spec, node) {
+        return fail(ERR_REASON_NODE_AFFINITY.into());
+    }
+    None
 }
 
 /// Whether a pod changed beyond its status, resourceVersion, generation, managedFields and
@@ -321,11 +466,33 @@ impl Reconciler for Scheduler {
         // selectHost: the highest total score; among equals, reservoir sampling.
         let mut best: Option<(u64, String)> = None;
         let mut best_count = 0u32;
-        let mut reasons: BTreeMap<String, usize> = BTreeMap::new();
+        let mut diagnosis = Diagnosis::default();
         let mut total = 0;
+        let spec = pod.get("spec").cloned().unwrap_or(Value::Null);
+        let pre_filter = pre_filter_node_names(&spec);
+        if let Err(msg) = pre_filter {
+            diagnosis.pre_filter_msg = Some(msg.to_owned());
+        }
         for node in ctx.cache.list(&node_gr) {
             total += 1;
             let name = meta::name(node).to_owned();
+            // A node the PreFilter result leaves out: `node(s) didn't satisfy plugin(s)
+            // [NodeAffinity]` (`SetAbsentNodesStatus`, schedule_one.go findNodesThatFitPod).
+            let failure = match &pre_filter {
+                Err(_) => Some(NodeFailure {
+                    reasons: Vec::new(),
+                    unresolvable: true,
+                }),
+                Ok(Some(names)) if !names.contains(&name) => Some(NodeFailure {
+                    reasons: vec!["node(s) didn't satisfy plugin(s) [NodeAffinity]".into()],
+                    unresolvable: true,
+                }),
+                Ok(_) => node_filters(&spec, node),
+            };
+            if let Some(f) = failure {
+                diagnosis.nodes.push(f);
+                continue;
+            }
             let alloc = |f: &str| node.at(&format!("/status/allocatable/{f}"));
             let cpu = alloc("cpu").map_or(u64::MAX, crate::api::quantity::cpu_millis);
             let mem = alloc("memory").map_or(u64::MAX, crate::api::quantity::memory_bytes);
@@ -334,18 +501,22 @@ impl Reconciler for Scheduler {
                 other => other.as_u64().unwrap_or(110),
             });
             let used = self.usage(&name);
-            let mut fits = true;
+            let mut fit_reasons = Vec::new();
             if used.pods + 1 > max_pods {
-                *reasons.entry("Too many pods".into()).or_default() += 1;
-                fits = false;
+                fit_reasons.push("Too many pods".to_owned());
             }
             if used.cpu_millis + want.cpu_millis > cpu {
-                *reasons.entry("Insufficient cpu".into()).or_default() += 1;
-                fits = false;
+                fit_reasons.push("Insufficient cpu".to_owned());
             }
             if used.memory_bytes + want.memory_bytes > mem {
-                *reasons.entry("Insufficient memory".into()).or_default() += 1;
-                fits = false;
+                fit_reasons.push("Insufficient memory".to_owned());
+            }
+            let fits = fit_reasons.is_empty();
+            if !fits {
+                diagnosis.nodes.push(NodeFailure {
+                    reasons: fit_reasons,
+                    unresolvable: false,
+                });
             }
             if fits {
                 let capacity = |q: u64| if q == u64::MAX { 0 } else { q };
@@ -382,7 +553,7 @@ impl Reconciler for Scheduler {
         }
         let principal = self.principal();
         let Some((_, node)) = best else {
-            let message = unschedulable_message(total, &reasons);
+            let message = unschedulable_message(total, &diagnosis);
             // handleSchedulingFailure: the event first (its note cut to 1024 bytes by
             // `truncateMessage`), then the PodScheduled condition.
             ctx.record(
@@ -485,23 +656,165 @@ mod tests {
         );
     }
 
+    fn fit(reasons: &[&str]) -> NodeFailure {
+        NodeFailure {
+            reasons: reasons.iter().map(|r| (*r).to_owned()).collect(),
+            unresolvable: false,
+        }
+    }
+
+    fn unresolvable(reason: &str) -> NodeFailure {
+        NodeFailure {
+            reasons: vec![reason.to_owned()],
+            unresolvable: true,
+        }
+    }
+
     /// `FitError.Error` sorts the "<count> <reason>" strings, so the count leads.
     #[test]
     fn unschedulable_reasons_are_sorted_as_printed() {
-        let mut r = BTreeMap::new();
-        r.insert("Insufficient cpu".to_owned(), 2);
-        r.insert("Insufficient memory".to_owned(), 1);
-        assert!(unschedulable_message(3, &r)
-            .starts_with("0/3 nodes are available: 1 Insufficient memory, 2 Insufficient cpu. "));
+        let d = Diagnosis {
+            pre_filter_msg: None,
+            nodes: vec![
+                fit(&["Insufficient cpu"]),
+                fit(&["Insufficient cpu", "Insufficient memory"]),
+                fit(&["Insufficient cpu"]),
+            ],
+        };
+        assert!(unschedulable_message(3, &d)
+            .starts_with("0/3 nodes are available: 1 Insufficient memory, 3 Insufficient cpu. "));
     }
 
     #[test]
     fn the_unschedulable_message_counts_nodes_per_reason() {
-        let mut r = BTreeMap::new();
-        r.insert("Insufficient cpu".to_owned(), 3);
+        let d = Diagnosis {
+            pre_filter_msg: None,
+            nodes: vec![fit(&["Insufficient cpu"]); 3],
+        };
         assert_eq!(
-            unschedulable_message(3, &r),
+            unschedulable_message(3, &d),
             "0/3 nodes are available: 3 Insufficient cpu. preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod."
+        );
+    }
+
+    fn node(name: &str, spec: Value, labels: Value) -> Value {
+        serde_json::json!({"metadata": {"name": name, "labels": labels}, "spec": spec})
+    }
+
+    /// Worked from the three plugins' `Filter`s in the default profile's order: a cordoned node
+    /// fails NodeUnschedulable before its taint is looked at; the taint's text is
+    /// `{key: value}`; a selector miss is NodeAffinity's.
+    #[test]
+    fn node_filters_fail_with_the_first_failing_plugins_reason() {
+        let spec = serde_json::json!({"nodeSelector": {"disk": "ssd"}});
+        let tainted = serde_json::json!({"taints": [{"key": "dedicated", "value": "gpu", "effect": "NoSchedule"}]});
+        let f = |n: &Value| node_filters(&spec, n).map(|f| f.reasons[0].clone());
+        assert_eq!(
+            f(&node(
+                "a",
+                serde_json::json!({"unschedulable": true, "taints": tainted["taints"]}),
+                serde_json::json!({"disk": "ssd"})
+            )),
+            Some("node(s) were unschedulable".into())
+        );
+        assert_eq!(
+            f(&node("b", tainted.clone(), serde_json::json!({}))),
+            Some("node(s) had untolerated taint {dedicated: gpu}".into())
+        );
+        assert_eq!(
+            f(&node(
+                "c",
+                serde_json::json!({}),
+                serde_json::json!({"disk": "hdd"})
+            )),
+            Some("node(s) didn't match Pod's node affinity/selector".into())
+        );
+        assert_eq!(
+            f(&node(
+                "d",
+                serde_json::json!({}),
+                serde_json::json!({"disk": "ssd"})
+            )),
+            None
+        );
+        // A PreferNoSchedule taint does not filter; the unschedulable toleration admits a
+        // cordoned node.
+        let tolerant = serde_json::json!({"tolerations": [{"key": "node.kubernetes.io/unschedulable", "operator": "Exists", "effect": "NoSchedule"}]});
+        let soft = node(
+            "e",
+            serde_json::json!({"unschedulable": true, "taints": [{"key": "x", "effect": "PreferNoSchedule"}]}),
+            serde_json::json!({}),
+        );
+        assert_eq!(node_filters(&tolerant, &soft), None);
+    }
+
+    /// The message a DaemonSet pod pinned to node-3 (matchFields metadata.name) gets when
+    /// node-3 carries a taint it does not tolerate: the other two nodes are left out by
+    /// NodeAffinity's PreFilter and count as unresolvable in the preemption part.
+    #[test]
+    fn a_pinned_pod_on_a_tainted_node_reads_as_kube_prints_it() {
+        let d = Diagnosis {
+            pre_filter_msg: None,
+            nodes: vec![
+                unresolvable("node(s) didn't satisfy plugin(s) [NodeAffinity]"),
+                unresolvable("node(s) didn't satisfy plugin(s) [NodeAffinity]"),
+                unresolvable("node(s) had untolerated taint {dedicated: gpu}"),
+            ],
+        };
+        assert_eq!(
+            unschedulable_message(3, &d),
+            "0/3 nodes are available: 1 node(s) had untolerated taint {dedicated: gpu}, 2 node(s) didn't satisfy plugin(s) [NodeAffinity]. preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling."
+        );
+        let mixed = Diagnosis {
+            pre_filter_msg: None,
+            nodes: vec![
+                unresolvable("node(s) didn't match Pod's node affinity/selector"),
+                fit(&["Insufficient cpu"]),
+                unresolvable("node(s) had untolerated taint {dedicated: gpu}"),
+            ],
+        };
+        assert_eq!(
+            unschedulable_message(3, &mixed),
+            "0/3 nodes are available: 1 Insufficient cpu, 1 node(s) didn't match Pod's node affinity/selector, 1 node(s) had untolerated taint {dedicated: gpu}. preemption: 0/3 nodes are available: 1 No preemption victims found for incoming pod, 2 Preemption is not helpful for scheduling."
+        );
+    }
+
+    #[test]
+    fn node_affinity_pre_filter_narrows_to_the_named_nodes() {
+        let pinned = |terms: Value| serde_json::json!({"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": terms}}}});
+        let names = pre_filter_node_names(&pinned(serde_json::json!([
+            {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["a", "b"]}]},
+            {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["c"]}]}
+        ])))
+        .unwrap()
+        .unwrap();
+        assert_eq!(names.into_iter().collect::<Vec<_>>(), ["a", "b", "c"]);
+        assert_eq!(
+            pre_filter_node_names(&pinned(serde_json::json!([
+                {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["a"]}]},
+                {"matchExpressions": [{"key": "x", "operator": "Exists"}]}
+            ]))),
+            Ok(None),
+            "a term without a name admits every node"
+        );
+        let conflict = pinned(serde_json::json!([{"matchFields": [
+            {"key": "metadata.name", "operator": "In", "values": ["a"]},
+            {"key": "metadata.name", "operator": "In", "values": ["b"]}
+        ]}]));
+        assert_eq!(pre_filter_node_names(&conflict), Err(ERR_REASON_CONFLICT));
+        let d = Diagnosis {
+            pre_filter_msg: Some(ERR_REASON_CONFLICT.into()),
+            nodes: vec![
+                NodeFailure {
+                    reasons: vec![],
+                    unresolvable: true
+                };
+                2
+            ],
+        };
+        assert_eq!(
+            unschedulable_message(2, &d),
+            "0/2 nodes are available: pod affinity terms conflict. preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling."
         );
     }
 }

@@ -12,9 +12,10 @@ use super::world::{Input, Slot, World};
 use crate::api::{ApiRequest, GroupResource, PatchType};
 use crate::controllers::declarative::{DeclarativeController, DeclarativeSpec, Step};
 use crate::controllers::{
-    database::DatabaseController, deployment::DeploymentController, hpa::HpaController,
-    job::JobController, kubelet::Kubelet, naive::NaiveController, replicaset::ReplicaSetController,
-    scheduler::Scheduler, util, Controller,
+    daemonset::DaemonSetController, database::DatabaseController, deployment::DeploymentController,
+    hpa::HpaController, job::JobController, kubelet::Kubelet, naive::NaiveController,
+    podgc::PodGcController, replicaset::ReplicaSetController, scheduler::Scheduler, util,
+    Controller,
 };
 use crate::runtime::{Environment, Reconciler};
 use crate::time::SimTime;
@@ -58,6 +59,16 @@ pub struct ControllerSet {
     #[serde(default = "yes")]
     pub job: bool,
     pub database: bool,
+    /// The DaemonSet controller. Off unless asked for (a scenario that creates a DaemonSet,
+    /// the DaemonSet lesson): its bootstrap role and binding are created with it, and a
+    /// cluster without it keeps the resourceVersions and traces it always had.
+    #[serde(default)]
+    pub daemonset: bool,
+    /// The pod garbage collector (kube's podgc, orphaned pods only) from the start. Off by
+    /// default for the same reason; the first `Fault::RemoveNode` starts it anyway, as it has
+    /// nothing to collect before a node goes.
+    #[serde(default)]
+    pub pod_gc: bool,
     /// The naive spec-from-status controller, on this resource.
     pub naive: Option<GroupResource>,
     pub declarative: Vec<DeclarativeSpec>,
@@ -73,6 +84,8 @@ impl Default for ControllerSet {
             hpa: true,
             job: true,
             database: true,
+            daemonset: false,
+            pod_gc: false,
             naive: None,
             declarative: Vec::new(),
         }
@@ -134,6 +147,12 @@ impl World {
             for (i, n) in config.nodes.iter().enumerate() {
                 controllers.push(Controller::Kubelet(Kubelet::new(&n.name, i as u32 + 1)));
             }
+        }
+        if c.daemonset {
+            controllers.push(Controller::DaemonSet(DaemonSetController::new()));
+        }
+        if c.pod_gc {
+            controllers.push(Controller::PodGc(PodGcController::new()));
         }
         if c.hpa {
             controllers.push(Controller::Hpa(HpaController::new()));
@@ -203,48 +222,31 @@ impl World {
                 resources,
             ));
         }
+        let mut policy = Vec::new();
+        if c.daemonset {
+            policy.extend(crate::api::rbac::daemon_set_controller_policy());
+        }
+        if c.pod_gc {
+            policy.extend(crate::api::rbac::pod_gc_controller_policy());
+        }
+        {
+            for obj in policy {
+                let gr = if obj["kind"] == "ClusterRole" {
+                    GroupResource::new("rbac.authorization.k8s.io", "clusterroles")
+                } else {
+                    GroupResource::new("rbac.authorization.k8s.io", "clusterrolebindings")
+                };
+                world.request_as_setup(ApiRequest::create(ADMIN, gr, "", obj));
+            }
+        }
         for (role, principal, resources) in grants {
             for (gr, body) in rbac_grant(&role, &principal, &resources) {
                 world.request_as_setup(ApiRequest::create(ADMIN, gr, "", body));
             }
         }
         for (i, node) in config.nodes.iter().enumerate() {
-            let obj = json!({
-                "apiVersion": "v1", "kind": "Node",
-                "metadata": {"name": node.name, "labels": {"kubernetes.io/hostname": node.name}},
-                "spec": {},
-            });
+            let (obj, status) = node_objects(node, i as u32 + 1);
             world.request_as_setup(ApiRequest::create(ADMIN, util::nodes(), "", obj));
-            let resources =
-                json!({"cpu": node.cpu, "memory": node.memory, "pods": node.pods.to_string()});
-            // What a kubelet reports about its machine (the address its pods get as hostIP) [pkg/kubelet/nodestatus setters.go
-            // NodeAddress, VersionInfo, MachineInfo]; the runtime and OS are the simulation's.
-            let machine = format!(
-                "{:032x}",
-                u128::from(crate::api::names::fnv32a(node.name.as_bytes()))
-            );
-            let status = json!({"status": {
-                "capacity": resources,
-                "allocatable": resources,
-                "addresses": [
-                    {"type": "InternalIP", "address": format!("192.168.0.{}", i + 11)},
-                    {"type": "Hostname", "address": node.name},
-                ],
-                "nodeInfo": {
-                    "machineID": machine, "systemUUID": machine, "bootID": machine,
-                    "kernelVersion": "converge", "osImage": "Converge simulated node",
-                    "containerRuntimeVersion": "converge://simulated",
-                    "kubeletVersion": format!("v{}.0", crate::KUBERNETES_VERSION),
-                    "kubeProxyVersion": format!("v{}.0", crate::KUBERNETES_VERSION),
-                    "operatingSystem": "linux", "architecture": "amd64",
-                },
-                "conditions": [{
-                    "type": "Ready", "status": "True", "reason": "KubeletReady",
-                    "message": "kubelet is posting ready status",
-                    "lastHeartbeatTime": SimTime::ZERO.rfc3339(),
-                    "lastTransitionTime": SimTime::ZERO.rfc3339(),
-                }],
-            }});
             world.request_as_setup(ApiRequest::patch_status(
                 &crate::api::principals::kubelet(&node.name),
                 util::nodes(),
@@ -263,6 +265,46 @@ impl World {
         let mut report = StepReport::default();
         self.process_input(Input::Request { request: req }, &mut report);
     }
+}
+
+/// A Node as `admin` creates it and the status its kubelet first reports: the node with index
+/// `index` (1 for the first) has the address `192.168.0.<10 + index>`.
+pub(super) fn node_objects(node: &NodeSpec, index: u32) -> (Value, Value) {
+    let obj = json!({
+        "apiVersion": "v1", "kind": "Node",
+        "metadata": {"name": node.name, "labels": {"kubernetes.io/hostname": node.name}},
+        "spec": {},
+    });
+    let resources = json!({"cpu": node.cpu, "memory": node.memory, "pods": node.pods.to_string()});
+    // What a kubelet reports about its machine (the address its pods get as hostIP) [pkg/kubelet/nodestatus setters.go
+    // NodeAddress, VersionInfo, MachineInfo]; the runtime and OS are the simulation's.
+    let machine = format!(
+        "{:032x}",
+        u128::from(crate::api::names::fnv32a(node.name.as_bytes()))
+    );
+    let status = json!({"status": {
+        "capacity": resources,
+        "allocatable": resources,
+        "addresses": [
+            {"type": "InternalIP", "address": format!("192.168.0.{}", index + 10)},
+            {"type": "Hostname", "address": node.name},
+        ],
+        "nodeInfo": {
+            "machineID": machine, "systemUUID": machine, "bootID": machine,
+            "kernelVersion": "converge", "osImage": "Converge simulated node",
+            "containerRuntimeVersion": "converge://simulated",
+            "kubeletVersion": format!("v{}.0", crate::KUBERNETES_VERSION),
+            "kubeProxyVersion": format!("v{}.0", crate::KUBERNETES_VERSION),
+            "operatingSystem": "linux", "architecture": "amd64",
+        },
+        "conditions": [{
+            "type": "Ready", "status": "True", "reason": "KubeletReady",
+            "message": "kubelet is posting ready status",
+            "lastHeartbeatTime": SimTime::ZERO.rfc3339(),
+            "lastTransitionTime": SimTime::ZERO.rfc3339(),
+        }],
+    }});
+    (obj, status)
 }
 
 /// A CustomResourceDefinition for `plural.group`, schemaless, optionally with `/status`.

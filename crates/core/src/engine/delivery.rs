@@ -72,6 +72,11 @@ impl Client for Recorder<'_> {
         };
         self.failures.retain(|r| r.remaining > 0);
         let (code, message) = crate::api::response_status(req.verb, &result);
+        // A create by generateName: the name the server chose.
+        let name = match (&result, name.is_empty()) {
+            (Ok(created), true) => meta::name(created).to_owned(),
+            _ => name,
+        };
         self.requests
             .push(RequestRecord::new(&req, &name, code, message));
         self.requests.extend(server_side);

@@ -7,9 +7,14 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::world::{RunState, World};
-use crate::api::meta;
-use crate::api::{ApiError, ApiRequest, ObjectKey, StatusReason, WatchEvent, WatchEventType};
+use super::bootstrap::{node_objects, NodeSpec};
+use super::world::{RunState, Slot, World};
+use crate::api::meta::{self, JsonPointer};
+use crate::api::GroupResource;
+use crate::api::{
+    ApiError, ApiRequest, ObjectKey, PatchType, StatusReason, WatchEvent, WatchEventType,
+};
+use crate::controllers::{kubelet::Kubelet, podgc::PodGcController, util, Controller};
 use crate::runtime::{Informer, Reconciler, WorkQueue};
 
 /// Faults that can be injected at any time.
@@ -47,6 +52,16 @@ pub enum Fault {
     ImagePullFailure {
         node: String,
         failing: bool,
+    },
+    /// A machine joins: its Node is created (as `admin`) and its kubelet starts and reports
+    /// the node's status, as at bootstrap.
+    AddNode {
+        node: NodeSpec,
+    },
+    /// A machine goes away: its kubelet dies with it and its Node is deleted (as `admin`).
+    /// Its pods stay until the pod garbage collector finds them orphaned (`podgc`).
+    RemoveNode {
+        node: String,
     },
 }
 
@@ -135,7 +150,116 @@ impl World {
                 }
                 format!("image-pull-failure {node} {failing}")
             }
+            Fault::AddNode { node } => {
+                let kubelets = self.slots.keys().any(|k| k.starts_with("kubelet/"));
+                // A name already in the cluster keeps its kubelet (the create is refused, 409).
+                let exists =
+                    self.objects
+                        .contains_key(&ObjectKey::new(util::nodes(), "", &node.name));
+                if kubelets && !exists {
+                    let latency = self.slots.values().map(|s| s.latency_ms).max().unwrap_or(5);
+                    let kubelet = Kubelet::new(&node.name, self.next_node_index());
+                    self.slots.insert(
+                        kubelet.name(),
+                        Slot::new(Controller::Kubelet(kubelet), latency),
+                    );
+                    self.restart(&format!("kubelet/{}", node.name));
+                }
+                format!("add-node {}", node.name)
+            }
+            Fault::RemoveNode { node } => {
+                // The pod garbage collector has nothing to collect until a node goes: it starts
+                // with the first removal (its role comes in `node_fault_requests`).
+                let gc = PodGcController::new().name();
+                if !self.slots.contains_key(&gc) {
+                    let latency = self.slots.values().map(|s| s.latency_ms).max().unwrap_or(5);
+                    self.slots.insert(
+                        gc.clone(),
+                        Slot::new(Controller::PodGc(PodGcController::new()), latency),
+                    );
+                    self.restart(&gc);
+                }
+                if let Some(s) = self.slots.get_mut(&format!("kubelet/{node}")) {
+                    s.state = RunState::Crashed;
+                    s.informer = Informer::new();
+                    s.queue = WorkQueue::new();
+                    s.reconcile_scheduled = false;
+                    s.wake_at = None;
+                    s.controller.reset();
+                }
+                format!("remove-node {node}")
+            }
         }
+    }
+
+    /// The requests a node fault sends after it is recorded: a new Node and its kubelet's first
+    /// status, or the Node's deletion.
+    pub(super) fn node_fault_requests(&self, fault: &Fault) -> Vec<ApiRequest> {
+        match fault {
+            Fault::AddNode { node } => {
+                let (obj, status) = node_objects(node, self.next_node_index());
+                vec![
+                    ApiRequest::create(super::bootstrap::ADMIN, util::nodes(), "", obj),
+                    ApiRequest::patch_status(
+                        &crate::api::principals::kubelet(&node.name),
+                        util::nodes(),
+                        "",
+                        &node.name,
+                        PatchType::Merge,
+                        status,
+                    ),
+                ]
+            }
+            Fault::RemoveNode { node } => {
+                let mut requests = Vec::new();
+                let role = ObjectKey::new(
+                    GroupResource::new("rbac.authorization.k8s.io", "clusterroles"),
+                    "",
+                    "system:controller:pod-garbage-collector",
+                );
+                if !self.objects.contains_key(&role) {
+                    for obj in crate::api::rbac::pod_gc_controller_policy() {
+                        let resource = if obj["kind"] == "ClusterRole" {
+                            "clusterroles"
+                        } else {
+                            "clusterrolebindings"
+                        };
+                        let gr = GroupResource::new("rbac.authorization.k8s.io", resource);
+                        requests.push(ApiRequest::create(super::bootstrap::ADMIN, gr, "", obj));
+                    }
+                }
+                requests.push(ApiRequest::delete(
+                    super::bootstrap::ADMIN,
+                    util::nodes(),
+                    "",
+                    node,
+                ));
+                requests
+            }
+            _ => Vec::new(),
+        }
+    }
+
+    /// The index a joining node's kubelet gets (its address, its pods' IPs): one past every
+    /// Node's, read back from the InternalIP bootstrap gave it.
+    fn next_node_index(&self) -> u32 {
+        let gr = util::nodes();
+        self.objects
+            .iter()
+            .filter(|(k, _)| k.gr == gr)
+            .filter_map(|(_, n)| {
+                n.at("/status/addresses")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                    .find(|a| meta::str_at(a, "/type") == "InternalIP")
+                    .and_then(|a| meta::str_at(a, "/address").strip_prefix("192.168.0."))
+                    .and_then(|n| n.parse::<u32>().ok())
+            })
+            .map(|ip| ip.saturating_sub(10))
+            .max()
+            .unwrap_or(0)
+            + 1
     }
 
     /// A restarted controller lists everything it watches (an informer's initial sync) and

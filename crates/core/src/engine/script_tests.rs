@@ -1286,3 +1286,207 @@ fn kubelet_leaves_a_foreign_change_to_a_conditions_times_alone_but_puts_back_its
     w.advance(30_000);
     assert_eq!(ready(&w), ("True".to_owned(), kubelet_time));
 }
+
+/// A DaemonSet on three nodes, one tainted `dedicated=gpu:NoSchedule` (no pod there), rolled
+/// to a new image one node at a time (maxUnavailable 1), then a fourth node joins and gets its
+/// pod; node-2 leaves and the pod garbage collector removes its pod.
+fn daemon_set() -> Script {
+    let ds = json!({"apiVersion": "apps/v1", "kind": "DaemonSet",
+        "metadata": {"name": "agent", "namespace": "default"},
+        "spec": {"selector": {"matchLabels": {"app": "agent"}},
+            "template": {"metadata": {"labels": {"app": "agent"}},
+                "spec": {"containers": [{"name": "agent", "image": "agent:1",
+                    "resources": {"requests": {"cpu": "50m", "memory": "32Mi"}}}]}}}});
+    let ds_gr = crate::controllers::daemonset::daemonsets();
+    Script::new("daemon set")
+        .config(|c| {
+            c.controllers.daemonset = true;
+            c.controllers.pod_gc = true;
+        })
+        .at(
+            0,
+            patch_as(
+                "admin",
+                util::nodes(),
+                "",
+                "node-3",
+                json!({"spec": {"taints": [{"key": "dedicated", "value": "gpu", "effect": "NoSchedule"}]}}),
+            ),
+        )
+        .at(0, create_as("alice", ds_gr.clone(), "default", ds))
+        .at(
+            10_000,
+            patch_as(
+                "alice",
+                ds_gr,
+                "default",
+                "agent",
+                json!({"spec": {"template": {"spec": {"containers": [{"name": "agent", "image": "agent:2"}]}}}}),
+            ),
+        )
+        .at(
+            30_000,
+            Input::Fault {
+                fault: Fault::AddNode {
+                    node: NodeSpec::new("node-4", "4", "8Gi"),
+                },
+            },
+        )
+        .at(
+            40_000,
+            Input::Fault {
+                fault: Fault::RemoveNode {
+                    node: "node-2".into(),
+                },
+            },
+        )
+        // The orphaned pod keeps the world looking settled; the collector acts at 60 s and 100 s.
+        .at_least(110_000)
+        .until(120_000)
+}
+
+#[test]
+fn a_daemon_set_runs_one_pod_per_eligible_node_and_rolls_node_by_node() {
+    let out = check(&daemon_set(), expect_file!["snapshots/daemon_set.trace"]);
+    let key = ObjectKey::new(
+        crate::controllers::daemonset::daemonsets(),
+        "default",
+        "agent",
+    );
+    let ds = get(&out, &key);
+    // node-1 and node-4 remain eligible; node-3's taint keeps the pod off; node-2 is gone.
+    assert_eq!(
+        ds["status"],
+        json!({"currentNumberScheduled": 2, "numberMisscheduled": 0, "desiredNumberScheduled": 2,
+            "numberReady": 2, "observedGeneration": 2, "updatedNumberScheduled": 2, "numberAvailable": 2})
+    );
+    let verdict = crate::kstatus::compute_at(&ds, out.world.now()).unwrap();
+    assert_eq!(verdict.status.as_str(), "Current");
+    let rollout = crate::rollout::rollout_status(&ds, None).unwrap();
+    assert_eq!(
+        rollout.message,
+        "daemon set \"agent\" successfully rolled out\n"
+    );
+    let pods: Vec<&Value> = out
+        .world
+        .objects()
+        .filter(|(k, _)| k.gr == util::pods())
+        .map(|(_, v)| v.as_ref())
+        .collect();
+    let mut nodes: Vec<&str> = pods.iter().map(|p| str_at(p, "/spec/nodeName")).collect();
+    nodes.sort_unstable();
+    assert_eq!(nodes, ["node-1", "node-4"]);
+    for p in &pods {
+        assert_eq!(
+            str_at(p, "/spec/containers/0/image"),
+            "agent:2",
+            "{}",
+            meta::name(p)
+        );
+    }
+    // Two revisions: the first template and the second.
+    let revisions = out
+        .world
+        .objects()
+        .filter(|(k, _)| k.gr == crate::controllers::daemonset::controllerrevisions())
+        .count();
+    assert_eq!(revisions, 2);
+    let trace = out.world.trace_text();
+    assert!(trace.contains("create nodes node-4 201"));
+    assert!(trace.contains("pod-garbage-collector reconcile"));
+}
+
+/// A surge rollout with minReadySeconds: each new pod must stay ready for 2 s before its old
+/// pod goes (`podsShouldBeOnNode`'s surge rule), and the controller must wake up for that
+/// (`updatePod`'s delayed enqueue); the rollout finishes on every node.
+#[test]
+fn a_surging_daemon_set_rollout_waits_for_availability_and_finishes() {
+    let ds_gr = crate::controllers::daemonset::daemonsets();
+    let ds = json!({"apiVersion": "apps/v1", "kind": "DaemonSet",
+        "metadata": {"name": "agent", "namespace": "default"},
+        "spec": {"selector": {"matchLabels": {"app": "agent"}}, "minReadySeconds": 2,
+            "updateStrategy": {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 0, "maxSurge": 1}},
+            "template": {"metadata": {"labels": {"app": "agent"}},
+                "spec": {"containers": [{"name": "agent", "image": "agent:1"}]}}}});
+    let out = Script::new("surging daemon set")
+        .config(|c| c.controllers.daemonset = true)
+        .at(0, create_as("alice", ds_gr.clone(), "default", ds))
+        .at(
+            10_000,
+            patch_as(
+                "alice",
+                ds_gr.clone(),
+                "default",
+                "agent",
+                json!({"spec": {"template": {"spec": {"containers": [{"name": "agent", "image": "agent:2"}]}}}}),
+            ),
+        )
+        .at_least(40_000)
+        .until(60_000)
+        .run();
+    let ds = get(&out, &ObjectKey::new(ds_gr, "default", "agent"));
+    assert_eq!(
+        ds["status"]["updatedNumberScheduled"],
+        json!(3),
+        "{}",
+        ds["status"]
+    );
+    assert_eq!(ds["status"]["numberAvailable"], json!(3));
+    let images: Vec<&str> = out
+        .world
+        .objects()
+        .filter(|(k, _)| k.gr == util::pods())
+        .map(|(_, p)| str_at(p, "/spec/containers/0/image"))
+        .collect();
+    assert_eq!(images, ["agent:2"; 3]);
+    // One old pod deleted per node, each once its replacement was available.
+    let trace = out.world.trace_text();
+    let deletes = trace
+        .lines()
+        .filter(|l| l.contains("daemonset-controller reconcile") && l.contains("delete pods"))
+        .count();
+    assert_eq!(deletes, 3);
+}
+
+/// A joining node with a name already in the cluster is refused (409) and the existing node's
+/// kubelet keeps running its pods; a node that is gone can join again under its name.
+#[test]
+fn a_node_name_already_in_the_cluster_does_not_join_twice() {
+    let out = Script::new("node joins twice")
+        .at(
+            0,
+            create_as(
+                "alice",
+                deployments(),
+                "default",
+                deployment("default", "web", 3, "nginx:1.25"),
+            ),
+        )
+        .at(
+            5_000,
+            Input::Fault {
+                fault: Fault::AddNode {
+                    node: NodeSpec::new("node-1", "4", "8Gi"),
+                },
+            },
+        )
+        .at_least(10_000)
+        .until(20_000)
+        .run();
+    let trace = out.world.trace_text();
+    assert!(
+        trace.contains("user:admin request -> create nodes node-1 409"),
+        "{trace}"
+    );
+    let running = out
+        .world
+        .objects()
+        .filter(|(k, _)| k.gr == util::pods())
+        .filter(|(_, p)| str_at(p, "/status/phase") == "Running")
+        .count();
+    assert_eq!(running, 3);
+    assert_eq!(
+        out.world.controller_state("kubelet/node-1"),
+        Some(&super::world::RunState::Running)
+    );
+}

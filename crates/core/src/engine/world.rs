@@ -534,7 +534,46 @@ impl World {
         self.inputs.push_back((self.now, input.clone()));
         let seq = self.seq;
         match input {
-            Input::Request { request } => {
+            Input::Request { request } => return Some(self.handle_request(request, report, seq)),
+            Input::Advance { .. } => {}
+            Input::Fault { fault } => {
+                let description = self.apply_fault(&fault);
+                self.record_input(report, seq, "fault", description);
+                // A node fault's own requests follow it; replaying the fault sends them again.
+                for request in self.node_fault_requests(&fault) {
+                    let seq = self.seq;
+                    // Its answer is in the trace; a refused node write is the scenario's to see.
+                    let _answer = self.handle_request(request, report, seq);
+                }
+            }
+            Input::SetLoad { target, millicores } => {
+                self.env.load_millicores.insert(target.clone(), millicores);
+                let description = format!("load {target} = {millicores}m");
+                self.record_input(report, seq, "environment", description);
+            }
+            Input::SetImage { image, behaviour } => {
+                let description = format!("image {image} = {behaviour:?}");
+                self.env.images.insert(image, behaviour);
+                self.record_input(report, seq, "environment", description);
+            }
+            Input::SetRbac { enforced } => {
+                let description = format!("rbac {}", if enforced { "enforced" } else { "off" });
+                self.api.set_rbac_enforced(enforced);
+                self.record_input(report, seq, "environment", description);
+            }
+        }
+        None
+    }
+
+    /// One request as its principal, with its trace line and the watch events it caused.
+    fn handle_request(
+        &mut self,
+        request: ApiRequest,
+        report: &mut StepReport,
+        seq: u64,
+    ) -> ApiResult {
+        {
+            {
                 let lane = format!("user:{}", request.principal);
                 let key = ObjectKey::new(request.gr.clone(), &request.namespace, &request.name);
                 self.loops.remove(&key);
@@ -566,30 +605,9 @@ impl World {
                     line: line.into(),
                 };
                 self.record(report, rec);
-                return Some(answer);
-            }
-            Input::Advance { .. } => {}
-            Input::Fault { fault } => {
-                let description = self.apply_fault(&fault);
-                self.record_input(report, seq, "fault", description);
-            }
-            Input::SetLoad { target, millicores } => {
-                self.env.load_millicores.insert(target.clone(), millicores);
-                let description = format!("load {target} = {millicores}m");
-                self.record_input(report, seq, "environment", description);
-            }
-            Input::SetImage { image, behaviour } => {
-                let description = format!("image {image} = {behaviour:?}");
-                self.env.images.insert(image, behaviour);
-                self.record_input(report, seq, "environment", description);
-            }
-            Input::SetRbac { enforced } => {
-                self.api.set_rbac_enforced(enforced);
-                let description = format!("rbac {}", if enforced { "enforced" } else { "off" });
-                self.record_input(report, seq, "environment", description);
+                answer
             }
         }
-        None
     }
 
     /// Schedules work for a controller: a reconcile now if keys are ready, a wake-up for the

@@ -193,6 +193,7 @@ fn builtin_names(gr: &GroupResource) -> (&'static [&'static str], &'static [&'st
         ("apps", "deployments") => (&["deploy"], ALL),
         ("apps", "replicasets") => (&["rs"], ALL),
         ("batch", "jobs") => (&[], ALL),
+        ("apps", "daemonsets") => (&["ds"], ALL),
         ("", "pods") => (&["po"], ALL),
         ("", "services") => (&["svc"], ALL),
         ("", "nodes") => (&["no"], &[]),

@@ -224,6 +224,12 @@ pub struct FaultEntry {
     /// Switches RBAC enforcement on or off from this time on (added within v1).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rbac: Option<RbacSwitch>,
+    /// A node joins the cluster (added within v1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub add_node: Option<Node>,
+    /// A node leaves the cluster: its kubelet stops and its Node is deleted (added within v1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub remove_node: Option<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

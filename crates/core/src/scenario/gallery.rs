@@ -31,6 +31,7 @@ pub const GALLERY: &[GalleryEntry] = entries![
     "crd-status-subresource",
     "optimistic-concurrency",
     "job-backoff-limit",
+    "daemonset-new-node",
 ];
 
 /// The entry with this id.

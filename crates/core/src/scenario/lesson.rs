@@ -389,8 +389,8 @@ mod tests {
     }
 
     #[test]
-    fn the_gallery_has_ten_lessons_that_the_scenarios_own_inputs_complete() {
-        assert_eq!(GALLERY.len(), 11);
+    fn the_gallery_has_twelve_lessons_that_the_scenarios_own_inputs_complete() {
+        assert_eq!(GALLERY.len(), 12);
         for entry in GALLERY {
             let s = load(entry.text);
             assert_eq!(s.name, entry.id, "a gallery id is its scenario's name");

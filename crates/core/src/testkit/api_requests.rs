@@ -30,6 +30,7 @@ pub fn seeded_api_server() -> ApiServer {
         template("example.com/v1", "Database", "orders"),
         template("v1", "Node", "node-1"),
         template("batch/v1", "Job", "orders"),
+        template("apps/v1", "DaemonSet", "web"),
     ];
     for obj in objects {
         let Some(info) = api.resource_for(

@@ -72,6 +72,7 @@ const RESOURCES: &[(&str, &str, &str, &str)] = &[
         "CustomResourceDefinition",
     ),
     ("batch", "jobs", "batch/v1", "Job"),
+    ("apps", "daemonsets", "apps/v1", "DaemonSet"),
 ];
 
 const NAMES: &[&str] = &[
@@ -119,6 +120,10 @@ const PATHS: &[&[&str]] = &[
     &["data", "k"],
     &["apiVersion"],
     &["kind"],
+    &["spec", "updateStrategy", "rollingUpdate", "maxSurge"],
+    &["spec", "updateStrategy", "type"],
+    &["spec", "template", "spec", "nodeSelector"],
+    &["status", "numberReady"],
 ];
 
 fn value_from(b: &mut Bytes) -> Value {
@@ -203,6 +208,12 @@ pub fn template(api_version: &str, kind: &str, name: &str) -> Value {
             "template": {"metadata": {"labels": {"app": "web"}},
                 "spec": {"containers": [{"name": "app", "image": "nginx:1.25",
                     "resources": {"requests": {"cpu": "100m", "memory": "64Mi"}}}]}}}),
+        "DaemonSet" => json!({
+            "selector": {"matchLabels": {"app": "web"}},
+            "template": {"metadata": {"labels": {"app": "web"}},
+                "spec": {"containers": [{"name": "app", "image": "nginx:1.25"}]}},
+            "updateStrategy": {"type": "RollingUpdate",
+                "rollingUpdate": {"maxUnavailable": 1, "maxSurge": 0}}}),
         "Pod" => json!({"containers": [{"name": "app", "image": "nginx:1.25"}]}),
         "Job" => json!({
             "completions": 2, "parallelism": 1, "backoffLimit": 1,

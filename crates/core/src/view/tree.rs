@@ -394,6 +394,44 @@ mod tests {
         assert!(rows.iter().any(|r| r.kind == "Node" && r.depth == 0));
     }
 
+    /// The gallery's DaemonSet lesson: the DaemonSet holds its Pods and ControllerRevision,
+    /// badged by kstatus (InProgress while the joining node's Pod starts, then Current).
+    #[test]
+    fn daemon_set_pods_sit_under_their_daemon_set_with_badges() {
+        let entry = crate::scenario::gallery::find("daemonset-new-node").unwrap();
+        let scenario = crate::scenario::Scenario::load(entry.text).unwrap();
+        let mut w = scenario.playground_world(None).unwrap();
+        w.advance(20_005);
+        let all = rows(&w, &Layout::default());
+        let list = objects(&all);
+        let ds = list.iter().find(|r| r.kind == "DaemonSet").unwrap();
+        // node-3 joined at 20 s: its Pod was created at once, beside the other two and the
+        // revision.
+        assert_eq!(
+            (ds.depth, ds.children),
+            (0, 4),
+            "three Pods and one revision"
+        );
+        assert_eq!(ds.health, Health::InProgress);
+        let kids: Vec<&str> = list
+            .iter()
+            .filter(|r| r.depth == 1)
+            .map(|r| r.kind.as_str())
+            .collect();
+        assert!(
+            kids.contains(&"Pod") && kids.contains(&"ControllerRevision"),
+            "{kids:?}"
+        );
+        w.advance(15_000);
+        let all = rows(&w, &Layout::default());
+        let ds = objects(&all)
+            .into_iter()
+            .find(|r| r.kind == "DaemonSet")
+            .cloned()
+            .unwrap();
+        assert_eq!((ds.children, ds.health), (4, Health::Current));
+    }
+
     #[test]
     fn a_toggled_group_hides_its_children() {
         let w = replay(Starter::Small, 1, &Starter::Small.actions(), |_, _| {});

@@ -1,5 +1,5 @@
 //! The fault panel: pause, resume, crash and restart each controller, the watch latency, image
-//! pulls per node, and the API server's RBAC switch.
+//! pulls per node, nodes joining and leaving, and the API server's RBAC switch.
 
 use web_sys::{HtmlInputElement, HtmlSelectElement};
 use yew::prelude::*;
@@ -54,15 +54,17 @@ pub fn fault_panel(props: &FaultPanelProps) -> Html {
             </label>
             <ul class="image-pull">
                 { for props.nodes.iter().map(|n| {
-                    let (a, b) = (n.clone(), n.clone());
+                    let (a, b, c) = (n.clone(), n.clone(), n.clone());
                     html! {
                         <li>{ format!("kubelet on {n}: image pulls ") }
                             <button onclick={send.reform(move |_| Msg::Fault(FaultMsg::ImagePull { node: a.clone(), failing: true }))} aria-label={format!("Fail image pulls on {n}")}>{ "fail" }</button>
                             <button onclick={send.reform(move |_| Msg::Fault(FaultMsg::ImagePull { node: b.clone(), failing: false }))} aria-label={format!("Heal image pulls on {n}")}>{ "heal" }</button>
+                            <button onclick={send.reform(move |_| Msg::Fault(FaultMsg::RemoveNode(c.clone())))} aria-label={format!("Remove {n} from the cluster")}>{ "remove node" }</button>
                         </li>
                     }
                 }) }
             </ul>
+            <button onclick={send.reform(|_| Msg::Fault(FaultMsg::AddNode))}>{ "Add a node" }</button>
             <label class="switch">
                 <input type="checkbox" id="rbac-enforced" checked={rbac}
                     onchange={send.reform(|e: Event| {

@@ -303,7 +303,7 @@ pub(super) fn keep_report(
     reports.push_back((step, report));
 }
 
-pub(super) fn fault_for(f: FaultMsg) -> Fault {
+pub(super) fn fault_for(f: FaultMsg, nodes: &[String]) -> Fault {
     match f {
         FaultMsg::Pause(controller) => Fault::PauseController { controller },
         FaultMsg::Resume(controller) => Fault::ResumeController { controller },
@@ -314,6 +314,16 @@ pub(super) fn fault_for(f: FaultMsg) -> Fault {
             ms,
         },
         FaultMsg::ImagePull { node, failing } => Fault::ImagePullFailure { node, failing },
+        FaultMsg::AddNode => {
+            let name = (1..)
+                .map(|i| format!("node-{i}"))
+                .find(|n| !nodes.contains(n))
+                .unwrap_or_default();
+            Fault::AddNode {
+                node: converge_core::engine::NodeSpec::new(&name, "4", "8Gi"),
+            }
+        }
+        FaultMsg::RemoveNode(node) => Fault::RemoveNode { node },
     }
 }
 
@@ -457,6 +467,24 @@ mod tests {
         assert_eq!(pods(&m), 5);
         m.update(Msg::Scrub(Some(2)));
         assert_eq!(pods(&m), 3);
+    }
+
+    /// The fault panel's node buttons: "Add a node" joins the next free `node-<n>`, "remove
+    /// node" takes one away; the panel's list follows the world's Nodes.
+    #[test]
+    fn nodes_join_and_leave_from_the_fault_panel() {
+        let mut m = Model::default();
+        m.update(Msg::RunUntilConverged);
+        let before = m.node_names();
+        m.update(Msg::Fault(FaultMsg::AddNode));
+        m.update(Msg::Step);
+        let joined = m.node_names();
+        assert_eq!(joined.len(), before.len() + 1);
+        let new = format!("node-{}", before.len() + 1);
+        assert!(joined.contains(&new), "{joined:?}");
+        m.update(Msg::Fault(FaultMsg::RemoveNode(new.clone())));
+        m.update(Msg::Step);
+        assert_eq!(m.node_names(), before);
     }
 
     /// The panels' props are built from these: equal props are not rendered again, so typing

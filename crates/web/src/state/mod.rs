@@ -78,7 +78,14 @@ pub enum FaultMsg {
     Crash(String),
     Restart(String),
     WatchLatency(u64),
-    ImagePull { node: String, failing: bool },
+    ImagePull {
+        node: String,
+        failing: bool,
+    },
+    /// A machine joins: the next free `node-<n>`, 4 CPUs and 8Gi like the starters' nodes.
+    AddNode,
+    /// A machine leaves.
+    RemoveNode(String),
 }
 
 /// Everything that can happen to the playground: the reader's input, the play timer, the page
@@ -483,11 +490,12 @@ impl Model {
             }
             Msg::Fork => self.fork(),
             Msg::SelectEntry(e) => self.selected_entry = e,
-            Msg::Fault(f) => self.perform(SessionAction::Apply {
-                input: Input::Fault {
-                    fault: fault_for(f),
-                },
-            }),
+            Msg::Fault(f) => {
+                let fault = fault_for(f, &self.node_names());
+                self.perform(SessionAction::Apply {
+                    input: Input::Fault { fault },
+                })
+            }
             Msg::SetTheme(t) => self.theme = t,
             Msg::DismissNotice => self.notice = None,
             Msg::DismissHint => self.first_edit_hint = false,

@@ -240,7 +240,7 @@ impl KindStrategy for DeploymentStrategy {
     }
 }
 
-fn validate_int_or_percent(
+pub(super) fn validate_int_or_percent(
     v: Option<&Value>,
     field: &str,
     errs: &mut Vec<FieldError>,

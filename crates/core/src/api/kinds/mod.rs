@@ -7,8 +7,10 @@
 mod binding;
 pub(crate) mod common;
 mod configmap;
+mod controllerrevision;
 mod crd;
 mod custom;
+pub mod daemonset;
 mod deployment;
 mod event;
 mod hpa;
@@ -58,6 +60,10 @@ pub enum KindRules {
     Job,
     /// An instance of a CRD-defined kind.
     Custom,
+    /// `apps/v1` DaemonSet.
+    DaemonSet,
+    /// `apps/v1` ControllerRevision: a DaemonSet's (or StatefulSet's) template history.
+    ControllerRevision,
 }
 
 /// What the server knows about one REST resource.
@@ -180,6 +186,9 @@ pub(crate) trait KindStrategy: Sync {
     fn orphans_dependents_by_default(&self) -> bool {
         false
     }
+    /// `PrepareForUpdate` beyond the generation: fields the server keeps or derives on a
+    /// main-resource update, before validation.
+    fn prepare_for_update(&self, _old: &Value, _new: &mut Value) {}
 
     /// `PrepareForCreate`: the status the object starts with, and fields the server allocates
     /// (`cluster_ips` counts the cluster IPs handed out).
@@ -226,6 +235,8 @@ impl KindRules {
             KindRules::Event => &event::EventStrategy,
             KindRules::Job => &job::JobStrategy,
             KindRules::Custom => &custom::CustomResourceStrategy,
+            KindRules::DaemonSet => &daemonset::DaemonSetStrategy,
+            KindRules::ControllerRevision => &controllerrevision::ControllerRevisionStrategy,
         }
     }
 }
@@ -276,6 +287,24 @@ impl Registry {
                 true,
                 true,
                 KindRules::ReplicaSet,
+            ),
+            (
+                "apps",
+                "daemonsets",
+                "DaemonSet",
+                "v1",
+                true,
+                true,
+                KindRules::DaemonSet,
+            ),
+            (
+                "apps",
+                "controllerrevisions",
+                "ControllerRevision",
+                "v1",
+                true,
+                false,
+                KindRules::ControllerRevision,
             ),
             ("", "pods", "Pod", "v1", true, true, KindRules::Pod),
             ("", "nodes", "Node", "v1", false, true, KindRules::Node),

@@ -66,6 +66,16 @@ pub(super) fn go_string_map(m: Option<&Map<String, Value>>) -> String {
 }
 
 pub(super) fn validate_selector_and_template(obj: &Value, errs: &mut Vec<FieldError>) {
+    validate_selector_and_template_for(obj, "deployment", errs);
+}
+
+/// The selector and template rules, naming the kind in the empty-selector message as kube's
+/// validation for it does (`for deployment`, `for daemonset`).
+pub(super) fn validate_selector_and_template_for(
+    obj: &Value,
+    kind_word: &str,
+    errs: &mut Vec<FieldError>,
+) {
     let selector = obj.at("/spec/selector");
     match selector {
         None | Some(Value::Null) => errs.push(FieldError::required("spec.selector", "")),
@@ -83,7 +93,7 @@ pub(super) fn validate_selector_and_template(obj: &Value, errs: &mut Vec<FieldEr
                 errs.push(FieldError::invalid_raw(
                     "spec.selector",
                     go_label_selector(sel),
-                    "empty selector is invalid for deployment",
+                    format!("empty selector is invalid for {kind_word}"),
                 ));
             } else {
                 if let Some(ml) = sel.get("matchLabels").and_then(Value::as_object) {

@@ -49,7 +49,9 @@ use columns::{columns, NAME};
 use custom::custom_table;
 use hpa::hpa_cells;
 use pod::pod_cells;
-use workloads::{deployment_cells, job_cells, replicaset_cells};
+use workloads::{
+    controllerrevision_cells, daemonset_cells, deployment_cells, job_cells, replicaset_cells,
+};
 
 /// One column: name, type, format, priority (1 = wide only), description.
 type Column = (&'static str, &'static str, &'static str, u8, &'static str);
@@ -108,6 +110,8 @@ fn cells(gr: &GroupResource, obj: &Value, now: SimTime) -> (Vec<Value>, Option<V
         ("apps", "deployments") => plain(deployment_cells(obj, now)),
         ("apps", "replicasets") => plain(replicaset_cells(obj, now)),
         ("batch", "jobs") => plain(job_cells(obj, now)),
+        ("apps", "daemonsets") => plain(daemonset_cells(obj, now)),
+        ("apps", "controllerrevisions") => plain(controllerrevision_cells(obj, now)),
         ("", "pods") => pod_cells(obj, now),
         ("", "nodes") => plain(node_cells(obj, now)),
         ("", "namespaces") => plain(vec![
@@ -245,6 +249,78 @@ mod tests {
 
     fn at(secs: u64) -> SimTime {
         SimTime::from_ms(secs * 1000)
+    }
+
+    /// `printDaemonSet` and `printControllerRevision`, column by column.
+    #[test]
+    fn daemon_sets_print_their_counts_and_node_selector_and_revisions_their_controller() {
+        let ds = json!({"metadata": {"name": "agent", "creationTimestamp": "2025-01-01T00:00:00Z"},
+            "spec": {"selector": {"matchLabels": {"app": "agent"}},
+                "template": {"spec": {"nodeSelector": {"zone": "b", "disk": "ssd"},
+                    "containers": [{"name": "a", "image": "agent:1"}]}}},
+            "status": {"desiredNumberScheduled": 3, "currentNumberScheduled": 3, "numberReady": 2,
+                "updatedNumberScheduled": 1, "numberAvailable": 2}});
+        let t = table(
+            &GroupResource::new("apps", "daemonsets"),
+            &[ds],
+            json!({}),
+            at(90),
+            IncludeObject::None,
+            None,
+        );
+        let names: Vec<&str> = t["columnDefinitions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            names,
+            [
+                "Name",
+                "Desired",
+                "Current",
+                "Ready",
+                "Up-to-date",
+                "Available",
+                "Node Selector",
+                "Age",
+                "Containers",
+                "Images",
+                "Selector"
+            ]
+        );
+        assert_eq!(
+            t["rows"][0]["cells"],
+            json!([
+                "agent",
+                3,
+                3,
+                2,
+                1,
+                2,
+                "disk=ssd,zone=b",
+                "90s",
+                "a",
+                "agent:1",
+                "app=agent"
+            ])
+        );
+        let cr = json!({"metadata": {"name": "agent-6b9856c5df", "creationTimestamp": "2025-01-01T00:00:00Z",
+            "ownerReferences": [{"apiVersion": "apps/v1", "kind": "DaemonSet", "name": "agent", "uid": "u", "controller": true}]},
+            "data": {}, "revision": 2});
+        let t = table(
+            &GroupResource::new("apps", "controllerrevisions"),
+            &[cr],
+            json!({}),
+            at(90),
+            IncludeObject::None,
+            None,
+        );
+        assert_eq!(
+            t["rows"][0]["cells"],
+            json!(["agent-6b9856c5df", "daemonset.apps/agent", 2, "90s"])
+        );
     }
 
     #[test]

@@ -1,9 +1,9 @@
-//! Deployment, ReplicaSet and Job rows [printers.go `printDeployment`, `printReplicaSet`,
-//! `printJob`].
+//! Deployment, ReplicaSet, Job, DaemonSet and ControllerRevision rows [printers.go
+//! `printDeployment`, `printReplicaSet`, `printJob`, `printDaemonSet`, `printControllerRevision`].
 
 use serde_json::{json, Value};
 
-use super::{containers, n, or_none, since};
+use super::{containers, format_labels, n, or_none, since};
 use crate::api::meta;
 use crate::api::selector::label_selector_string as selector_string;
 use crate::time::{human_duration, parse_rfc3339_unix_ms, SimTime};
@@ -51,6 +51,67 @@ pub(super) fn replicaset_cells(rs: &Value, now: SimTime) -> Vec<Value> {
         json!(names),
         json!(images),
         json!(selector),
+    ]
+}
+
+/// `printDaemonSet`: the status counts, the template's nodeSelector as `k=v` labels, then the
+/// wide cells.
+pub(super) fn daemonset_cells(ds: &Value, now: SimTime) -> Vec<Value> {
+    let (names, images) = containers(ds, "/spec/template/spec/containers");
+    vec![
+        json!(meta::name(ds)),
+        json!(n(ds, "/status/desiredNumberScheduled")),
+        json!(n(ds, "/status/currentNumberScheduled")),
+        json!(n(ds, "/status/numberReady")),
+        json!(n(ds, "/status/updatedNumberScheduled")),
+        json!(n(ds, "/status/numberAvailable")),
+        json!(format_labels(
+            ds.pointer("/spec/template/spec/nodeSelector")
+        )),
+        json!(since(
+            ds.pointer("/metadata/creationTimestamp")
+                .and_then(Value::as_str),
+            now
+        )),
+        json!(names),
+        json!(images),
+        json!(selector_string(ds.pointer("/spec/selector")).unwrap_or_else(|| "<invalid>".into())),
+    ]
+}
+
+/// `printControllerRevision`: the controller as `formatResourceName` with its kind
+/// (`daemonset.apps/agent`), or `<none>`.
+pub(super) fn controllerrevision_cells(cr: &Value, now: SimTime) -> Vec<Value> {
+    let controller = meta::controller_of(cr).map_or_else(
+        || "<none>".to_owned(),
+        |(kind, name, _)| {
+            let api_version = cr
+                .pointer("/metadata/ownerReferences")
+                .and_then(Value::as_array)
+                .and_then(|refs| {
+                    refs.iter()
+                        .find(|r| r.get("controller").and_then(Value::as_bool) == Some(true))
+                })
+                .map(|r| crate::api::meta::str_at(r, "/apiVersion"))
+                .unwrap_or("");
+            let group = api_version.rsplit_once('/').map_or("", |(g, _)| g);
+            let kind = if group.is_empty() {
+                kind.to_lowercase()
+            } else {
+                format!("{}.{group}", kind.to_lowercase())
+            };
+            format!("{kind}/{name}")
+        },
+    );
+    vec![
+        json!(meta::name(cr)),
+        json!(controller),
+        json!(n(cr, "/revision")),
+        json!(since(
+            cr.pointer("/metadata/creationTimestamp")
+                .and_then(Value::as_str),
+            now
+        )),
     ]
 }
 

@@ -65,6 +65,9 @@ pub(crate) fn cluster_config(s: &Scenario, seed: u64) -> Result<ClusterConfig, S
             }
         }
     }
+    // The DaemonSet controller runs in a scenario that names DaemonSets (ControllerSet's
+    // `daemonset`): every other scenario keeps its trace.
+    c.daemonset = mentions_daemon_sets(s);
     if let Some(naive) = &s.cluster.naive_controller {
         let (plural, group) = naive.split_once('.').unwrap_or((naive.as_str(), ""));
         c.naive = Some(GroupResource::new(group, plural));
@@ -76,6 +79,19 @@ pub(crate) fn cluster_config(s: &Scenario, seed: u64) -> Result<ClusterConfig, S
         );
     }
     Ok(config)
+}
+
+/// Whether an object, an action's body or target, or a fault names a DaemonSet.
+fn mentions_daemon_sets(s: &Scenario) -> bool {
+    let is_ds = |v: &serde_json::Value| {
+        v.get("kind").and_then(serde_json::Value::as_str) == Some("DaemonSet")
+    };
+    s.objects.iter().any(is_ds)
+        || s.actions.iter().any(|a| {
+            a.body.as_ref().is_some_and(is_ds)
+                || a.target.starts_with("daemonsets/")
+                || a.target.starts_with("daemonsets.apps/")
+        })
 }
 
 pub(super) fn image_behaviour(

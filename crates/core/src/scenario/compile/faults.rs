@@ -19,6 +19,8 @@ pub(super) fn compile_faults(
 ) -> Result<Vec<(u64, usize, Input)>, ScenarioError> {
     let controllers = world.controller_names();
     let mut faults = Vec::new();
+    // Nodes as the entries so far leave them (file order), for removeNode to name.
+    let mut nodes_now: Vec<String> = node_names.to_vec();
     for (i, f) in s.faults.iter().enumerate() {
         let p = format!("faults[{i}]");
         let mut inputs: Vec<(&str, Input)> = Vec::new();
@@ -150,6 +152,34 @@ pub(super) fn compile_faults(
                 },
             ));
         }
+        if let Some(n) = &f.add_node {
+            if n.name.is_empty() {
+                return Err(err(format!("{p}.addNode.name"), "must not be empty"));
+            }
+            if nodes_now.contains(&n.name) {
+                return Err(err(
+                    format!("{p}.addNode.name"),
+                    format!("node {:?} is already in the cluster", n.name),
+                ));
+            }
+            nodes_now.push(n.name.clone());
+            let mut node = crate::engine::NodeSpec::new(&n.name, &n.cpu.0, &n.memory.0);
+            node.pods = n.pods;
+            inputs.push(("addNode", fault(Fault::AddNode { node })));
+        }
+        if let Some(n) = &f.remove_node {
+            if !nodes_now.contains(n) {
+                return Err(err(
+                    format!("{p}.removeNode"),
+                    format!(
+                        "unknown node {n:?}: the cluster has {}",
+                        nodes_now.join(", ")
+                    ),
+                ));
+            }
+            nodes_now.retain(|x| x != n);
+            inputs.push(("removeNode", fault(Fault::RemoveNode { node: n.clone() })));
+        }
         if let Some(r) = &f.rbac {
             inputs.push((
                 "rbac",
@@ -167,7 +197,7 @@ pub(super) fn compile_faults(
             0 => {
                 return Err(err(
                     &p,
-                    "names no fault: give one of pause, resume, crash, restart, watchLatency, apiFailures, clearApiFailures, imagePullFailure, image, load, rbac",
+                    "names no fault: give one of pause, resume, crash, restart, watchLatency, apiFailures, clearApiFailures, imagePullFailure, image, load, rbac, addNode, removeNode",
                 ))
             }
             _ => {

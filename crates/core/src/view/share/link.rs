@@ -233,6 +233,24 @@ pub enum FaultV1 {
         node: String,
         failing: bool,
     },
+    /// Added within v1: older links never carry it.
+    AddNode {
+        node: NodeV1,
+    },
+    /// Added within v1.
+    RemoveNode {
+        node: String,
+    },
+}
+
+/// A joining node in a link: the engine's `NodeSpec`.
+#[derive(Serialize, Deserialize)]
+#[serde(rename = "Node", rename_all = "camelCase", deny_unknown_fields)]
+pub struct NodeV1 {
+    pub name: String,
+    pub cpu: String,
+    pub memory: String,
+    pub pods: u64,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -667,6 +685,15 @@ impl From<&Fault> for FaultV1 {
             Fault::ImagePullFailure { node, failing } => {
                 FaultV1::ImagePullFailure { node, failing }
             }
+            Fault::AddNode { node } => FaultV1::AddNode {
+                node: NodeV1 {
+                    name: node.name,
+                    cpu: node.cpu,
+                    memory: node.memory,
+                    pods: node.pods,
+                },
+            },
+            Fault::RemoveNode { node } => FaultV1::RemoveNode { node },
         }
     }
 }
@@ -692,6 +719,15 @@ impl From<FaultV1> for Fault {
             FaultV1::ImagePullFailure { node, failing } => {
                 Fault::ImagePullFailure { node, failing }
             }
+            FaultV1::AddNode { node } => Fault::AddNode {
+                node: crate::engine::NodeSpec {
+                    name: node.name,
+                    cpu: node.cpu,
+                    memory: node.memory,
+                    pods: node.pods,
+                },
+            },
+            FaultV1::RemoveNode { node } => Fault::RemoveNode { node },
         }
     }
 }
