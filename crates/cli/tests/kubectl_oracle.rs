@@ -77,6 +77,7 @@ impl Served {
             stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
             stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
             code: out.status.code().unwrap_or(-1),
+            watch: None,
         }
     }
 

@@ -11,12 +11,13 @@ use crate::components::editor::Diagnostic;
 use crate::components::{
     memo, notice_bar, simulation_toolbar, topbar, EditorPanelProps, FaultPanelProps,
     GalleryPanelProps, HelpDialogProps, LessonPanelProps, NoticeBarProps, ObjectTreeProps,
-    PanelInputs, SimulationToolbarProps, StatusPanelProps, TimelinePanelProps, TopbarProps,
+    PanelInputs, SimulationToolbarProps, StatusPanelProps, TerminalPanelProps, TimelinePanelProps,
+    TopbarProps,
 };
 use crate::platform::shortcuts::Shortcut;
 use crate::platform::{self, Platform};
 use crate::state::lesson::LessonMsg;
-use crate::state::{Model, Msg, Reaction, Ready};
+use crate::state::{Model, Msg, Reaction, Ready, TerminalMsg};
 
 /// What reaches the root: a model message, or a host page's message with the window that sent
 /// it (replies go there; the state never sees a window).
@@ -106,6 +107,7 @@ fn shortcut_msg(s: Shortcut) -> Msg {
         Shortcut::NextEvent => Msg::NextEvent,
         Shortcut::RunUntilConverged => Msg::RunUntilConverged,
         Shortcut::Help => Msg::ShowHelp,
+        Shortcut::ToggleTerminal => Msg::Terminal(TerminalMsg::Toggle),
     }
 }
 
@@ -208,6 +210,9 @@ impl Component for App {
                 { self.gallery() }
                 { self.toolbar() }
                 { self.lesson() }
+                if m.terminal.open && d >= Drawn::Panes {
+                    <div id="terminal-pane">{ self.terminal() }</div>
+                }
                 <main class="panes">
                     { self.object_tree() }
                     if d >= Drawn::Panes {
@@ -351,8 +356,20 @@ impl App {
             now: w.now(),
             steps: w.steps(),
             converged: w.is_converged(),
+            terminal_open: m.terminal.open,
             send: self.send.clone(),
         })
+    }
+
+    fn terminal(&self) -> Html {
+        let t = &self.model.terminal;
+        memo(PanelInputs::Terminal(TerminalPanelProps {
+            entries: t.entries.clone(),
+            input: AttrValue::from(t.input.clone()),
+            completions: t.completions.clone(),
+            watching: t.watch.is_some(),
+            send: self.send.clone(),
+        }))
     }
 
     /// The lesson panel, at the shown moment's progress; nothing on the starter cluster.

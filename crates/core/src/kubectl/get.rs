@@ -121,10 +121,6 @@ pub fn get(run: &mut Run<'_, '_>, p: &Parsed) -> Option<()> {
             return None;
         }
     };
-    if p.bool("watch") {
-        run.fail("get -w streams only in the playground's terminal (run it there)");
-        return None;
-    }
     let mapper = run.mapper.clone();
     let t = match targets(&mapper, &p.args) {
         Ok(t) => t,
@@ -200,6 +196,9 @@ pub fn get(run: &mut Run<'_, '_>, p: &Parsed) -> Option<()> {
             }
         }
         fetched.push(f);
+    }
+    if p.bool("watch") {
+        return start_watch(run, p, &fmt, &t, &fetched, errors);
     }
     let mut printed = false;
     match &fmt {
@@ -298,6 +297,7 @@ fn strip_managed_fields(mut o: Value) -> Value {
     o
 }
 
+#[derive(Clone, Debug)]
 pub struct TableOptions {
     pub wide: bool,
     pub with_namespace: bool,
@@ -331,67 +331,91 @@ fn cell_text(v: &Value) -> String {
     }
 }
 
+/// One table's lines as cells: the header (unless `no_headers`, and only when there are rows)
+/// and a line per row.
+pub fn table_cells(table: &Value, o: &TableOptions) -> Vec<Vec<String>> {
+    let cols: Vec<&Value> = table["columnDefinitions"]
+        .as_array()
+        .map(|c| c.iter().collect())
+        .unwrap_or_default();
+    let shown: Vec<usize> = cols
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| o.wide || c["priority"].as_i64().unwrap_or(0) == 0)
+        .map(|(i, _)| i)
+        .collect();
+    let rows = table["rows"].as_array().cloned().unwrap_or_default();
+    let mut lines = Vec::new();
+    if rows.is_empty() {
+        return lines;
+    }
+    if !o.no_headers {
+        let mut h: Vec<String> = Vec::new();
+        if o.with_namespace {
+            h.push("NAMESPACE".into());
+        }
+        h.extend(
+            shown
+                .iter()
+                .map(|&i| cols[i]["name"].as_str().unwrap_or("").to_uppercase()),
+        );
+        if o.show_labels {
+            h.push("LABELS".into());
+        }
+        lines.push(h);
+    }
+    for row in &rows {
+        let cells = row["cells"].as_array().cloned().unwrap_or_default();
+        let meta = row
+            .pointer("/object/metadata")
+            .cloned()
+            .unwrap_or(Value::Null);
+        let mut line: Vec<String> = Vec::new();
+        if o.with_namespace {
+            line.push(meta["namespace"].as_str().unwrap_or("").to_owned());
+        }
+        for (n, &i) in shown.iter().enumerate() {
+            let mut c = cells.get(i).map(cell_text).unwrap_or_default();
+            if n == 0 {
+                if let Some(k) = &o.with_kind {
+                    c = format!("{k}/{c}");
+                }
+            }
+            line.push(c);
+        }
+        if o.show_labels {
+            line.push(format_labels(&meta));
+        }
+        lines.push(line);
+    }
+    lines
+}
+
+/// The tables of one resource as the lines of one printed table (one header).
+pub fn tables_cells(tables: &[Value], o: &TableOptions) -> Vec<Vec<String>> {
+    let mut lines = Vec::new();
+    let mut header_done = o.no_headers;
+    for table in tables {
+        let opts = TableOptions {
+            no_headers: header_done,
+            with_kind: o.with_kind.clone(),
+            ..*o
+        };
+        let t = table_cells(table, &opts);
+        if !t.is_empty() {
+            header_done = true;
+        }
+        lines.extend(t);
+    }
+    lines
+}
+
 /// The tables of one resource printed together (one header, one set of column widths).
 pub fn print_tables(tables: &[Value], o: &TableOptions) -> String {
     let mut text = String::new();
-    let mut header_done = false;
-    for table in tables {
-        let cols: Vec<&Value> = table["columnDefinitions"]
-            .as_array()
-            .map(|c| c.iter().collect())
-            .unwrap_or_default();
-        let shown: Vec<usize> = cols
-            .iter()
-            .enumerate()
-            .filter(|(_, c)| o.wide || c["priority"].as_i64().unwrap_or(0) == 0)
-            .map(|(i, _)| i)
-            .collect();
-        let rows = table["rows"].as_array().cloned().unwrap_or_default();
-        if rows.is_empty() {
-            continue;
-        }
-        if !header_done && !o.no_headers {
-            let mut h: Vec<String> = Vec::new();
-            if o.with_namespace {
-                h.push("NAMESPACE".into());
-            }
-            h.extend(
-                shown
-                    .iter()
-                    .map(|&i| cols[i]["name"].as_str().unwrap_or("").to_uppercase()),
-            );
-            if o.show_labels {
-                h.push("LABELS".into());
-            }
-            text.push_str(&h.join("\t"));
-            text.push('\n');
-        }
-        header_done = true;
-        for row in &rows {
-            let cells = row["cells"].as_array().cloned().unwrap_or_default();
-            let meta = row
-                .pointer("/object/metadata")
-                .cloned()
-                .unwrap_or(Value::Null);
-            let mut line: Vec<String> = Vec::new();
-            if o.with_namespace {
-                line.push(meta["namespace"].as_str().unwrap_or("").to_owned());
-            }
-            for (n, &i) in shown.iter().enumerate() {
-                let mut c = cells.get(i).map(cell_text).unwrap_or_default();
-                if n == 0 {
-                    if let Some(k) = &o.with_kind {
-                        c = format!("{k}/{c}");
-                    }
-                }
-                line.push(c);
-            }
-            if o.show_labels {
-                line.push(format_labels(&meta));
-            }
-            text.push_str(&line.join("\t"));
-            text.push('\n');
-        }
+    for line in tables_cells(tables, o) {
+        text.push_str(&line.join("\t"));
+        text.push('\n');
     }
     tabwriter::align(&text)
 }
@@ -432,4 +456,60 @@ fn custom_table(cols: &[(String, jsonpath::Template)], doc: &Value, no_headers: 
         text.push('\n');
     }
     tabwriter::align(&text)
+}
+
+/// `get -w`: the first table now, then [`Watch`](super::watch::Watch) rows as the world moves.
+fn start_watch(
+    run: &mut Run<'_, '_>,
+    p: &Parsed,
+    fmt: &Format,
+    t: &super::Targets<'_>,
+    fetched: &[Fetched],
+    errors: Vec<String>,
+) -> Option<()> {
+    let Format::Table { wide } = fmt else {
+        run.fail("get -w prints tables only in this terminal; drop -o");
+        return None;
+    };
+    let (Some(f), 1) = (fetched.first(), t.groups.len()) else {
+        if let Some(e) = errors.first() {
+            run.stderr(e);
+            run.stderr("\n");
+            run.out.code = 1;
+        } else {
+            run.fail("you may only specify a single resource type");
+        }
+        return None;
+    };
+    let all_ns = p.bool("all-namespaces");
+    let opts = TableOptions {
+        wide: *wide,
+        with_namespace: all_ns && f.mapping.namespaced,
+        with_kind: None,
+        no_headers: p.bool("no-headers"),
+        show_labels: false,
+    };
+    let lines = tables_cells(&f.tables, &opts);
+    let text = print_tables(&f.tables, &opts);
+    run.stdout(&text);
+    for e in &errors {
+        run.stderr(e);
+        run.stderr("\n");
+    }
+    let namespace = (f.mapping.namespaced && !all_ns).then(|| run.namespace.clone());
+    let watch = super::watch::Watch {
+        gr: crate::api::GroupResource::new(&f.mapping.group, &f.mapping.resource),
+        namespace,
+        names: t.groups[0].1.clone(),
+        selector: p.value("selector").map(str::to_owned),
+        wide: *wide,
+        with_namespace: opts.with_namespace,
+        with_kind: None,
+        seen: Default::default(),
+        widths: Vec::new(),
+        header_printed: !lines.is_empty() || opts.no_headers,
+    }
+    .start(run.session.world(), &lines);
+    run.out.watch = Some(Box::new(watch));
+    Some(())
 }

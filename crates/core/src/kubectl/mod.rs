@@ -17,6 +17,8 @@ pub mod get;
 pub mod jsonpath;
 pub mod rollout;
 pub mod tabwriter;
+pub mod terminal;
+pub mod watch;
 pub mod write;
 
 use std::collections::BTreeMap;
@@ -32,6 +34,8 @@ pub struct Output {
     pub stdout: String,
     pub stderr: String,
     pub code: i32,
+    /// A `get -w` keeps printing as the world moves (the playground's terminal polls it).
+    pub watch: Option<Box<watch::Watch>>,
 }
 
 /// Who runs the command and what it can read besides the cluster.

@@ -82,6 +82,8 @@ pub struct Session {
     /// Watch events with their sequence number (0-based, over the session's life).
     history: VecDeque<(u64, WatchEvent, Arc<Value>)>,
     next_seq: u64,
+    /// Every write sent as a world input, in order (the playground logs them as its actions).
+    sent: Vec<ApiRequest>,
 }
 
 fn wants_table(accept: &str) -> bool {
@@ -210,6 +212,7 @@ impl Session {
             driver: Driver::World(Box::new(world)),
             history: VecDeque::new(),
             next_seq: 0,
+            sent: Vec::new(),
         }
     }
 
@@ -220,7 +223,13 @@ impl Session {
             driver: Driver::Scenario(Box::new(run)),
             history: VecDeque::new(),
             next_seq: 0,
+            sent: Vec::new(),
         }
+    }
+
+    /// The writes sent as world inputs so far, in order.
+    pub fn sent(&self) -> &[ApiRequest] {
+        &self.sent
     }
 
     pub fn world(&self) -> &World {
@@ -308,6 +317,7 @@ impl Session {
 
     /// Sends a write as an input of the world.
     fn send(&mut self, req: ApiRequest) -> crate::api::ApiResult {
+        self.sent.push(req.clone());
         let from = self.world().trace().len();
         match &mut self.driver {
             Driver::World(w) => {

@@ -15,6 +15,7 @@ use super::help::{help_dialog, HelpDialogProps};
 use super::lesson::{lesson_panel, LessonPanelProps};
 use super::object_tree::{object_tree, ObjectTreeProps};
 use super::status::{status_panel, StatusPanelProps};
+use super::terminal::{terminal_panel, TerminalPanelProps};
 use super::timeline::{timeline_panel, TimelinePanelProps};
 
 /// The inputs of one memoized panel.
@@ -28,6 +29,7 @@ pub enum PanelInputs {
     Gallery(GalleryPanelProps),
     Lesson(LessonPanelProps),
     Help(HelpDialogProps),
+    Terminal(TerminalPanelProps),
 }
 
 #[derive(Properties, PartialEq)]
@@ -56,6 +58,7 @@ impl Component for MemoPanel {
             PanelInputs::Gallery(p) => gallery_panel(p),
             PanelInputs::Lesson(p) => lesson_panel(p),
             PanelInputs::Help(p) => help_dialog(p),
+            PanelInputs::Terminal(p) => terminal_panel(p),
         }
     }
 }

@@ -136,6 +136,8 @@ pub struct Platform {
     hash_timer: Option<Timeout>,
     /// A step was marked as started: measure it once the DOM is patched.
     measuring_step: bool,
+    /// The terminal opened: focus its command line once it is drawn.
+    focus_terminal: bool,
     help: NodeRef,
     /// What had focus when the help dialog opened, to give it back when it closes.
     help_return: Option<HtmlElement>,
@@ -152,6 +154,7 @@ impl Platform {
             ticker: None,
             hash_timer: None,
             measuring_step: false,
+            focus_terminal: false,
             help,
             help_return: None,
             keys: None,
@@ -226,6 +229,7 @@ impl Platform {
                 }
             }
             Effect::ReturnFocusAfterHelp => self.return_focus_after_help(),
+            Effect::FocusTerminal => self.focus_terminal = true,
         }
         None
     }
@@ -253,6 +257,15 @@ impl Platform {
 
     /// After every render: a step marked as started is measured now that the DOM is patched.
     pub fn rendered(&mut self) {
+        if std::mem::take(&mut self.focus_terminal) {
+            let input = web_sys::window()
+                .and_then(|w| w.document())
+                .and_then(|d| d.get_element_by_id("terminal-input"))
+                .and_then(|e| e.dyn_into::<HtmlElement>().ok());
+            if let Some(el) = input {
+                let _ = el.focus();
+            }
+        }
         if self.measuring_step {
             self.measuring_step = false;
             performance_mark("converge-step-end");

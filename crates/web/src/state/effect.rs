@@ -45,6 +45,8 @@ pub enum Effect {
     ReplyToSender { message: Value, origin: String },
     /// Open the help dialog, remembering what had focus.
     OpenHelpDialog,
+    /// The terminal opened: its command line takes focus.
+    FocusTerminal,
     /// The help dialog closed: give focus back to what had it.
     ReturnFocusAfterHelp,
 }

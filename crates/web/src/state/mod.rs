@@ -12,6 +12,7 @@ pub mod gallery;
 pub mod lesson;
 mod mechanics;
 mod replay;
+pub mod terminal;
 
 use std::collections::VecDeque;
 use std::rc::Rc;
@@ -34,6 +35,7 @@ use lesson::{LessonMsg, Lessons};
 use mechanics::fault_for;
 pub use mechanics::{ApplyOutcome, ControllerRow, EditorDrift, TIMELINE_ENTRIES};
 use replay::Replay;
+pub use terminal::{Terminal, TerminalMsg};
 
 use crate::persist;
 
@@ -140,6 +142,8 @@ pub enum Msg {
     },
     /// The embedded page's content height after a render, in CSS pixels.
     ContentHeight(i32),
+    /// The terminal pane ([`terminal`]).
+    Terminal(TerminalMsg),
 }
 
 /// The whole playground: the session (world, history, action log, editor) and the page around
@@ -176,6 +180,8 @@ pub struct Model {
     pub lessons: Lessons,
     /// What belongs to the page rather than the session; it outlives opening a scenario.
     pub page: PageState,
+    /// The terminal pane: its scrollback and history belong to this tab, not to the session.
+    pub terminal: Terminal,
 }
 
 /// The page around the session: embed mode, the share link and what the address bar and the
@@ -266,6 +272,7 @@ impl Model {
             first_edit_hint: false,
             lessons,
             page: PageState::default(),
+            terminal: Terminal::default(),
         };
         if m.cursor.is_some_and(|c| m.history.at(c).is_none()) {
             m.cursor = None;
@@ -348,6 +355,14 @@ impl Model {
             Msg::Started => Reaction::effects(self.announce_to_host()),
             Msg::FromHost { data, origin } => self.on_host_message(&data, &origin),
             Msg::ContentHeight(px) => Reaction::effects(self.report_height(px)),
+            Msg::Terminal(TerminalMsg::Toggle) => {
+                self.on_terminal(TerminalMsg::Toggle);
+                let focus = self.terminal.open.then_some(Effect::FocusTerminal);
+                Reaction {
+                    render: true,
+                    effects: focus.into_iter().collect(),
+                }
+            }
             msg => self.update_session(msg),
         }
     }
@@ -363,6 +378,7 @@ impl Model {
         let hinted = self.first_edit_hint;
         let changed = self.reduce(msg);
         if changed {
+            self.follow_watch();
             self.refresh_tree();
         }
         if hinted && !self.first_edit_hint {
@@ -492,6 +508,7 @@ impl Model {
             Msg::DismissNotice => self.notice = None,
             Msg::DismissHint => self.first_edit_hint = false,
             Msg::Lesson(m) => lesson::update(self, m),
+            Msg::Terminal(m) => return self.on_terminal(m),
             // The page's messages never reach the session reducer (see `update`).
             Msg::Share
             | Msg::ShareLinkReady(_)
@@ -533,7 +550,10 @@ impl Model {
         let gallery_open = self.lessons.gallery_open;
         let cards = std::mem::take(&mut self.lessons.cards);
         let page = std::mem::take(&mut self.page);
+        let mut terminal = std::mem::take(&mut self.terminal);
+        terminal.watch = None;
         *self = Model::from_workspace_with(w, lessons);
+        self.terminal = terminal;
         self.lessons.gallery_open = gallery_open;
         self.lessons.cards = cards;
         self.page = page;
