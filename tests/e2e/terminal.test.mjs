@@ -3,7 +3,7 @@
 // stopped with Ctrl+C, `clear`, and the playground's shortcuts silent while it has focus.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { serve, launch, openPage, screenshot } from './harness.mjs';
+import { serve, launch, openPage, screenshot, axeViolations } from './harness.mjs';
 
 let server;
 let browser;
@@ -80,6 +80,7 @@ test('kubectl get, scale and a 403 with --as print what kubectl prints, with exi
   await input(page).press('Enter');
   await page.waitForFunction(() => /^Waiting for deployment (spec update to be observed|"web" rollout to finish)|successfully rolled out/.test(document.querySelector('.term-log .term-entry:last-child .term-out')?.textContent ?? ''));
   await screenshot(page, 'terminal-light');
+  assert.deepEqual(await axeViolations(page), [], 'axe: the open terminal (light)');
 
   await input(page).pressSequentially('clear');
   await input(page).press('Enter');
@@ -113,6 +114,7 @@ test('kubectl get -w streams while the simulation plays, and Ctrl+C stops it', a
     assert.match(line.slice(statusAt), /^\S+/, line);
   }
   await screenshot(page, 'terminal-dark');
+  assert.deepEqual(await axeViolations(page), [], 'axe: the open terminal (dark)');
   assert.deepEqual(problems, []);
   await context.close();
 });
@@ -129,6 +131,7 @@ test('the terminal is usable at phone width', async () => {
   const pageWidth = await page.evaluate(() => document.documentElement.scrollWidth);
   assert.ok(pageWidth <= 390, `the page scrolls sideways: ${pageWidth}px`);
   await screenshot(page, 'terminal-phone');
+  assert.deepEqual(await axeViolations(page), [], 'axe: the open terminal (phone)');
   assert.deepEqual(problems, []);
   await context.close();
 });

@@ -75,8 +75,9 @@ pub fn terminal_panel(p: &TerminalPanelProps) -> Html {
         <section class="pane terminal" aria-labelledby="terminal-h">
             <h2 id="terminal-h">{ "Terminal" }</h2>
             <p class="muted term-note">{ "kubectl against the simulated cluster, as admin (--as switches). Writes go through the API server and into the timeline; get -w streams as the simulation steps or plays." }</p>
-            <div class="term-scroll">
-                <div class="term-log" role="log" aria-label="kubectl output">
+            // The scroller is the log, and focusable, so the keyboard can scroll it too.
+            <div class="term-scroll" role="log" aria-label="kubectl output" tabindex="0">
+                <div class="term-log">
                     { for p.entries.iter().map(entry) }
                 </div>
             </div>

@@ -45,7 +45,7 @@ pub fn simulation_toolbar(props: &SimulationToolbarProps) -> Html {
             </label>
             <button id="run" onclick={send.reform(|_| Msg::RunUntilConverged)} title="r">{ "Run until converged" }</button>
             <button id="reset" onclick={send.reform(|_| Msg::Reset)}>{ "Reset" }</button>
-            <button id="terminal-toggle" aria-pressed={props.terminal_open.to_string()} aria-controls="terminal-pane" title="t"
+            <button id="terminal-toggle" aria-pressed={props.terminal_open.to_string()} title="t"
                 onclick={send.reform(|_| Msg::Terminal(TerminalMsg::Toggle))}>{ "Terminal" }</button>
             <output id="clock" aria-label="Simulated time">{ props.now.to_string() }</output>
             <output id="steps" aria-label="Steps taken">{ format!("{} steps", props.steps) }</output>
