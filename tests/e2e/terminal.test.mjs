@@ -82,6 +82,18 @@ test('kubectl get, scale and a 403 with --as print what kubectl prints, with exi
   await screenshot(page, 'terminal-light');
   assert.deepEqual(await axeViolations(page), [], 'axe: the open terminal (light)');
 
+  // An editor Apply shows the kubectl command that sends the same request; typed into the
+  // terminal it reads the editor's text (-f -) and gets the same answer.
+  await page.getByRole('button', { name: 'Apply' }).click();
+  // (The terminal's scale made the editor's copy stale: the API server refuses it with 409.)
+  await page.locator('#apply-equivalent').waitFor();
+  assert.match(await page.locator('#apply-result').innerText(), /^Error from server \(Conflict\)/);
+  const equivalent = await page.locator('#apply-equivalent code').innerText();
+  assert.equal(equivalent, 'kubectl --as alice replace -f -');
+  const again = await run(page, equivalent);
+  assert.match(await seen(again.locator('.term-err')),
+    /^Error from server \(Conflict\): error when replacing "STDIN": Operation cannot be fulfilled on deployments.apps "web": the object has been modified; please apply your changes to the latest version and try again$/);
+
   await input(page).pressSequentially('clear');
   await input(page).press('Enter');
   await page.waitForFunction(() => document.querySelectorAll('.term-log .term-entry').length === 0);

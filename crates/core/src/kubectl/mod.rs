@@ -88,7 +88,8 @@ const NOT_SIMULATED: &[&str] = &[
 ];
 
 const COMMANDS: &[&str] = &[
-    "get", "scale", "delete", "apply", "create", "patch", "label", "annotate", "rollout", "auth",
+    "get", "scale", "delete", "apply", "create", "replace", "patch", "label", "annotate",
+    "rollout", "auth",
 ];
 
 /// One command being run.
@@ -231,6 +232,7 @@ pub fn run(session: &mut Session, ctx: Context<'_>, line: &str) -> Output {
         ("delete", _) => write::delete(&mut run, &parsed),
         ("apply", _) => write::apply(&mut run, &parsed, write::Mode::Apply),
         ("create", _) => write::apply(&mut run, &parsed, write::Mode::Create),
+        ("replace", _) => write::apply(&mut run, &parsed, write::Mode::Replace),
         ("patch", _) => write::patch(&mut run, &parsed),
         ("label", _) => write::label(&mut run, &parsed, write::MetaField::Labels),
         ("annotate", _) => write::label(&mut run, &parsed, write::MetaField::Annotations),
@@ -261,6 +263,7 @@ fn flags_of(verb: &str, sub: Option<&str>) -> &'static [FlagSpec] {
         ("scale", _) => write::SCALE_FLAGS,
         ("delete", _) => write::DELETE_FLAGS,
         ("apply", _) | ("create", _) => write::APPLY_FLAGS,
+        ("replace", _) => write::REPLACE_FLAGS,
         ("patch", _) => write::PATCH_FLAGS,
         ("label", _) | ("annotate", _) => write::LABEL_FLAGS,
         ("rollout", _) => rollout::FLAGS,

@@ -63,6 +63,21 @@ pub const APPLY_FLAGS: &[FlagSpec] = &[
     unsupported("raw", None, Takes::Value),
 ];
 
+pub const REPLACE_FLAGS: &[FlagSpec] = &[
+    flag("filename", Some('f'), Takes::Value),
+    flag("validate", None, Takes::Value),
+    flag("subresource", None, Takes::Value),
+    unsupported("force", None, Takes::Bool),
+    unsupported("cascade", None, Takes::Value),
+    unsupported("grace-period", None, Takes::Value),
+    unsupported("save-config", None, Takes::Bool),
+    unsupported("dry-run", None, Takes::Value),
+    unsupported("output", Some('o'), Takes::Value),
+    unsupported("kustomize", Some('k'), Takes::Value),
+    unsupported("recursive", Some('R'), Takes::Bool),
+    unsupported("raw", None, Takes::Value),
+];
+
 pub const PATCH_FLAGS: &[FlagSpec] = &[
     flag("patch", Some('p'), Takes::Value),
     flag("type", None, Takes::Value),
@@ -235,10 +250,13 @@ fn mapping_of(run: &Run<'_, '_>, obj: &Value) -> Result<Mapping, String> {
 pub enum Mode {
     Apply,
     Create,
+    /// `replace -f`: a GET for the live resourceVersion when the file has none, then a PUT
+    /// [cli-runtime pkg/resource/helper.go `Replace`; kubectl pkg/cmd/replace/replace.go].
+    Replace,
 }
 
 pub fn apply(run: &mut Run<'_, '_>, p: &Parsed, mode: Mode) -> Option<()> {
-    if mode == Mode::Create && !p.args.is_empty() {
+    if mode != Mode::Apply && !p.args.is_empty() {
         run.fail(&format!(
             "kubectl create {} is not simulated by this terminal; write the object and use kubectl create -f or kubectl apply -f",
             p.args[0]
@@ -325,9 +343,79 @@ pub fn apply(run: &mut Run<'_, '_>, p: &Parsed, mode: Mode) -> Option<()> {
                 }
             }
             Mode::Apply => apply_one(run, &m, &ns, &name, &file, obj),
+            Mode::Replace => replace_one(run, &m, &ns, &name, &file, obj, p.value("subresource")),
         }
     }
     Some(())
+}
+
+fn replace_one(
+    run: &mut Run<'_, '_>,
+    m: &Mapping,
+    ns: &str,
+    name: &str,
+    file: &str,
+    mut obj: Value,
+    subresource: Option<&str>,
+) {
+    // Any subresource goes to the server, which answers 404 for one it does not serve.
+    let sub = subresource.map(|s| format!("/{s}")).unwrap_or_default();
+    // The last-applied annotation, when the file carries one, is rewritten from the file
+    // (`CreateOrUpdateAnnotation` without --save-config).
+    let has_last_applied = obj
+        .pointer("/metadata/annotations")
+        .and_then(|a| a.get(LAST_APPLIED))
+        .is_some();
+    if has_last_applied {
+        let config = last_applied(&obj);
+        if let Some(a) = obj
+            .pointer_mut("/metadata/annotations")
+            .and_then(Value::as_object_mut)
+        {
+            a.insert(LAST_APPLIED.into(), json!(config));
+        }
+    }
+    let path = format!("{}{sub}", m.object_path(ns, name));
+    let failed = |run: &mut Run<'_, '_>, a: &super::client::Answer| {
+        let reason = a.body["reason"].as_str().unwrap_or("").to_owned();
+        let msg = a.body["message"].as_str().unwrap_or("").to_owned();
+        run.stderr(&format!(
+            "Error from server ({reason}): error when replacing \"{file}\": {msg}\n"
+        ));
+        run.out.code = 1;
+    };
+    let rv_missing = obj
+        .pointer("/metadata/resourceVersion")
+        .and_then(Value::as_str)
+        .is_none_or(str::is_empty);
+    if rv_missing {
+        let got = run.send(Call::get(path.clone(), String::new(), "application/json"));
+        // A failed read still sends the PUT, without a resourceVersion.
+        if let (true, Some(meta)) = (
+            got.ok(),
+            obj.get_mut("metadata").and_then(Value::as_object_mut),
+        ) {
+            meta.insert(
+                "resourceVersion".into(),
+                got.body["metadata"]["resourceVersion"].clone(),
+            );
+        }
+    }
+    let a = run.send(Call::with_body(
+        "PUT",
+        path,
+        query(&[
+            ("fieldManager", "kubectl-replace"),
+            ("fieldValidation", "Strict"),
+        ]),
+        "application/json",
+        &obj,
+    ));
+    if a.ok() {
+        run.stdout(&format!("{}/{name} replaced\n", m.kind_prefix()));
+    } else {
+        failed(run, &a);
+    }
 }
 
 /// The last-applied annotation's value: the manifest as compact JSON with `annotations: {}`
