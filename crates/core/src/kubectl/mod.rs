@@ -349,3 +349,167 @@ pub fn named(
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::{ClusterConfig, World};
+    use proptest::prelude::*;
+
+    fn session() -> Session {
+        Session::new(World::new(ClusterConfig::default()))
+    }
+
+    fn run_line(s: &mut Session, stdin: Option<&str>, line: &str) -> Output {
+        let files = BTreeMap::new();
+        run(
+            s,
+            Context {
+                principal: "admin",
+                files: &files,
+                stdin,
+            },
+            line,
+        )
+    }
+
+    #[test]
+    fn bad_input_gets_an_error_and_never_a_panic() {
+        let mut s = session();
+        let refused = [
+            ("kubectl", None),
+            ("ls -l", None),
+            ("kubectl get pods | grep web", None),
+            ("kubectl get 'open", None),
+            ("kubectl get deploy -o jsonpath={", None),
+            ("kubectl get deploy -o custom-columns=", None),
+            ("kubectl get deploy -o custom-columns=A", None),
+            ("kubectl get pods/", None),
+            ("kubectl get /x", None),
+            ("kubectl get déploiements", None),
+            ("kubectl patch deploy web -p '[1'", None),
+            ("kubectl scale --replicas=x deploy/web", None),
+            ("kubectl label deploy", None),
+            ("kubectl label deploy web", None),
+            ("kubectl rollout", None),
+            ("kubectl rollout frob deploy/web", None),
+            ("kubectl auth can-i", None),
+            ("kubectl delete", None),
+            ("kubectl delete deploy web --cascade=sideways", None),
+            ("kubectl apply -f -", None),
+            ("kubectl create -f -", Some("{not yaml: [")),
+            ("kubectl create -f -", Some("- 1\n- 2")),
+        ];
+        for (line, stdin) in refused {
+            let out = run_line(&mut s, stdin, line);
+            assert!(
+                out.code != 0 && !out.stderr.is_empty(),
+                "{line:?} should be refused: {out:?}"
+            );
+        }
+        // Answered one way or another (by the runner or the API server), never a panic.
+        for (line, stdin) in [
+            ("", None),
+            ("kubectl get deploy -o jsonpath={.a[?(@.b==)]}", None),
+            ("kubectl patch deploy web --type json -p '{}'", None),
+            ("kubectl scale --replicas=-1 deploy/web", None),
+            (
+                "kubectl apply -f -",
+                Some("metadata: 5\nkind: Deployment\napiVersion: apps/v1"),
+            ),
+            (
+                "kubectl replace -f -",
+                Some("kind: ConfigMap\napiVersion: v1\nmetadata: \"x\""),
+            ),
+            (
+                "kubectl create -f -",
+                Some("kind: ConfigMap\napiVersion: v1\nmetadata: []"),
+            ),
+        ] {
+            let _ = run_line(&mut s, stdin, line);
+        }
+    }
+
+    const WORDS: &[&str] = &[
+        "kubectl",
+        "get",
+        "describe",
+        "scale",
+        "delete",
+        "apply",
+        "create",
+        "replace",
+        "patch",
+        "label",
+        "annotate",
+        "rollout",
+        "status",
+        "undo",
+        "history",
+        "pause",
+        "resume",
+        "restart",
+        "auth",
+        "can-i",
+        "whoami",
+        "deploy",
+        "deploy/web",
+        "web",
+        "pods",
+        "po/x",
+        "nodes",
+        "all",
+        "cm",
+        "-o",
+        "json",
+        "yaml",
+        "wide",
+        "name",
+        "jsonpath={.items[*]}",
+        "-A",
+        "-n",
+        "kube-system",
+        "-l",
+        "app=web",
+        "--as",
+        "app",
+        "--replicas=2",
+        "-p",
+        "{}",
+        "--type",
+        "merge",
+        "-f",
+        "-",
+        "a=b",
+        "a-",
+        "--overwrite",
+        "-w",
+        "--bogus",
+        "-z",
+        "--",
+        "=",
+        "'",
+        "\"",
+    ];
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(96))]
+        #[test]
+        fn any_line_of_kubectl_words_is_answered_without_a_panic(
+            words in proptest::collection::vec(0..WORDS.len(), 1..8)
+        ) {
+            let mut s = session();
+            let line: Vec<&str> = std::iter::once("kubectl")
+                .chain(words.iter().map(|i| WORDS[*i]))
+                .collect();
+            let out = run_line(&mut s, Some("kind: ConfigMap\napiVersion: v1\nmetadata:\n  name: c\n"), &line.join(" "));
+            // A refusal always says why (`auth can-i`'s "no" is its answer on stdout).
+            prop_assert!(
+                out.code == 0 || !out.stderr.is_empty() || out.stdout.starts_with("no"),
+                "{:?}: {:?}",
+                line,
+                out
+            );
+        }
+    }
+}
