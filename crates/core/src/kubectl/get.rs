@@ -508,6 +508,8 @@ fn start_watch(
         seen: Default::default(),
         widths: Vec::new(),
         header_printed: !lines.is_empty() || opts.no_headers,
+        rollout: None,
+        finished: None,
     }
     .start(run.session.world(), &lines);
     run.out.watch = Some(Box::new(watch));

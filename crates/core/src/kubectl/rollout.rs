@@ -72,7 +72,21 @@ pub fn rollout(run: &mut Run<'_, '_>, sub: &str, p: &Parsed) -> Option<()> {
             "status" => {
                 let revision = p.value("revision").and_then(|r| r.parse().ok());
                 match crate::rollout::rollout_status(&obj, revision) {
-                    Ok(s) => run.stdout(&s.message),
+                    Ok(s) => {
+                        run.stdout(&s.message);
+                        // kubectl keeps watching until the rollout is done (--watch, the
+                        // default); the playground's terminal follows it as the world moves.
+                        if !s.done && p.value("watch") != Some("false") {
+                            let key = crate::api::ObjectKey::new(
+                                crate::api::GroupResource::new(&m.group, &m.resource),
+                                &ns,
+                                &name,
+                            );
+                            run.out.watch = Some(Box::new(super::watch::Watch::rollout_status(
+                                key, s.message,
+                            )));
+                        }
+                    }
                     Err(e) => run.fail(&e.message),
                 }
             }

@@ -34,6 +34,12 @@ pub struct Watch {
     /// The remembered column widths.
     pub widths: Vec<usize>,
     pub header_printed: bool,
+    /// `rollout status` of this Deployment: a new line whenever its status line changes, until
+    /// the rollout is done [kubectl pkg/cmd/rollout/rollout_status.go `Run`, which watches
+    /// until the status viewer says done].
+    pub rollout: Option<(ObjectKey, String)>,
+    /// The exit code once the watch has ended by itself (a finished rollout).
+    pub finished: Option<i32>,
 }
 
 fn rv(o: &Value) -> String {
@@ -95,8 +101,55 @@ impl Watch {
         out
     }
 
+    /// `kubectl rollout status` that keeps waiting: `line` is what it printed first.
+    pub fn rollout_status(key: ObjectKey, line: String) -> Watch {
+        Watch {
+            gr: key.gr.clone(),
+            namespace: None,
+            names: Vec::new(),
+            selector: None,
+            wide: false,
+            with_namespace: false,
+            with_kind: None,
+            seen: BTreeMap::new(),
+            widths: Vec::new(),
+            header_printed: true,
+            rollout: Some((key, line)),
+            finished: None,
+        }
+    }
+
+    fn poll_rollout(&mut self, world: &World) -> String {
+        let Some((key, last)) = self.rollout.as_mut() else {
+            return String::new();
+        };
+        let Some(obj) = world.object(key) else {
+            self.finished = Some(1);
+            return format!("error: deployments.apps \"{}\" not found\n", key.name);
+        };
+        match crate::rollout::rollout_status(obj, None) {
+            Ok(s) => {
+                if s.done {
+                    self.finished = Some(0);
+                }
+                if s.message == *last {
+                    return String::new();
+                }
+                *last = s.message.clone();
+                s.message
+            }
+            Err(e) => {
+                self.finished = Some(1);
+                format!("error: {}\n", e.message)
+            }
+        }
+    }
+
     /// The rows to print for what changed since the last poll.
     pub fn poll(&mut self, world: &World) -> String {
+        if self.rollout.is_some() {
+            return self.poll_rollout(world);
+        }
         let mut changed: Vec<(u64, Value)> = Vec::new();
         let mut present = std::collections::BTreeSet::new();
         for (key, obj) in world.objects_of(&self.gr, self.namespace.as_deref()) {

@@ -200,12 +200,20 @@ impl Model {
             return;
         };
         let rows = watch.poll(&self.world);
-        if rows.is_empty() {
-            return;
-        }
+        let finished = watch.finished;
         if let Some(e) = self.terminal.entries.last_mut() {
-            e.stdout.push_str(&rows);
-            keep_lines(&mut e.stdout);
+            if rows.starts_with("error: ") {
+                e.stderr.push_str(&rows);
+            } else {
+                e.stdout.push_str(&rows);
+                keep_lines(&mut e.stdout);
+            }
+            if finished.is_some() {
+                e.code = finished;
+            }
+        }
+        if finished.is_some() {
+            self.terminal.watch = None;
         }
     }
 }
@@ -269,5 +277,29 @@ mod tests {
         m.on_terminal(TerminalMsg::Interrupt);
         assert!(m.terminal.watch.is_none());
         assert_eq!(m.terminal.entries.last().unwrap().code, Some(130));
+    }
+
+    #[test]
+    fn rollout_status_keeps_waiting_until_the_rollout_is_done() {
+        let mut m = Model::default();
+        typed(&mut m, "kubectl scale deploy web --replicas=4");
+        typed(&mut m, "kubectl rollout status deploy/web");
+        let e = m.terminal.entries.last().unwrap();
+        assert_eq!(
+            e.stdout,
+            "Waiting for deployment spec update to be observed...\n"
+        );
+        assert_eq!(e.code, None, "still waiting");
+        m.perform(SessionAction::RunUntilConverged);
+        m.follow_watch();
+        let e = m.terminal.entries.last().unwrap();
+        assert!(
+            e.stdout
+                .ends_with("deployment \"web\" successfully rolled out\n"),
+            "{}",
+            e.stdout
+        );
+        assert_eq!(e.code, Some(0));
+        assert!(m.terminal.watch.is_none());
     }
 }
