@@ -24,9 +24,11 @@ const RUNS = 3;
 // Not met: the wasm alone is over it (BENCHMARKS.md, "where the bytes go"). Until it is, growth
 // past this bound fails the run: on 2026-12-01 it was 536,560 B, and 557,396 B once session 8's
 // Events (the correlator, five controllers' recorders, the Events table), aggregated discovery
-// and the scenario language's selections were merged in.
+// and the scenario language's selections were merged in, and 608,455 B once session 10's Job and
+// DaemonSet controllers, their kinds and tables, the scheduler's filters, the pod GC and
+// readiness probes were (the ready times stayed within their budgets: 1,081 and 3,719 ms).
 const BYTES_BUDGET = 400_000;
-const BYTES_BOUND = 575_000;
+const BYTES_BOUND = 625_000;
 
 let server;
 let browser;

@@ -8,6 +8,7 @@ pub mod conditions;
 pub mod controllers;
 pub mod engine;
 pub mod kstatus;
+pub mod kubectl;
 pub mod parse;
 pub mod rest;
 pub mod rollout;

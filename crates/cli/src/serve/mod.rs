@@ -22,7 +22,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use clap::Args as ClapArgs;
-use converge_core::api::{ApiError, GroupResource, StatusReason};
+use converge_core::api::{ApiError, StatusReason};
 use converge_core::engine::{ClusterConfig, World};
 use converge_core::rest::respond::Response as RestResponse;
 use converge_core::rest::session::{HttpRequest, OpenWatch, Reply, Session};
@@ -202,23 +202,7 @@ fn principal(server: &Server, req: &Request<Incoming>) -> Result<String, ApiErro
         }
         return Ok(real);
     }
-    // A service account is impersonated through `serviceaccounts` in its namespace, anyone
-    // else through `users` (buildImpersonationRequests).
-    let api = server.session.world().api();
-    match as_user
-        .strip_prefix("system:serviceaccount:")
-        .and_then(|rest| rest.split_once(':'))
-    {
-        Some((ns, name)) => {
-            let sas = GroupResource::new("", "serviceaccounts");
-            api.authorize(&real, "impersonate", &sas, None, ns, name)?;
-        }
-        None => {
-            let users = GroupResource::new("", "users");
-            api.authorize(&real, "impersonate", &users, None, "", as_user)?;
-        }
-    }
-    Ok(as_user.to_owned())
+    converge_core::rest::session::impersonate(server.session.world().api(), &real, as_user)
 }
 
 async fn handle(

@@ -39,7 +39,7 @@ pub(crate) use scale::has_scale;
 pub mod selector;
 mod server;
 pub mod store;
-mod strategic;
+pub mod strategic;
 pub mod strategy;
 pub mod typed;
 pub mod types;

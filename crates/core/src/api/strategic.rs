@@ -51,6 +51,15 @@ fn list_strategy(resource: &str, path: &[String], field: &str) -> ListStrategy {
     }
 }
 
+/// The merge key of list `field` under `path`, if its elements merge by one (what
+/// `kubectl apply` needs to compute a three-way patch).
+pub fn merge_key(resource: &str, path: &[String], field: &str) -> Option<&'static str> {
+    match list_strategy(resource, path, field) {
+        ListStrategy::Key(k) => Some(k),
+        _ => None,
+    }
+}
+
 const SET_ORDER: &str = "$setElementOrder/";
 const DELETE_FROM: &str = "$deleteFromPrimitiveList/";
 

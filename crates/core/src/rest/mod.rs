@@ -13,6 +13,7 @@
 pub mod discovery;
 pub mod fields;
 pub mod openapi;
+pub mod protobuf;
 pub mod respond;
 pub mod route;
 pub mod session;

@@ -82,6 +82,8 @@ pub struct Session {
     /// Watch events with their sequence number (0-based, over the session's life).
     history: VecDeque<(u64, WatchEvent, Arc<Value>)>,
     next_seq: u64,
+    /// Every write sent as a world input, in order (the playground logs them as its actions).
+    sent: Vec<ApiRequest>,
 }
 
 fn wants_table(accept: &str) -> bool {
@@ -109,6 +111,100 @@ fn self_subject_review(principal: &str) -> Response {
     }
 }
 
+/// `SelfSubjectAccessReview` (`kubectl auth can-i`): whether the requesting user may do what
+/// the review's `resourceAttributes` describe, decided by the same RBAC check every request
+/// passes [pkg/registry/authorization/selfsubjectaccessreview/rest.go `Create`]. Subresources
+/// other than `status` and `scale` are not simulated and answer `allowed: false` with an
+/// `evaluationError` that says so.
+fn self_subject_access_review(
+    api: &crate::api::ApiServer,
+    principal: &str,
+    body: &[u8],
+) -> Result<Response, ApiError> {
+    let review: Value = match super::protobuf::self_subject_access_review(body) {
+        Some(v) => v,
+        None => serde_json::from_slice(body).map_err(|e| {
+            crate::api::errors::bad_request(format!("the request body is not JSON: {e}"))
+        })?,
+    };
+    let attrs = review
+        .pointer("/spec/resourceAttributes")
+        .cloned()
+        .unwrap_or(Value::Null);
+    let s = |k: &str| {
+        attrs
+            .get(k)
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_owned()
+    };
+    let gr = crate::api::GroupResource::new(&s("group"), &s("resource"));
+    let (allowed, error) = match s("subresource").as_str() {
+        "" => (None, None),
+        "status" => (Some(crate::api::Subresource::Status), None),
+        "scale" => (Some(crate::api::Subresource::Scale), None),
+        other => (
+            None,
+            Some(format!(
+                "the subresource {other:?} is not simulated by Converge"
+            )),
+        ),
+    }
+    .pipe(|(sub, err)| match err {
+        Some(e) => (false, Some(e)),
+        None => (
+            api.authorize(principal, &s("verb"), &gr, sub, &s("namespace"), &s("name"))
+                .is_ok(),
+            None,
+        ),
+    });
+    let mut status = json!({"allowed": allowed});
+    if let Some(e) = error {
+        status["evaluationError"] = json!(e);
+    }
+    let mut out = review;
+    out["status"] = status;
+    if let Some(meta) = out.get_mut("metadata").and_then(Value::as_object_mut) {
+        meta.insert("creationTimestamp".into(), Value::Null);
+    }
+    Ok(Response {
+        status: 201,
+        body: out,
+    })
+}
+
+trait Pipe: Sized {
+    fn pipe<T>(self, f: impl FnOnce(Self) -> T) -> T {
+        f(self)
+    }
+}
+impl<T> Pipe for T {}
+
+/// Impersonation: `real` acting as `as_user`, which needs `impersonate` on `users` (or on
+/// `serviceaccounts` in its namespace for `system:serviceaccount:<ns>:<name>`)
+/// [apiserver pkg/endpoints/filters/impersonation.go `WithImpersonation`,
+/// `buildImpersonationRequests`]. `converge serve` and the playground's terminal (`--as`) share it.
+pub fn impersonate(
+    api: &crate::api::ApiServer,
+    real: &str,
+    as_user: &str,
+) -> Result<String, ApiError> {
+    match as_user
+        .strip_prefix("system:serviceaccount:")
+        .and_then(|rest| rest.split_once(':'))
+    {
+        Some((ns, name)) => {
+            let sas = crate::api::GroupResource::new("", "serviceaccounts");
+            api.authorize(real, "impersonate", &sas, None, ns, name)?;
+        }
+        None => {
+            let users = crate::api::GroupResource::new("", "users");
+            api.authorize(real, "impersonate", &users, None, "", as_user)?;
+        }
+    }
+    Ok(as_user.to_owned())
+}
+
 impl Session {
     /// A session over a bare world.
     pub fn new(world: World) -> Session {
@@ -116,6 +212,7 @@ impl Session {
             driver: Driver::World(Box::new(world)),
             history: VecDeque::new(),
             next_seq: 0,
+            sent: Vec::new(),
         }
     }
 
@@ -126,7 +223,13 @@ impl Session {
             driver: Driver::Scenario(Box::new(run)),
             history: VecDeque::new(),
             next_seq: 0,
+            sent: Vec::new(),
         }
+    }
+
+    /// The writes sent as world inputs so far, in order.
+    pub fn sent(&self) -> &[ApiRequest] {
+        &self.sent
     }
 
     pub fn world(&self) -> &World {
@@ -214,6 +317,7 @@ impl Session {
 
     /// Sends a write as an input of the world.
     fn send(&mut self, req: ApiRequest) -> crate::api::ApiResult {
+        self.sent.push(req.clone());
         let from = self.world().trace().len();
         match &mut self.driver {
             Driver::World(w) => {
@@ -243,6 +347,12 @@ impl Session {
         }
         if req.method == "POST" && req.path == "/apis/authentication.k8s.io/v1/selfsubjectreviews" {
             return Ok(Reply::Json(self_subject_review(req.principal)));
+        }
+        if req.method == "POST"
+            && req.path == "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews"
+        {
+            return self_subject_access_review(self.world().api(), req.principal, req.body)
+                .map(Reply::Json);
         }
         if req.method == "GET" {
             let path = req.path.trim_end_matches('/');
