@@ -23,12 +23,11 @@ use super::node_predicates::{
     schedule_effect, OBJECT_NAME_FIELD,
 };
 use super::replicaset::pod_available;
-use super::util::{nodes, pods};
+use super::util::{nodes, pods, record_pod_control, PodOp};
 use crate::api::kinds::daemonset::template_generation;
 use crate::api::meta::{self, str_at, JsonPointer};
 use crate::api::{
-    ApiRequest, ApiResult, GroupResource, ObjectKey, PatchType, StatusReason, WatchEvent,
-    WatchEventType,
+    ApiRequest, GroupResource, ObjectKey, PatchType, StatusReason, WatchEvent, WatchEventType,
 };
 use crate::runtime::client;
 use crate::runtime::informer::{pod_is_ready, Informer};
@@ -43,6 +42,9 @@ pub fn daemonsets() -> GroupResource {
 pub fn controllerrevisions() -> GroupResource {
     GroupResource::new("apps", "controllerrevisions")
 }
+
+/// The DaemonSet as its events name it.
+const DS_REF: (&str, &str) = ("apps/v1", "DaemonSet");
 
 /// `apps.DefaultDaemonSetUniqueLabelKey` (= `ControllerRevisionHashLabelKey`).
 pub const HASH_LABEL: &str = "controller-revision-hash";
@@ -791,7 +793,7 @@ impl DaemonSetController {
             for node in &to_create[pos..pos + batch] {
                 let pod = daemon_pod(ds, node, hash);
                 let created = ctx.send(ApiRequest::create(&principal, pods(), &key.namespace, pod));
-                record_pod_control(ctx, ds, PodOp::Create, &created);
+                record_pod_control(ctx, DS_REF, ds, PodOp::Create, &created);
                 if let Err(e) = created {
                     if e.namespace_terminating() {
                         continue;
@@ -814,7 +816,7 @@ impl DaemonSetController {
         }
         for name in &to_delete[..delete_diff] {
             let deleted = ctx.send(ApiRequest::delete(&principal, pods(), &key.namespace, name));
-            record_pod_control(ctx, ds, PodOp::Delete(name), &deleted);
+            record_pod_control(ctx, DS_REF, ds, PodOp::Delete(name), &deleted);
             if let Err(e) = deleted {
                 self.deletion_observed(key);
                 if e.reason != StatusReason::NotFound {
@@ -1151,47 +1153,6 @@ fn daemon_set_status(base: &Value, c: &StatusCounts, observed_generation: i64) -
         s.insert("conditions".into(), conds.clone());
     }
     Value::Object(s)
-}
-
-#[derive(Clone, Copy)]
-enum PodOp<'a> {
-    Create,
-    Delete(&'a str),
-}
-
-/// `RealPodControl`'s events on the DaemonSet [pkg/controller/controller_utils.go `createPods`,
-/// `DeletePod`].
-fn record_pod_control(ctx: &mut Ctx<'_>, ds: &Value, op: PodOp<'_>, result: &ApiResult) {
-    let (event_type, reason, message) = match (op, result) {
-        (PodOp::Create, Ok(pod)) => (
-            EventType::Normal,
-            "SuccessfulCreate",
-            format!("Created pod: {}", meta::name(pod)),
-        ),
-        (PodOp::Create, Err(e)) if e.namespace_terminating() => return,
-        (PodOp::Create, Err(e)) => (
-            EventType::Warning,
-            "FailedCreate",
-            format!("Error creating: {}", e.message),
-        ),
-        (PodOp::Delete(pod), Ok(_)) => (
-            EventType::Normal,
-            "SuccessfulDelete",
-            format!("Deleted pod: {pod}"),
-        ),
-        (PodOp::Delete(_), Err(e)) if e.reason == StatusReason::NotFound => return,
-        (PodOp::Delete(_), Err(e)) => (
-            EventType::Warning,
-            "FailedDelete",
-            format!("Error deleting: {}", e.message),
-        ),
-    };
-    ctx.record(EventNote::new(
-        ObjectRef::to(ds, "apps/v1", "DaemonSet"),
-        event_type,
-        reason,
-        message,
-    ));
 }
 
 /// `nodeInSameCondition` and `shouldIgnoreNodeUpdate`: a node update matters unless only its
