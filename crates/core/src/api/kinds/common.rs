@@ -6,6 +6,13 @@ use serde_json::{json, Map, Value};
 use super::super::meta::JsonPointer;
 use super::super::validation::FieldError;
 
+/// Where a workload kind (Deployment, ReplicaSet, Job, DaemonSet) keeps its pod template's
+/// containers, for typed decoding: JSON pointer and Go path.
+pub(super) const TEMPLATE_CONTAINERS: (&str, &str) = (
+    "/spec/template/spec/containers",
+    "spec.template.spec.containers",
+);
+
 /// The simulator's cap on replica counts per object (kube's own limit is int32).
 pub const MAX_REPLICAS: i64 = 10_000;
 

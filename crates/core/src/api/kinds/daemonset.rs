@@ -7,7 +7,7 @@ use serde_json::{json, Map, Value};
 use super::super::meta::JsonPointer;
 use super::super::typed::{FieldTypes, Ty};
 use super::super::validation::FieldError;
-use super::common::{default_field, immutable, nonneg, obj_mut};
+use super::common::{default_field, immutable, nonneg, obj_mut, TEMPLATE_CONTAINERS};
 use super::deployment::validate_int_or_percent;
 use super::pod::default_pod_spec;
 use super::workload::validate_selector_and_template_for;
@@ -202,10 +202,7 @@ impl KindStrategy for DaemonSetStrategy {
     }
 
     fn containers(&self) -> Option<(&'static str, &'static str)> {
-        Some((
-            "/spec/template/spec/containers",
-            "spec.template.spec.containers",
-        ))
+        Some(TEMPLATE_CONTAINERS)
     }
 
     fn has_generation(&self) -> bool {

@@ -7,7 +7,9 @@ use super::super::meta::JsonPointer;
 use super::super::meta::{meta_mut, set_or_remove};
 use super::super::typed::{FieldTypes, Ty};
 use super::super::validation::FieldError;
-use super::common::{default_field, immutable, nonneg, obj_mut, replicas_in_range};
+use super::common::{
+    default_field, immutable, nonneg, obj_mut, replicas_in_range, TEMPLATE_CONTAINERS,
+};
 use super::pod::default_pod_spec;
 use super::workload::{
     validate_selector_and_template, validate_workload_status, WORKLOAD_STATUS_TYPES,
@@ -86,10 +88,7 @@ impl KindStrategy for DeploymentStrategy {
     }
 
     fn containers(&self) -> Option<(&'static str, &'static str)> {
-        Some((
-            "/spec/template/spec/containers",
-            "spec.template.spec.containers",
-        ))
+        Some(TEMPLATE_CONTAINERS)
     }
 
     fn has_generation(&self) -> bool {

@@ -6,9 +6,9 @@ use serde_json::{json, Map, Value};
 use super::super::meta::JsonPointer;
 use super::super::typed::{FieldTypes, Ty};
 use super::super::validation::{validate_labels, FieldError};
-use super::common::{default_field, immutable, nonneg, obj_mut};
+use super::common::{default_field, immutable, nonneg, obj_mut, TEMPLATE_CONTAINERS};
 use super::pod::{default_pod_spec, validate_pod_spec};
-use super::workload::{go_label_selector, go_string_map};
+use super::workload::{go_label_selector, validate_selector_selects_template};
 use super::{KindStrategy, ResourceInfo};
 
 /// The label kube's `generateSelector` puts on the template and selects by.
@@ -103,10 +103,7 @@ impl KindStrategy for JobStrategy {
     }
 
     fn containers(&self) -> Option<(&'static str, &'static str)> {
-        Some((
-            "/spec/template/spec/containers",
-            "spec.template.spec.containers",
-        ))
+        Some(TEMPLATE_CONTAINERS)
     }
 
     fn has_generation(&self) -> bool {
@@ -418,22 +415,5 @@ fn validate_selector(obj: &Value, errs: &mut Vec<FieldError>) {
         errs.push(FieldError::required("spec.selector", ""));
         return;
     };
-    if let Some(ml) = sel.get("matchLabels").and_then(Value::as_object) {
-        validate_labels(ml, "spec.selector.matchLabels", errs);
-    }
-    match super::super::selector::Selector::from_label_selector(sel) {
-        Err(e) => errs.push(FieldError::invalid_raw("spec.selector", sel.to_string(), e)),
-        Ok(s) => {
-            let labels = obj
-                .at("/spec/template/metadata/labels")
-                .and_then(Value::as_object);
-            if !s.matches(labels) {
-                errs.push(FieldError::invalid_raw(
-                    "spec.template.metadata.labels",
-                    go_string_map(labels),
-                    "`selector` does not match template `labels`",
-                ));
-            }
-        }
-    }
+    validate_selector_selects_template(obj, sel, errs);
 }

@@ -4,7 +4,9 @@ use serde_json::{json, Value};
 
 use super::super::typed::{FieldTypes, Ty};
 use super::super::validation::FieldError;
-use super::common::{default_field, immutable, nonneg, obj_mut, replicas_in_range};
+use super::common::{
+    default_field, immutable, nonneg, obj_mut, replicas_in_range, TEMPLATE_CONTAINERS,
+};
 use super::pod::default_pod_spec;
 use super::workload::{
     validate_selector_and_template, validate_workload_status, WORKLOAD_STATUS_TYPES,
@@ -62,10 +64,7 @@ impl KindStrategy for ReplicaSetStrategy {
     }
 
     fn containers(&self) -> Option<(&'static str, &'static str)> {
-        Some((
-            "/spec/template/spec/containers",
-            "spec.template.spec.containers",
-        ))
+        Some(TEMPLATE_CONTAINERS)
     }
 
     fn has_generation(&self) -> bool {

@@ -69,6 +69,34 @@ pub(super) fn validate_selector_and_template(obj: &Value, errs: &mut Vec<FieldEr
     validate_selector_and_template_for(obj, "deployment", errs);
 }
 
+/// A given selector's own labels, its syntax, and that it selects the template's labels
+/// (`ValidateLabelSelector` and the `selector does not match template labels` check every
+/// workload kind makes).
+pub(super) fn validate_selector_selects_template(
+    obj: &Value,
+    sel: &Value,
+    errs: &mut Vec<FieldError>,
+) {
+    if let Some(ml) = sel.get("matchLabels").and_then(Value::as_object) {
+        validate_labels(ml, "spec.selector.matchLabels", errs);
+    }
+    match super::super::selector::Selector::from_label_selector(sel) {
+        Err(e) => errs.push(FieldError::invalid_raw("spec.selector", sel.to_string(), e)),
+        Ok(s) => {
+            let labels = obj
+                .at("/spec/template/metadata/labels")
+                .and_then(Value::as_object);
+            if !s.matches(labels) {
+                errs.push(FieldError::invalid_raw(
+                    "spec.template.metadata.labels",
+                    go_string_map(labels),
+                    "`selector` does not match template `labels`",
+                ));
+            }
+        }
+    }
+}
+
 /// The selector and template rules, naming the kind in the empty-selector message as kube's
 /// validation for it does (`for deployment`, `for daemonset`).
 pub(super) fn validate_selector_and_template_for(
@@ -96,26 +124,7 @@ pub(super) fn validate_selector_and_template_for(
                     format!("empty selector is invalid for {kind_word}"),
                 ));
             } else {
-                if let Some(ml) = sel.get("matchLabels").and_then(Value::as_object) {
-                    validate_labels(ml, "spec.selector.matchLabels", errs);
-                }
-                match super::super::selector::Selector::from_label_selector(sel) {
-                    Err(e) => {
-                        errs.push(FieldError::invalid_raw("spec.selector", sel.to_string(), e))
-                    }
-                    Ok(s) => {
-                        let labels = obj
-                            .at("/spec/template/metadata/labels")
-                            .and_then(Value::as_object);
-                        if !s.matches(labels) {
-                            errs.push(FieldError::invalid_raw(
-                                "spec.template.metadata.labels",
-                                go_string_map(labels),
-                                "`selector` does not match template `labels`",
-                            ));
-                        }
-                    }
-                }
+                validate_selector_selects_template(obj, sel, errs);
             }
         }
     }

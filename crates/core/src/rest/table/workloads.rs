@@ -125,14 +125,10 @@ pub(super) fn job_cells(job: &Value, now: SimTime) -> Vec<Value> {
         None => "<error>".to_owned(),
         Some(sel) => or_none(&sel),
     };
+    // `hasJobCondition`: the first condition of the type, True.
     let has = |t: &str| {
-        job.pointer("/status/conditions")
-            .and_then(Value::as_array)
-            .and_then(|cs| {
-                cs.iter()
-                    .find(|c| c.get("type").and_then(Value::as_str) == Some(t))
-            })
-            .is_some_and(|c| c.get("status").and_then(Value::as_str) == Some("True"))
+        crate::conditions::status_conditions(job)
+            .is_some_and(|cs| crate::conditions::is_status_condition_true(cs, t))
     };
     let status = if has("Complete") {
         "Complete"
