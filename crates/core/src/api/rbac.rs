@@ -18,6 +18,8 @@ pub mod principals {
     pub const JOB_CONTROLLER: &str = "system:serviceaccount:kube-system:job-controller";
     pub const DAEMON_SET_CONTROLLER: &str =
         "system:serviceaccount:kube-system:daemon-set-controller";
+    pub const ENDPOINTSLICE_CONTROLLER: &str =
+        "system:serviceaccount:kube-system:endpointslice-controller";
     pub const POD_GC_CONTROLLER: &str = "system:serviceaccount:kube-system:pod-garbage-collector";
     pub const HPA_CONTROLLER: &str = "system:serviceaccount:kube-system:horizontal-pod-autoscaler";
     pub const GARBAGE_COLLECTOR: &str =
@@ -345,6 +347,33 @@ pub fn daemon_set_controller_policy() -> Vec<Value> {
             name,
             name,
             vec![service_account("kube-system", "daemon-set-controller")],
+        ),
+    ]
+}
+
+/// kube's bootstrap role and binding of the EndpointSlice controller [controller_policy.go
+/// `endpointslice-controller`], rules in kube's order; created by the engine with the controller.
+/// The `services/finalizers` update lets it set `blockOwnerDeletion` on the slices it owns.
+pub fn endpoint_slice_controller_policy() -> Vec<Value> {
+    let name = "system:controller:endpointslice-controller";
+    vec![
+        cluster_role(
+            name,
+            vec![
+                rule(&[""], &["services", "pods", "nodes"], READ),
+                rule(&[""], &["services/finalizers"], &["update"]),
+                rule(
+                    &["discovery.k8s.io"],
+                    &["endpointslices"],
+                    &["get", "list", "create", "update", "delete"],
+                ),
+                events_rule(),
+            ],
+        ),
+        binding(
+            name,
+            name,
+            vec![service_account("kube-system", "endpointslice-controller")],
         ),
     ]
 }

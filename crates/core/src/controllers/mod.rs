@@ -15,6 +15,7 @@ pub mod daemonset;
 pub mod database;
 pub mod declarative;
 pub mod deployment;
+pub mod endpointslice;
 pub mod hpa;
 pub mod job;
 pub mod kubelet;
@@ -44,6 +45,7 @@ pub use crate::runtime::{
 pub enum Controller {
     Deployment(deployment::DeploymentController),
     DaemonSet(daemonset::DaemonSetController),
+    EndpointSlice(endpointslice::EndpointSliceController),
     PodGc(podgc::PodGcController),
     ReplicaSet(replicaset::ReplicaSetController),
     Scheduler(scheduler::Scheduler),
@@ -60,6 +62,7 @@ macro_rules! dispatch {
         match $self {
             Controller::Deployment($c) => $e,
             Controller::DaemonSet($c) => $e,
+            Controller::EndpointSlice($c) => $e,
             Controller::PodGc($c) => $e,
             Controller::ReplicaSet($c) => $e,
             Controller::Scheduler($c) => $e,

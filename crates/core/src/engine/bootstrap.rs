@@ -13,9 +13,9 @@ use crate::api::{ApiRequest, GroupResource, PatchType};
 use crate::controllers::declarative::{DeclarativeController, DeclarativeSpec, Step};
 use crate::controllers::{
     daemonset::DaemonSetController, database::DatabaseController, deployment::DeploymentController,
-    hpa::HpaController, job::JobController, kubelet::Kubelet, naive::NaiveController,
-    podgc::PodGcController, replicaset::ReplicaSetController, scheduler::Scheduler, util,
-    Controller,
+    endpointslice::EndpointSliceController, hpa::HpaController, job::JobController,
+    kubelet::Kubelet, naive::NaiveController, podgc::PodGcController,
+    replicaset::ReplicaSetController, scheduler::Scheduler, util, Controller,
 };
 use crate::runtime::{Environment, Reconciler};
 use crate::time::SimTime;
@@ -64,6 +64,11 @@ pub struct ControllerSet {
     /// cluster without it keeps the resourceVersions and traces it always had.
     #[serde(default)]
     pub daemonset: bool,
+    /// The EndpointSlice controller. Off unless asked for (a scenario that names a Service),
+    /// for the same reason as `daemonset`: its role, binding and slices would change every
+    /// other cluster's resourceVersions and traces.
+    #[serde(default)]
+    pub endpointslice: bool,
     /// The pod garbage collector (kube's podgc, orphaned pods only) from the start. Off by
     /// default for the same reason; the first `Fault::RemoveNode` starts it anyway, as it has
     /// nothing to collect before a node goes.
@@ -85,6 +90,7 @@ impl Default for ControllerSet {
             job: true,
             database: true,
             daemonset: false,
+            endpointslice: false,
             pod_gc: false,
             naive: None,
             declarative: Vec::new(),
@@ -150,6 +156,9 @@ impl World {
         }
         if c.daemonset {
             controllers.push(Controller::DaemonSet(DaemonSetController::new()));
+        }
+        if c.endpointslice {
+            controllers.push(Controller::EndpointSlice(EndpointSliceController::new()));
         }
         if c.pod_gc {
             controllers.push(Controller::PodGc(PodGcController::new()));
@@ -225,6 +234,9 @@ impl World {
         let mut policy = Vec::new();
         if c.daemonset {
             policy.extend(crate::api::rbac::daemon_set_controller_policy());
+        }
+        if c.endpointslice {
+            policy.extend(crate::api::rbac::endpoint_slice_controller_policy());
         }
         if c.pod_gc {
             policy.extend(crate::api::rbac::pod_gc_controller_policy());

@@ -29,6 +29,8 @@
 mod bootstrap;
 mod checks;
 mod delivery;
+#[cfg(test)]
+mod endpointslice_tests;
 mod faults;
 pub mod history;
 #[cfg(test)]

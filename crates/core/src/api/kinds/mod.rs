@@ -12,6 +12,7 @@ mod crd;
 mod custom;
 pub mod daemonset;
 mod deployment;
+mod endpointslice;
 mod event;
 mod hpa;
 pub mod job;
@@ -64,6 +65,8 @@ pub enum KindRules {
     DaemonSet,
     /// `apps/v1` ControllerRevision: a DaemonSet's (or StatefulSet's) template history.
     ControllerRevision,
+    /// `discovery.k8s.io/v1` EndpointSlice: a Service's endpoints.
+    EndpointSlice,
 }
 
 /// What the server knows about one REST resource.
@@ -237,6 +240,7 @@ impl KindRules {
             KindRules::Custom => &custom::CustomResourceStrategy,
             KindRules::DaemonSet => &daemonset::DaemonSetStrategy,
             KindRules::ControllerRevision => &controllerrevision::ControllerRevisionStrategy,
+            KindRules::EndpointSlice => &endpointslice::EndpointSliceStrategy,
         }
     }
 }
@@ -354,6 +358,15 @@ impl Registry {
                 KindRules::Binding,
             ),
             ("", "events", "Event", "v1", true, false, KindRules::Event),
+            (
+                "discovery.k8s.io",
+                "endpointslices",
+                "EndpointSlice",
+                "v1",
+                true,
+                false,
+                KindRules::EndpointSlice,
+            ),
             ("batch", "jobs", "Job", "v1", true, true, KindRules::Job),
             (
                 "autoscaling",

@@ -1,4 +1,5 @@
-//! Node, Service and Event rows [printers.go `printNode`, `printService`, `printEvent`].
+//! Node, Service, EndpointSlice and Event rows [printers.go `printNode`, `printService`,
+//! `printEndpointSlice`, `printEvent`].
 
 use std::collections::BTreeSet;
 
@@ -183,4 +184,62 @@ pub(super) fn event_cells(ev: &Value, now: SimTime) -> Vec<Value> {
         json!(count),
         json!(meta::name(ev)),
     ]
+}
+
+/// `printEndpointSlice`: the address type, then `formatDiscoveryPorts` and
+/// `formatDiscoveryEndpoints`, each the first three entries and `+ N more...`.
+pub(super) fn endpointslice_cells(slice: &Value, now: SimTime) -> Vec<Value> {
+    let items = |key: &str| {
+        slice
+            .get(key)
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default()
+    };
+    // A port's number, else its name, else `*`.
+    let ports: Vec<String> = items("ports")
+        .iter()
+        .map(
+            |p| match (p.get("port").and_then(Value::as_i64), p.get("name")) {
+                (Some(n), _) => n.to_string(),
+                (None, Some(Value::String(name))) => name.clone(),
+                _ => "*".to_owned(),
+            },
+        )
+        .collect();
+    let addresses: Vec<String> = items("endpoints")
+        .iter()
+        .flat_map(|e| {
+            e.get("addresses")
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_default()
+        })
+        .map(|a| a.as_str().unwrap_or("").to_owned())
+        .collect();
+    vec![
+        json!(meta::name(slice)),
+        json!(str_at(slice, "/addressType")),
+        json!(list_with_more(&ports)),
+        json!(list_with_more(&addresses)),
+        json!(since(
+            slice
+                .pointer("/metadata/creationTimestamp")
+                .and_then(Value::as_str),
+            now
+        )),
+    ]
+}
+
+/// `listWithMoreString` with kube's maximum of 3: `a,b,c + 2 more...`, `<unset>` when empty.
+fn list_with_more(all: &[String]) -> String {
+    const MAX: usize = 3;
+    let shown = all[..all.len().min(MAX)].join(",");
+    if all.len() > MAX {
+        format!("{shown} + {} more...", all.len() - MAX)
+    } else if shown.is_empty() {
+        "<unset>".to_owned()
+    } else {
+        shown
+    }
 }

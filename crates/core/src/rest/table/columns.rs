@@ -238,6 +238,13 @@ pub(super) fn columns(gr: &GroupResource) -> Option<&'static [Column]> {
             AGE,
             ("Selector", "string", "", 1, "The pod label selector."),
         ],
+        ("discovery.k8s.io", "endpointslices") => &[
+            NAME,
+            ("AddressType", "string", "", 0, "The slice's address type."),
+            ("Ports", "string", "", 0, "The endpoints' port numbers."),
+            ("Endpoints", "string", "", 0, "The endpoints' addresses."),
+            AGE,
+        ],
         ("autoscaling", "horizontalpodautoscalers") => &[
             NAME,
             ("Reference", "string", "", 0, "The scale target."),

@@ -44,7 +44,7 @@ mod hpa;
 mod pod;
 mod workloads;
 
-use cluster::{event_cells, node_cells, service_cells};
+use cluster::{endpointslice_cells, event_cells, node_cells, service_cells};
 use columns::{columns, NAME};
 use custom::custom_table;
 use hpa::hpa_cells;
@@ -135,6 +135,7 @@ fn cells(gr: &GroupResource, obj: &Value, now: SimTime) -> (Vec<Value>, Option<V
             plain(vec![json!(meta::name(obj)), json!(secrets), age()])
         }
         ("", "services") => plain(service_cells(obj, now)),
+        ("discovery.k8s.io", "endpointslices") => plain(endpointslice_cells(obj, now)),
         ("autoscaling", "horizontalpodautoscalers") => plain(hpa_cells(obj, now)),
         ("", "events") => plain(event_cells(obj, now)),
         _ => plain(vec![

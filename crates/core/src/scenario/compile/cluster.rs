@@ -68,6 +68,8 @@ pub(crate) fn cluster_config(s: &Scenario, seed: u64) -> Result<ClusterConfig, S
     // The DaemonSet controller runs in a scenario that names DaemonSets (ControllerSet's
     // `daemonset`): every other scenario keeps its trace.
     c.daemonset = mentions_daemon_sets(s);
+    // Likewise the EndpointSlice controller, in a scenario that names a Service.
+    c.endpointslice = mentions_kind(s, "Service", &["services/"]);
     if let Some(naive) = &s.cluster.naive_controller {
         let (plural, group) = naive.split_once('.').unwrap_or((naive.as_str(), ""));
         c.naive = Some(GroupResource::new(group, plural));
@@ -83,14 +85,17 @@ pub(crate) fn cluster_config(s: &Scenario, seed: u64) -> Result<ClusterConfig, S
 
 /// Whether an object, an action's body or target, or a fault names a DaemonSet.
 fn mentions_daemon_sets(s: &Scenario) -> bool {
-    let is_ds = |v: &serde_json::Value| {
-        v.get("kind").and_then(serde_json::Value::as_str) == Some("DaemonSet")
-    };
-    s.objects.iter().any(is_ds)
+    mentions_kind(s, "DaemonSet", &["daemonsets/", "daemonsets.apps/"])
+}
+
+/// Whether an object or an action's body is of `kind`, or an action's target starts with one
+/// of `targets`.
+fn mentions_kind(s: &Scenario, kind: &str, targets: &[&str]) -> bool {
+    let is_kind =
+        |v: &serde_json::Value| v.get("kind").and_then(serde_json::Value::as_str) == Some(kind);
+    s.objects.iter().any(is_kind)
         || s.actions.iter().any(|a| {
-            a.body.as_ref().is_some_and(is_ds)
-                || a.target.starts_with("daemonsets/")
-                || a.target.starts_with("daemonsets.apps/")
+            a.body.as_ref().is_some_and(is_kind) || targets.iter().any(|t| a.target.starts_with(t))
         })
 }
 
