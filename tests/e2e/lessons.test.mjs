@@ -29,17 +29,18 @@ async function nextEventUntil(page, want, max = 200) {
   assert.fail(`the lesson never reached "${want}"; it shows "${await text(page, '#lesson-progress')}"`);
 }
 
-test('the gallery lists twelve lessons; "observedGeneration" is walked from start to finish', async () => {
+test('the gallery lists thirteen lessons; "observedGeneration" is walked from start to finish', async () => {
   const { page, context, problems } = await openPage(browser, server.url, { plainEditor: true });
   await page.getByRole('heading', { name: 'Converge', level: 1 }).waitFor();
   await page.getByRole('button', { name: 'Open the gallery' }).click();
   const cards = page.locator('.cards > li');
   await cards.first().waitFor();
-  assert.equal(await cards.count(), 12);
+  assert.equal(await cards.count(), 13);
   assert.match(await cards.nth(0).innerText(), /1\. Spec vs status/);
   assert.match(await cards.nth(9).innerText(), /10\. Optimistic concurrency/);
   assert.match(await cards.nth(10).innerText(), /11\. A Job that gives up/);
   assert.match(await cards.nth(11).innerText(), /12\. One Pod per node/);
+  assert.match(await cards.nth(12).innerText(), /13\. Readiness takes a Pod out of its Service/);
   await screenshot(page, 'lessons-gallery-light');
 
   await page.getByRole('button', { name: 'Open lesson 6: observedGeneration' }).click();
@@ -172,6 +173,36 @@ test('the Job lesson plays: the Job backs off, fails with BackoffLimitExceeded a
   assert.equal(await text(page, '#generation-badge'), "not in this kind's status");
   assert.match(await text(page, '#events'), /BackoffLimitExceeded[\s\S]*Job has reached the specified backoff limit/);
   await screenshot(page, 'lessons-job-light');
+  assert.deepEqual(problems, []);
+  await context.close();
+});
+
+test('the readiness lesson plays: the probe fails, the endpoints go not ready and the Deployment is unavailable', T, async () => {
+  const { page, context, problems } = await openPage(browser, `${server.url}?scenario=readiness-probe-endpoints`, { plainEditor: true });
+  await page.getByRole('heading', { name: 'Readiness takes a Pod out of its Service', level: 2 }).waitFor();
+  assert.equal(await text(page, '#lesson-progress'), 'Step 1 of 4');
+  await page.getByLabel('Speed').selectOption({ label: 'max' });
+  await page.getByRole('button', { name: 'Play', exact: true }).click();
+  // Step 3 done: every endpoint is out of rotation; the probe passes again only at 60s.
+  await page.waitForFunction(() => document.querySelector('#lesson-progress')?.textContent === 'Step 4 of 4', null, T);
+  if (await page.getByRole('button', { name: 'Pause', exact: true }).isVisible()) {
+    await page.getByRole('button', { name: 'Pause', exact: true }).click();
+  }
+  // The tree shows the Service and, under it, its EndpointSlice with kstatus' verdict.
+  const slice = page.locator('.object-list li.row', { hasText: 'EndpointSlice' }).first();
+  assert.match(await slice.innerText(), /EndpointSlice\s+web-[a-z0-9]{5}[\s\S]*Current/);
+  await slice.locator('button.object').click();
+  // No status: the panel shows the endpoints the controller wrote in its place.
+  await page.locator('.fields tr[data-field="/endpoints/0/conditions/ready"]').waitFor();
+  for (const [field, value] of [['ready', 'false'], ['serving', 'false'], ['terminating', 'false']]) {
+    assert.match(await text(page, `.fields tr[data-field="/endpoints/0/conditions/${field}"]`), new RegExp(value));
+  }
+  assert.equal(await text(page, '#generation-badge'), "not in this kind's status");
+  const deployment = page.locator('.object-list li.row', { hasText: 'Deployment' }).first();
+  await deployment.locator('button.object').click();
+  await page.locator('#conditions tr[data-condition="Available"]').waitFor();
+  assert.match(await text(page, '#conditions tr[data-condition="Available"]'), /False[\s\S]*MinimumReplicasUnavailable/);
+  await screenshot(page, 'lessons-readiness-light');
   assert.deepEqual(problems, []);
   await context.close();
 });

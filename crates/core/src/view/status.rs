@@ -52,24 +52,39 @@ pub fn status_view(obj: &Value, before: Option<&Value>, now: SimTime) -> StatusV
     let observed = obj
         .pointer("/status/observedGeneration")
         .and_then(Value::as_i64);
-    let reports_observed = !(obj.get("kind").and_then(Value::as_str) == Some("Job")
-        && obj
-            .get("apiVersion")
-            .and_then(Value::as_str)
-            .is_some_and(|v| v.starts_with("batch/")));
+    let kind_in = |kind: &str, group: &str| {
+        obj.get("kind").and_then(Value::as_str) == Some(kind)
+            && obj
+                .get("apiVersion")
+                .and_then(Value::as_str)
+                .is_some_and(|v| v.starts_with(group))
+    };
+    // An EndpointSlice has no status (k8s.io/api discovery/v1): what the controller observed
+    // is its endpoints, shown in the status's place, and nothing compares its generation.
+    let slice = kind_in("EndpointSlice", "discovery.k8s.io/");
+    let observed_part = |o: &Value| -> Option<Value> {
+        if slice {
+            o.get("endpoints")
+                .map(|e| serde_json::json!({"endpoints": e}))
+        } else {
+            o.get("status").cloned()
+        }
+    };
+    let reports_observed = !(kind_in("Job", "batch/") || slice);
     let stale = match (generation, observed) {
         (Some(g), Some(o)) => o < g,
         (Some(_), None) => reports_observed,
         _ => false,
     };
-    let old_status = before.and_then(|b| b.get("status"));
+    let old_status = before.and_then(observed_part);
+    let status_now = observed_part(obj);
     let mut fields = Vec::new();
-    if let Some(status) = obj.get("status") {
+    if let Some(status) = &status_now {
         flatten("", status, &mut fields);
     }
     let mut changed_paths = BTreeSet::new();
     if before.is_some() {
-        for c in crate::engine::report::diff(old_status, obj.get("status")) {
+        for c in crate::engine::report::diff(old_status.as_ref(), status_now.as_ref()) {
             changed_paths.insert(c.path);
         }
     }
@@ -154,6 +169,24 @@ fn flatten(path: &str, v: &Value, out: &mut Vec<(String, String)>) {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn an_endpoint_slices_endpoints_stand_in_for_its_status() {
+        let slice = json!({"apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice",
+            "metadata": {"generation": 3}, "addressType": "IPv4",
+            "endpoints": [{"addresses": ["10.244.1.2"], "conditions": {"ready": false}}]});
+        let mut before = slice.clone();
+        before["endpoints"][0]["conditions"]["ready"] = json!(true);
+        let v = status_view(&slice, Some(&before), SimTime::ZERO);
+        assert!(!v.reports_observed && !v.stale);
+        let ready = v
+            .fields
+            .iter()
+            .find(|f| f.path == "/endpoints/0/conditions/ready")
+            .cloned();
+        assert_eq!(ready.as_ref().map(|f| f.value.as_str()), Some("false"));
+        assert!(ready.is_some_and(|f| f.changed));
+    }
 
     #[test]
     fn a_jobs_status_has_no_observed_generation_to_be_stale_against() {

@@ -432,6 +432,26 @@ mod tests {
         assert_eq!((ds.children, ds.health), (4, Health::Current));
     }
 
+    /// The gallery's readiness lesson: the Service holds its EndpointSlice (owned through a
+    /// controller reference), which kstatus calls Current, as it does the ClusterIP Service,
+    /// while the Deployment is InProgress with every Pod unready.
+    #[test]
+    fn an_endpoint_slice_sits_under_its_service_with_a_badge() {
+        let entry = crate::scenario::gallery::find("readiness-probe-endpoints").unwrap();
+        let scenario = crate::scenario::Scenario::load(entry.text).unwrap();
+        let mut w = scenario.playground_world(None).unwrap();
+        w.advance(55_000);
+        let all = rows(&w, &Layout::default());
+        let list = objects(&all);
+        let svc = list.iter().find(|r| r.kind == "Service").unwrap();
+        assert_eq!((svc.depth, svc.children), (0, 1));
+        assert_eq!(svc.health, Health::Current);
+        let slice = list.iter().find(|r| r.kind == "EndpointSlice").unwrap();
+        assert_eq!((slice.depth, slice.health), (1, Health::Current));
+        let dep = list.iter().find(|r| r.kind == "Deployment").unwrap();
+        assert_eq!(dep.health, Health::InProgress);
+    }
+
     #[test]
     fn a_toggled_group_hides_its_children() {
         let w = replay(Starter::Small, 1, &Starter::Small.actions(), |_, _| {});
