@@ -73,6 +73,12 @@ const RESOURCES: &[(&str, &str, &str, &str)] = &[
     ),
     ("batch", "jobs", "batch/v1", "Job"),
     ("apps", "daemonsets", "apps/v1", "DaemonSet"),
+    (
+        "discovery.k8s.io",
+        "endpointslices",
+        "discovery.k8s.io/v1",
+        "EndpointSlice",
+    ),
 ];
 
 const NAMES: &[&str] = &[
@@ -124,6 +130,15 @@ const PATHS: &[&[&str]] = &[
     &["spec", "updateStrategy", "type"],
     &["spec", "template", "spec", "nodeSelector"],
     &["status", "numberReady"],
+    &["addressType"],
+    &["endpoints"],
+    &["endpoints", "0", "addresses"],
+    &["endpoints", "0", "conditions", "ready"],
+    &["endpoints", "0", "nodeName"],
+    &["ports"],
+    &["ports", "0", "protocol"],
+    &["ports", "0", "name"],
+    &["spec", "publishNotReadyAddresses"],
 ];
 
 fn value_from(b: &mut Bytes) -> Value {
@@ -240,6 +255,17 @@ pub fn template(api_version: &str, kind: &str, name: &str) -> Value {
         "Namespace" | "Node" => {
             return json!({"apiVersion": api_version, "kind": kind, "metadata": {"name": name}});
         }
+        "EndpointSlice" => {
+            let mut meta = meta;
+            meta["labels"] = json!({"kubernetes.io/service-name": "web"});
+            return json!({"apiVersion": api_version, "kind": kind, "metadata": meta,
+                "addressType": "IPv4",
+                "endpoints": [{"addresses": ["10.244.1.2"],
+                    "conditions": {"ready": true, "serving": true, "terminating": false},
+                    "nodeName": "node-1",
+                    "targetRef": {"kind": "Pod", "namespace": "default", "name": "p"}}],
+                "ports": [{"name": "http", "protocol": "TCP", "port": 8080}]});
+        }
         _ => json!({}),
     };
     json!({"apiVersion": api_version, "kind": kind, "metadata": meta, "spec": spec})
@@ -333,4 +359,52 @@ fn adopt(
         set_path(&mut body, &["metadata", "ownerReferences"], json!([r]));
     }
     ApiRequest::update(principal, key.gr, &key.namespace, &key.name, body)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::api::StatusReason;
+    use crate::time::SimTime;
+
+    /// The committed EndpointSlice seeds of `fuzz/corpus/api_requests` decode to what their
+    /// names say, and the seeded server answers them with kube's validation.
+    #[test]
+    #[allow(
+        clippy::result_large_err,
+        reason = "ApiResult, the API contract type, carries kube's full error by value"
+    )]
+    fn the_endpoint_slice_seeds_reach_endpoint_slice_validation() {
+        let root =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/corpus/api_requests");
+        let answer = |seed: &str| {
+            let data = std::fs::read(root.join(seed)).unwrap_or_default();
+            let mut api = super::super::api_requests::seeded_api_server();
+            let req = decode_request(&mut Bytes { data: &data }, &api);
+            assert_eq!(req.gr.resource, "endpointslices", "{seed}");
+            api.handle(SimTime::ZERO, req)
+        };
+        assert!(answer("seed-endpointslice-create").is_ok());
+        let invalid = |seed: &str| {
+            let e = answer(seed).expect_err(seed);
+            assert_eq!(e.reason, StatusReason::Invalid, "{seed}: {}", e.message);
+            e.message
+        };
+        let m = invalid("seed-endpointslice-no-address-type");
+        assert!(m.contains("addressType: Required value"), "{m}");
+        assert!(
+            m.contains("endpoints[0].addresses: Required value: must contain at least 1 address"),
+            "{m}"
+        );
+        let m = invalid("seed-endpointslice-address-type-immutable");
+        assert!(
+            m.contains("addressType: Invalid value: \"web\": field is immutable"),
+            "{m}"
+        );
+        let m = invalid("seed-endpointslice-bad-protocol");
+        assert!(
+            m.contains("ports[0].protocol: Unsupported value: \"web\""),
+            "{m}"
+        );
+    }
 }
