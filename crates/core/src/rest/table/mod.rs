@@ -324,6 +324,51 @@ mod tests {
         );
     }
 
+    /// `printEndpointSlice`: `formatDiscoveryPorts` shows a port's number (else its name, else
+    /// `*`), `formatDiscoveryEndpoints` every address of every endpoint, each the first three
+    /// and `+ N more...`; an empty list is `<unset>`.
+    #[test]
+    fn endpoint_slices_print_the_first_three_ports_and_addresses() {
+        let gr = GroupResource::new("discovery.k8s.io", "endpointslices");
+        let slice = json!({"metadata": {"name": "web-abcde", "creationTimestamp": "2025-01-01T00:00:00Z"},
+            "addressType": "IPv4",
+            "ports": [{"name": "http", "port": 8080}, {"name": "metrics"}, {}, {"port": 9}],
+            "endpoints": [{"addresses": ["10.244.1.2", "10.244.1.3"]},
+                {"addresses": ["10.244.2.2"]}, {"addresses": ["10.244.3.2", "10.244.3.3"]}]});
+        let t = table(&gr, &[slice], json!({}), at(30), IncludeObject::None, None);
+        let names: Vec<&str> = t["columnDefinitions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(names, ["Name", "AddressType", "Ports", "Endpoints", "Age"]);
+        assert_eq!(
+            t["rows"][0]["cells"],
+            json!([
+                "web-abcde",
+                "IPv4",
+                "8080,metrics,* + 1 more...",
+                "10.244.1.2,10.244.1.3,10.244.2.2 + 2 more...",
+                "30s"
+            ])
+        );
+        let placeholder = json!({"metadata": {"name": "web-p", "creationTimestamp": "2025-01-01T00:00:00Z"},
+            "addressType": "IPv4", "ports": null, "endpoints": null});
+        let t = table(
+            &gr,
+            &[placeholder],
+            json!({}),
+            at(30),
+            IncludeObject::None,
+            None,
+        );
+        assert_eq!(
+            t["rows"][0]["cells"],
+            json!(["web-p", "IPv4", "<unset>", "<unset>", "30s"])
+        );
+    }
+
     #[test]
     fn deployments_print_ready_up_to_date_available_and_the_wide_cells() {
         let d = json!({"metadata": {"name": "web", "creationTimestamp": "2025-01-01T00:00:00Z"},
