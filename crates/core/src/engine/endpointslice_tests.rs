@@ -53,6 +53,20 @@ fn web_service() -> Value {
     )
 }
 
+/// The Deployment and the Service, 30 s on: every pod ready.
+fn running_web() -> World {
+    let mut w = world();
+    w.apply(create_as(
+        "alice",
+        deployments(),
+        "default",
+        web_deployment(),
+    ));
+    w.apply(create_as("alice", services(), "default", web_service()));
+    w.advance(30_000);
+    w
+}
+
 fn slices(w: &World) -> Vec<Value> {
     w.objects()
         .filter(|(k, _)| k.gr == endpointslices())
@@ -118,15 +132,7 @@ fn set_image(w: &mut World, behaviour: ImageBehaviour) {
 /// Available=False/MinimumReplicasUnavailable. The probe passes again: all back.
 #[test]
 fn a_services_endpoints_follow_pod_readiness_through_a_failing_probe() {
-    let mut w = world();
-    w.apply(create_as(
-        "alice",
-        deployments(),
-        "default",
-        web_deployment(),
-    ));
-    w.apply(create_as("alice", services(), "default", web_service()));
-    w.advance(30_000);
+    let mut w = running_web();
     let slice = the_slice(&w);
     let svc = w
         .object(&ObjectKey::new(services(), "default", "web"))
@@ -315,15 +321,7 @@ fn published_not_ready_addresses_are_ready_but_not_serving() {
 /// stops it (half a second here); once the pod is gone, its endpoint is, and the replacement's appears.
 #[test]
 fn a_terminating_pod_is_kept_as_terminating_until_it_is_gone() {
-    let mut w = world();
-    w.apply(create_as(
-        "alice",
-        deployments(),
-        "default",
-        web_deployment(),
-    ));
-    w.apply(create_as("alice", services(), "default", web_service()));
-    w.advance(30_000);
+    let mut w = running_web();
     let victim = meta::name(&web_pods(&w)[0]).to_owned();
     w.apply(user(ApiRequest::delete(
         "alice",

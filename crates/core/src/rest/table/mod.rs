@@ -252,6 +252,15 @@ mod tests {
         SimTime::from_ms(secs * 1000)
     }
 
+    fn column_names(t: &Value) -> Vec<&str> {
+        t["columnDefinitions"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|c| c["name"].as_str().unwrap_or(""))
+            .collect()
+    }
+
     /// `printDaemonSet` and `printControllerRevision`, column by column.
     #[test]
     fn daemon_sets_print_their_counts_and_node_selector_and_revisions_their_controller() {
@@ -269,12 +278,7 @@ mod tests {
             IncludeObject::None,
             None,
         );
-        let names: Vec<&str> = t["columnDefinitions"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|c| c["name"].as_str().unwrap())
-            .collect();
+        let names = column_names(&t);
         assert_eq!(
             names,
             [
@@ -336,12 +340,7 @@ mod tests {
             "endpoints": [{"addresses": ["10.244.1.2", "10.244.1.3"]},
                 {"addresses": ["10.244.2.2"]}, {"addresses": ["10.244.3.2", "10.244.3.3"]}]});
         let t = table(&gr, &[slice], json!({}), at(30), IncludeObject::None, None);
-        let names: Vec<&str> = t["columnDefinitions"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|c| c["name"].as_str().unwrap())
-            .collect();
+        let names = column_names(&t);
         assert_eq!(names, ["Name", "AddressType", "Ports", "Endpoints", "Age"]);
         assert_eq!(
             t["rows"][0]["cells"],
