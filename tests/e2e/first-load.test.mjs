@@ -26,9 +26,11 @@ const RUNS = 3;
 // Events (the correlator, five controllers' recorders, the Events table), aggregated discovery
 // and the scenario language's selections were merged in, and 608,455 B once session 10's Job and
 // DaemonSet controllers, their kinds and tables, the scheduler's filters, the pod GC and
-// readiness probes were (the ready times stayed within their budgets: 1,081 and 3,719 ms).
+// readiness probes were (the ready times stayed within their budgets: 1,081 and 3,719 ms), and
+// 637,303 B once the EndpointSlice kind and controller and the readiness lesson were (ready
+// 1,115 and 3,884 ms).
 const BYTES_BUDGET = 400_000;
-const BYTES_BOUND = 625_000;
+const BYTES_BOUND = 650_000;
 
 let server;
 let browser;
