@@ -14,8 +14,8 @@ use crate::controllers::declarative::{DeclarativeController, DeclarativeSpec, St
 use crate::controllers::{
     daemonset::DaemonSetController, database::DatabaseController, deployment::DeploymentController,
     hpa::HpaController, job::JobController, kubelet::Kubelet, naive::NaiveController,
-    podgc::PodGcController, replicaset::ReplicaSetController, scheduler::Scheduler, util,
-    Controller,
+    podgc::PodGcController, replicaset::ReplicaSetController, scheduler::Scheduler,
+    statefulset::StatefulSetController, util, Controller,
 };
 use crate::runtime::{Environment, Reconciler};
 use crate::time::SimTime;
@@ -64,6 +64,9 @@ pub struct ControllerSet {
     /// cluster without it keeps the resourceVersions and traces it always had.
     #[serde(default)]
     pub daemonset: bool,
+    /// The StatefulSet controller: off unless asked for, as the DaemonSet controller.
+    #[serde(default)]
+    pub statefulset: bool,
     /// The pod garbage collector (kube's podgc, orphaned pods only) from the start. Off by
     /// default for the same reason; the first `Fault::RemoveNode` starts it anyway, as it has
     /// nothing to collect before a node goes.
@@ -85,6 +88,7 @@ impl Default for ControllerSet {
             job: true,
             database: true,
             daemonset: false,
+            statefulset: false,
             pod_gc: false,
             naive: None,
             declarative: Vec::new(),
@@ -150,6 +154,9 @@ impl World {
         }
         if c.daemonset {
             controllers.push(Controller::DaemonSet(DaemonSetController::new()));
+        }
+        if c.statefulset {
+            controllers.push(Controller::StatefulSet(StatefulSetController::new()));
         }
         if c.pod_gc {
             controllers.push(Controller::PodGc(PodGcController::new()));
@@ -225,6 +232,9 @@ impl World {
         let mut policy = Vec::new();
         if c.daemonset {
             policy.extend(crate::api::rbac::daemon_set_controller_policy());
+        }
+        if c.statefulset {
+            policy.extend(crate::api::rbac::stateful_set_controller_policy());
         }
         if c.pod_gc {
             policy.extend(crate::api::rbac::pod_gc_controller_policy());

@@ -22,6 +22,7 @@ mod rbac;
 mod replicaset;
 mod service;
 mod serviceaccount;
+pub mod statefulset;
 mod workload;
 
 use super::meta::set_or_remove;
@@ -64,6 +65,8 @@ pub enum KindRules {
     DaemonSet,
     /// `apps/v1` ControllerRevision: a DaemonSet's (or StatefulSet's) template history.
     ControllerRevision,
+    /// `apps/v1` StatefulSet.
+    StatefulSet,
 }
 
 /// What the server knows about one REST resource.
@@ -237,6 +240,7 @@ impl KindRules {
             KindRules::Custom => &custom::CustomResourceStrategy,
             KindRules::DaemonSet => &daemonset::DaemonSetStrategy,
             KindRules::ControllerRevision => &controllerrevision::ControllerRevisionStrategy,
+            KindRules::StatefulSet => &statefulset::StatefulSetStrategy,
         }
     }
 }
@@ -296,6 +300,15 @@ impl Registry {
                 true,
                 true,
                 KindRules::DaemonSet,
+            ),
+            (
+                "apps",
+                "statefulsets",
+                "StatefulSet",
+                "v1",
+                true,
+                true,
+                KindRules::StatefulSet,
             ),
             (
                 "apps",

@@ -65,9 +65,10 @@ pub(crate) fn cluster_config(s: &Scenario, seed: u64) -> Result<ClusterConfig, S
             }
         }
     }
-    // The DaemonSet controller runs in a scenario that names DaemonSets (ControllerSet's
-    // `daemonset`): every other scenario keeps its trace.
-    c.daemonset = mentions_daemon_sets(s);
+    // The DaemonSet and StatefulSet controllers run in a scenario that names their kind
+    // (ControllerSet's `daemonset`, `statefulset`): every other scenario keeps its trace.
+    c.daemonset = mentions_kind(s, "DaemonSet", "daemonsets");
+    c.statefulset = mentions_kind(s, "StatefulSet", "statefulsets");
     if let Some(naive) = &s.cluster.naive_controller {
         let (plural, group) = naive.split_once('.').unwrap_or((naive.as_str(), ""));
         c.naive = Some(GroupResource::new(group, plural));
@@ -81,16 +82,15 @@ pub(crate) fn cluster_config(s: &Scenario, seed: u64) -> Result<ClusterConfig, S
     Ok(config)
 }
 
-/// Whether an object, an action's body or target, or a fault names a DaemonSet.
-fn mentions_daemon_sets(s: &Scenario) -> bool {
-    let is_ds = |v: &serde_json::Value| {
-        v.get("kind").and_then(serde_json::Value::as_str) == Some("DaemonSet")
-    };
-    s.objects.iter().any(is_ds)
+/// Whether an object, or an action's body or target, names this `apps` kind.
+fn mentions_kind(s: &Scenario, kind: &str, resource: &str) -> bool {
+    let is_kind =
+        |v: &serde_json::Value| v.get("kind").and_then(serde_json::Value::as_str) == Some(kind);
+    s.objects.iter().any(is_kind)
         || s.actions.iter().any(|a| {
-            a.body.as_ref().is_some_and(is_ds)
-                || a.target.starts_with("daemonsets/")
-                || a.target.starts_with("daemonsets.apps/")
+            a.body.as_ref().is_some_and(is_kind)
+                || a.target.starts_with(&format!("{resource}/"))
+                || a.target.starts_with(&format!("{resource}.apps/"))
         })
 }
 
