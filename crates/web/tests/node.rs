@@ -63,6 +63,11 @@ same_trace_as_native!(
     "tests/scenarios/daemonset-new-node.yaml"
 );
 
+same_trace_as_native!(
+    stateful_set_partitioned_rollout_traces_the_same_in_wasm,
+    "tests/scenarios/statefulset-partition.yaml"
+);
+
 #[wasm_bindgen_test]
 fn every_gallery_lesson_completes_in_wasm_as_natively() {
     use converge_core::scenario::{gallery::GALLERY, RunOptions, Scenario};
