@@ -59,13 +59,11 @@ pub struct ControllerSet {
     #[serde(default = "yes")]
     pub job: bool,
     pub database: bool,
-    /// The DaemonSet controller. Off unless asked for (a scenario that creates a DaemonSet,
-    /// the DaemonSet lesson): its bootstrap role and binding are created with it, and a
-    /// cluster without it keeps the resourceVersions and traces it always had.
-    #[serde(default)]
+    /// The DaemonSet controller, with its bootstrap role and binding.
+    #[serde(default = "yes")]
     pub daemonset: bool,
-    /// The StatefulSet controller: off unless asked for, as the DaemonSet controller.
-    #[serde(default)]
+    /// The StatefulSet controller, with its bootstrap role and binding.
+    #[serde(default = "yes")]
     pub statefulset: bool,
     /// The pod garbage collector (kube's podgc, orphaned pods only) from the start. Off by
     /// default for the same reason; the first `Fault::RemoveNode` starts it anyway, as it has
@@ -87,8 +85,8 @@ impl Default for ControllerSet {
             hpa: true,
             job: true,
             database: true,
-            daemonset: false,
-            statefulset: false,
+            daemonset: true,
+            statefulset: true,
             pod_gc: false,
             naive: None,
             declarative: Vec::new(),

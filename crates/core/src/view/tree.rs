@@ -490,7 +490,7 @@ mod tests {
         actions.pop();
         actions.extend(std::iter::repeat_n(
             crate::view::session::SessionAction::Step,
-            12,
+            18,
         ));
         let w = replay(Starter::Small, 1, &actions, |_, _| {});
         let rows = rows(&w, &Layout::default());

@@ -56,19 +56,17 @@ pub(crate) fn cluster_config(s: &Scenario, seed: u64) -> Result<ClusterConfig, S
             "kubelet" => c.kubelets = false,
             "horizontal-pod-autoscaler" => c.hpa = false,
             "job-controller" => c.job = false,
+            "daemonset-controller" => c.daemonset = false,
+            "statefulset-controller" => c.statefulset = false,
             "database-controller" => c.database = false,
             other => {
                 return Err(err(
                     format!("cluster.disabledControllers[{i}]"),
-                    format!("unknown controller {other:?}: expected one of deployment-controller, replicaset-controller, scheduler, kubelet, horizontal-pod-autoscaler, job-controller, database-controller"),
+                    format!("unknown controller {other:?}: expected one of deployment-controller, replicaset-controller, scheduler, kubelet, horizontal-pod-autoscaler, job-controller, daemonset-controller, statefulset-controller, database-controller"),
                 ))
             }
         }
     }
-    // The DaemonSet and StatefulSet controllers run in a scenario that names their kind
-    // (ControllerSet's `daemonset`, `statefulset`): every other scenario keeps its trace.
-    c.daemonset = mentions_kind(s, "DaemonSet", "daemonsets");
-    c.statefulset = mentions_kind(s, "StatefulSet", "statefulsets");
     if let Some(naive) = &s.cluster.naive_controller {
         let (plural, group) = naive.split_once('.').unwrap_or((naive.as_str(), ""));
         c.naive = Some(GroupResource::new(group, plural));
@@ -80,18 +78,6 @@ pub(crate) fn cluster_config(s: &Scenario, seed: u64) -> Result<ClusterConfig, S
         );
     }
     Ok(config)
-}
-
-/// Whether an object, or an action's body or target, names this `apps` kind.
-fn mentions_kind(s: &Scenario, kind: &str, resource: &str) -> bool {
-    let is_kind =
-        |v: &serde_json::Value| v.get("kind").and_then(serde_json::Value::as_str) == Some(kind);
-    s.objects.iter().any(is_kind)
-        || s.actions.iter().any(|a| {
-            a.body.as_ref().is_some_and(is_kind)
-                || a.target.starts_with(&format!("{resource}/"))
-                || a.target.starts_with(&format!("{resource}.apps/"))
-        })
 }
 
 pub(super) fn image_behaviour(
