@@ -29,18 +29,19 @@ async function nextEventUntil(page, want, max = 200) {
   assert.fail(`the lesson never reached "${want}"; it shows "${await text(page, '#lesson-progress')}"`);
 }
 
-test('the gallery lists thirteen lessons; "observedGeneration" is walked from start to finish', async () => {
+test('the gallery lists fourteen lessons; "observedGeneration" is walked from start to finish', async () => {
   const { page, context, problems } = await openPage(browser, server.url, { plainEditor: true });
   await page.getByRole('heading', { name: 'Converge', level: 1 }).waitFor();
   await page.getByRole('button', { name: 'Open the gallery' }).click();
   const cards = page.locator('.cards > li');
   await cards.first().waitFor();
-  assert.equal(await cards.count(), 13);
+  assert.equal(await cards.count(), 14);
   assert.match(await cards.nth(0).innerText(), /1\. Spec vs status/);
   assert.match(await cards.nth(9).innerText(), /10\. Optimistic concurrency/);
   assert.match(await cards.nth(10).innerText(), /11\. A Job that gives up/);
   assert.match(await cards.nth(11).innerText(), /12\. One Pod per node/);
-  assert.match(await cards.nth(12).innerText(), /13\. Readiness takes a Pod out of its Service/);
+  assert.match(await cards.nth(12).innerText(), /13\. A partitioned rollout/);
+  assert.match(await cards.nth(13).innerText(), /14\. Readiness takes a Pod out of its Service/);
   await screenshot(page, 'lessons-gallery-light');
 
   await page.getByRole('button', { name: 'Open lesson 6: observedGeneration' }).click();
@@ -173,6 +174,36 @@ test('the Job lesson plays: the Job backs off, fails with BackoffLimitExceeded a
   assert.equal(await text(page, '#generation-badge'), "not in this kind's status");
   assert.match(await text(page, '#events'), /BackoffLimitExceeded[\s\S]*Job has reached the specified backoff limit/);
   await screenshot(page, 'lessons-job-light');
+  assert.deepEqual(problems, []);
+  await context.close();
+});
+
+test('the StatefulSet lesson plays: db-2 is updated behind the partition, then the rest, highest ordinal first', T, async () => {
+  const { page, context, problems } = await openPage(browser, `${server.url}?scenario=statefulset-partition`, { plainEditor: true });
+  await page.getByRole('heading', { name: 'A partitioned rollout', level: 2 }).waitFor();
+  assert.equal(await text(page, '#lesson-progress'), 'Step 1 of 4');
+  await page.getByLabel('Speed').selectOption({ label: 'max' });
+  await page.getByRole('button', { name: 'Play', exact: true }).click();
+  await page.waitForFunction(() => document.querySelector('#lesson-progress')?.textContent === 'All 4 steps done', null, T);
+  if (await page.getByRole('button', { name: 'Pause', exact: true }).isVisible()) {
+    await page.getByRole('button', { name: 'Pause', exact: true }).click();
+  }
+  // The tree lists the StatefulSet with kstatus' verdict; its Pods carry their ordinals.
+  const sts = page.locator('.object-list li.row', { hasText: 'db' }).filter({ hasText: 'StatefulSet' }).first();
+  assert.match(await sts.innerText(), /StatefulSet\s+db[\s\S]*Current/);
+  for (const name of ['db-0', 'db-1', 'db-2']) {
+    await page.locator('.object-list li.row', { hasText: name }).first().waitFor();
+  }
+  await sts.locator('button.object').click();
+  assert.match(await text(page, '.fields tr[data-field="/currentReplicas"]'), /3/);
+  assert.match(await text(page, '.fields tr[data-field="/updatedReplicas"]'), /3/);
+  const current = await text(page, '.fields tr[data-field="/currentRevision"]');
+  const update = await text(page, '.fields tr[data-field="/updateRevision"]');
+  assert.match(current, /db-[a-z0-9]+/);
+  assert.equal(current.replace(/currentRevision/, ''), update.replace(/updateRevision/, ''));
+  assert.equal(await text(page, '#generation-badge'), 'caught up');
+  assert.match(await text(page, '#events'), /SuccessfulDelete[\s\S]*delete Pod db-0 in StatefulSet db successful/);
+  await screenshot(page, 'lessons-statefulset-light');
   assert.deepEqual(problems, []);
   await context.close();
 });

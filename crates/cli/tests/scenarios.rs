@@ -440,7 +440,7 @@ fn a_bad_until() {
 #[test]
 fn every_gallery_scenario_passes_check_including_its_lesson() {
     let gallery = converge_core::scenario::gallery::GALLERY;
-    assert_eq!(gallery.len(), 13, "one scenario per idea of the model");
+    assert_eq!(gallery.len(), 14, "one scenario per idea of the model");
     let files: Vec<String> = gallery
         .iter()
         .map(|e| scenario(&format!("{}.yaml", e.id)))

@@ -789,3 +789,57 @@ fn kubectl_follows_a_job_that_backs_off_and_fails() {
         "{refused}"
     );
 }
+
+#[test]
+fn kubectl_follows_a_partitioned_stateful_set_rollout() {
+    let file = format!(
+        "{}/../../tests/scenarios/statefulset-partition.yaml",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let s = Served::start_with("sts", &[&file]);
+    s.converge();
+    // printStatefulSet: NAME READY AGE.
+    let table = s.ok(&["get", "sts"]);
+    let rows: Vec<Vec<&str>> = table
+        .lines()
+        .map(|l| l.split_whitespace().collect())
+        .collect();
+    assert_eq!(rows[0], ["NAME", "READY", "AGE"]);
+    assert_eq!(&rows[1][..2], ["db", "3/3"]);
+    // The pods have their ordinals, and kubectl's status viewer reads the partition.
+    let pods = s.ok(&["get", "pods", "-l", "app=db", "-o", "name"]);
+    assert_eq!(pods, "pod/db-0\npod/db-1\npod/db-2\n");
+    assert_eq!(
+        s.ok(&["rollout", "status", "sts/db"]),
+        "partitioned roll out complete: 3 new pods have been updated...\n"
+    );
+    // kubectl's StatefulSet history viewer lists the set's ControllerRevisions.
+    let history = s.ok(&["rollout", "history", "sts/db"]);
+    assert_eq!(
+        history,
+        "statefulset.apps/db \nREVISION  CHANGE-CAUSE\n1         <none>\n2         <none>\n\n"
+    );
+    let revisions = s.ok(&["get", "controllerrevisions", "--no-headers"]);
+    assert_eq!(revisions.lines().count(), 2, "{revisions}");
+    assert!(
+        revisions
+            .lines()
+            .all(|l| l.split_whitespace().nth(1) == Some("statefulset.apps/db")),
+        "{revisions}"
+    );
+    // `converge status` on the served object agrees with kstatus.
+    let yaml = s.ok(&["get", "sts", "db", "-o", "yaml"]);
+    let path = s.dir.join("db.yaml");
+    std::fs::write(&path, yaml).expect("writes");
+    let status = Command::new(env!("CARGO_BIN_EXE_converge"))
+        .arg("status")
+        .arg(&path)
+        .output()
+        .expect("converge status runs");
+    let out = String::from_utf8_lossy(&status.stdout);
+    assert!(status.status.success(), "{out}");
+    assert!(
+        out.contains("Current") && out.contains("Partition rollout complete. updated: 3"),
+        "{out}"
+    );
+}

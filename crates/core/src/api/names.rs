@@ -1,5 +1,5 @@
-//! Generated names and hashes: generateName's suffix, and the FNV-1a hash with apimachinery's
-//! safe alphabet that kube's controllers build names from (pod-template-hash).
+//! Generated names and hashes: generateName's suffix, and the FNV hashes with apimachinery's
+//! safe alphabet that kube's controllers build names from (pod-template-hash, revision names).
 
 /// kube's generateName suffix: 5 characters from its consonant-and-digit alphabet, drawn
 /// here from a counter (kube draws them at random).
@@ -27,6 +27,17 @@ pub fn fnv32a(bytes: &[u8]) -> u32 {
     h
 }
 
+/// FNV-1, 32 bits (Go's `fnv.New32`): what pkg/controller/history `HashControllerRevision`
+/// hashes a revision's data with.
+pub fn fnv32(bytes: &[u8]) -> u32 {
+    let mut h: u32 = 0x811c_9dc5;
+    for b in bytes {
+        h = h.wrapping_mul(0x0100_0193);
+        h ^= u32::from(*b);
+    }
+    h
+}
+
 /// apimachinery's `rand.SafeEncodeString`: maps each character onto an alphabet without vowels
 /// and look-alike characters, so generated names never spell words.
 pub fn safe_encode(s: &str) -> String {
@@ -39,6 +50,14 @@ pub fn safe_encode(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn fnv_1_and_1a_match_the_reference_vectors() {
+        // The FNV reference test vectors for "" and "a".
+        assert_eq!(fnv32(b""), 0x811c_9dc5);
+        assert_eq!(fnv32(b"a"), 0x050c_5d7e);
+        assert_eq!(fnv32a(b"a"), 0xe40c_292c);
+    }
 
     #[test]
     fn safe_encode_uses_kubes_alphabet() {

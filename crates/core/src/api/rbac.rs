@@ -16,6 +16,8 @@ pub mod principals {
     pub const REPLICASET_CONTROLLER: &str =
         "system:serviceaccount:kube-system:replicaset-controller";
     pub const JOB_CONTROLLER: &str = "system:serviceaccount:kube-system:job-controller";
+    pub const STATEFUL_SET_CONTROLLER: &str =
+        "system:serviceaccount:kube-system:statefulset-controller";
     pub const DAEMON_SET_CONTROLLER: &str =
         "system:serviceaccount:kube-system:daemon-set-controller";
     pub const ENDPOINTSLICE_CONTROLLER: &str =
@@ -351,6 +353,43 @@ pub fn daemon_set_controller_policy() -> Vec<Value> {
     ]
 }
 
+/// kube's bootstrap role and binding of the StatefulSet controller [controller_policy.go
+/// `statefulset-controller`], rules in kube's order, created by the engine with the controller.
+pub fn stateful_set_controller_policy() -> Vec<Value> {
+    let name = "system:controller:statefulset-controller";
+    vec![
+        cluster_role(
+            name,
+            vec![
+                rule(&[""], &["pods"], &["list", "watch"]),
+                rule(&["apps"], &["statefulsets"], READ),
+                rule(&["apps"], &["statefulsets/status"], &["update"]),
+                rule(&["apps"], &["statefulsets/finalizers"], &["update"]),
+                rule(
+                    &[""],
+                    &["pods"],
+                    &["get", "create", "delete", "update", "patch"],
+                ),
+                rule(
+                    &["apps"],
+                    &["controllerrevisions"],
+                    &[
+                        "get", "create", "delete", "update", "patch", "list", "watch",
+                    ],
+                ),
+                rule(&[""], &["persistentvolumeclaims"], &["get", "create"]),
+                rule(&[""], &["persistentvolumeclaims"], &["update", "delete"]),
+                events_rule(),
+            ],
+        ),
+        binding(
+            name,
+            name,
+            vec![service_account("kube-system", "statefulset-controller")],
+        ),
+    ]
+}
+
 /// kube's bootstrap role and binding of the EndpointSlice controller [controller_policy.go
 /// `endpointslice-controller`], rules in kube's order; created by the engine with the controller.
 /// The `services/finalizers` update lets it set `blockOwnerDeletion` on the slices it owns.
@@ -410,6 +449,7 @@ pub fn default_policy() -> Vec<Value> {
         "deployments",
         "replicasets",
         "daemonsets",
+        "statefulsets",
         "pods",
         "configmaps",
         "services",
@@ -434,7 +474,11 @@ pub fn default_policy() -> Vec<Value> {
                 // kube's `edit` role scales workloads through `/scale` (`kubectl scale`).
                 rule(
                     &["apps"],
-                    &["deployments/scale", "replicasets/scale"],
+                    &[
+                        "deployments/scale",
+                        "replicasets/scale",
+                        "statefulsets/scale",
+                    ],
                     &["get", "patch", "update"],
                 ),
                 rule(&[""], &["nodes", "namespaces", "events"], READ),

@@ -19,7 +19,11 @@ use crate::time::SimTime;
 
 /// Whether the resource has a scale subresource.
 pub(crate) fn has_scale(info: &ResourceInfo) -> bool {
-    info.gr.group == "apps" && matches!(info.gr.resource.as_str(), "deployments" | "replicasets")
+    info.gr.group == "apps"
+        && matches!(
+            info.gr.resource.as_str(),
+            "deployments" | "replicasets" | "statefulsets"
+        )
 }
 
 /// The Scale of `obj`.

@@ -23,7 +23,7 @@ use super::node_predicates::{
     schedule_effect, OBJECT_NAME_FIELD,
 };
 use super::replicaset::pod_available;
-use super::util::{nodes, pods, record_pod_control, PodOp};
+use super::util::{nodes, pods, record_pod_control, sort_keys, PodOp};
 use crate::api::kinds::daemonset::template_generation;
 use crate::api::meta::{self, str_at, JsonPointer};
 use crate::api::{
@@ -576,23 +576,7 @@ pub fn history_patch(ds: &Value) -> Value {
     if let Some(m) = template.as_object_mut() {
         m.insert("$patch".into(), json!("replace"));
     }
-    sorted(&json!({"spec": {"template": template}}))
-}
-
-fn sorted(v: &Value) -> Value {
-    match v {
-        Value::Object(m) => {
-            let mut keys: Vec<&String> = m.keys().collect();
-            keys.sort();
-            Value::Object(
-                keys.into_iter()
-                    .map(|k| (k.clone(), sorted(&m[k])))
-                    .collect(),
-            )
-        }
-        Value::Array(a) => Value::Array(a.iter().map(sorted).collect()),
-        other => other.clone(),
-    }
+    sort_keys(&json!({"spec": {"template": template}}))
 }
 
 fn revision_of(r: &Value) -> i64 {

@@ -1,4 +1,5 @@
-//! The simulated controllers: Deployment, ReplicaSet, scheduler, kubelets, autoscaler, custom.
+//! The simulated controllers: Deployment, ReplicaSet, StatefulSet, DaemonSet, Job, scheduler,
+//! kubelets, pod GC, autoscaler, custom.
 //!
 //! Each controller looks like a kube-rs reconciler: it is woken with an object key, reads the
 //! latest state from its own (possibly stale) informer cache, writes through the API server with
@@ -24,6 +25,7 @@ pub mod node_predicates;
 pub mod podgc;
 pub mod replicaset;
 pub mod scheduler;
+pub mod statefulset;
 pub mod util;
 
 use std::sync::Arc;
@@ -49,6 +51,7 @@ pub enum Controller {
     PodGc(podgc::PodGcController),
     ReplicaSet(replicaset::ReplicaSetController),
     Scheduler(scheduler::Scheduler),
+    StatefulSet(statefulset::StatefulSetController),
     Kubelet(kubelet::Kubelet),
     Hpa(hpa::HpaController),
     Job(job::JobController),
@@ -66,6 +69,7 @@ macro_rules! dispatch {
             Controller::PodGc($c) => $e,
             Controller::ReplicaSet($c) => $e,
             Controller::Scheduler($c) => $e,
+            Controller::StatefulSet($c) => $e,
             Controller::Kubelet($c) => $e,
             Controller::Hpa($c) => $e,
             Controller::Job($c) => $e,

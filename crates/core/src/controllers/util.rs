@@ -197,3 +197,21 @@ pub fn record_pod_control(
     let regarding = ObjectRef::to(owner, owner_ref.0, owner_ref.1);
     ctx.record(EventNote::new(regarding, event_type, reason, message));
 }
+
+/// `v` with every map's keys in order, as Go marshals a `map[string]interface{}` (what a
+/// ControllerRevision's data holds).
+pub fn sort_keys(v: &Value) -> Value {
+    match v {
+        Value::Object(m) => {
+            let mut keys: Vec<&String> = m.keys().collect();
+            keys.sort();
+            Value::Object(
+                keys.into_iter()
+                    .map(|k| (k.clone(), sort_keys(&m[k])))
+                    .collect(),
+            )
+        }
+        Value::Array(a) => Value::Array(a.iter().map(sort_keys).collect()),
+        other => other.clone(),
+    }
+}

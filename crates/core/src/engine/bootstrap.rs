@@ -15,7 +15,8 @@ use crate::controllers::{
     daemonset::DaemonSetController, database::DatabaseController, deployment::DeploymentController,
     endpointslice::EndpointSliceController, hpa::HpaController, job::JobController,
     kubelet::Kubelet, naive::NaiveController, podgc::PodGcController,
-    replicaset::ReplicaSetController, scheduler::Scheduler, util, Controller,
+    replicaset::ReplicaSetController, scheduler::Scheduler, statefulset::StatefulSetController,
+    util, Controller,
 };
 use crate::runtime::{Environment, Reconciler};
 use crate::time::SimTime;
@@ -59,14 +60,15 @@ pub struct ControllerSet {
     #[serde(default = "yes")]
     pub job: bool,
     pub database: bool,
-    /// The DaemonSet controller. Off unless asked for (a scenario that creates a DaemonSet,
-    /// the DaemonSet lesson): its bootstrap role and binding are created with it, and a
-    /// cluster without it keeps the resourceVersions and traces it always had.
-    #[serde(default)]
+    /// The DaemonSet controller, with its bootstrap role and binding.
+    #[serde(default = "yes")]
     pub daemonset: bool,
-    /// The EndpointSlice controller. Off unless asked for (a scenario that names a Service),
-    /// for the same reason as `daemonset`: its role, binding and slices would change every
-    /// other cluster's resourceVersions and traces.
+    /// The StatefulSet controller, with its bootstrap role and binding.
+    #[serde(default = "yes")]
+    pub statefulset: bool,
+    /// The EndpointSlice controller. Off unless asked for (a scenario that names a Service):
+    /// its role, binding and slices would change every other cluster's resourceVersions and
+    /// traces; all workload controllers become default-on in one re-record later.
     #[serde(default)]
     pub endpointslice: bool,
     /// The pod garbage collector (kube's podgc, orphaned pods only) from the start. Off by
@@ -89,7 +91,8 @@ impl Default for ControllerSet {
             hpa: true,
             job: true,
             database: true,
-            daemonset: false,
+            daemonset: true,
+            statefulset: true,
             endpointslice: false,
             pod_gc: false,
             naive: None,
@@ -156,6 +159,9 @@ impl World {
         }
         if c.daemonset {
             controllers.push(Controller::DaemonSet(DaemonSetController::new()));
+        }
+        if c.statefulset {
+            controllers.push(Controller::StatefulSet(StatefulSetController::new()));
         }
         if c.endpointslice {
             controllers.push(Controller::EndpointSlice(EndpointSliceController::new()));
@@ -234,6 +240,9 @@ impl World {
         let mut policy = Vec::new();
         if c.daemonset {
             policy.extend(crate::api::rbac::daemon_set_controller_policy());
+        }
+        if c.statefulset {
+            policy.extend(crate::api::rbac::stateful_set_controller_policy());
         }
         if c.endpointslice {
             policy.extend(crate::api::rbac::endpoint_slice_controller_policy());

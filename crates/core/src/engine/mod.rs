@@ -41,6 +41,8 @@ pub mod report;
 pub mod script;
 #[cfg(test)]
 mod script_tests;
+#[cfg(test)]
+mod statefulset_tests;
 mod trace;
 pub mod world;
 

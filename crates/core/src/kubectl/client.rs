@@ -184,10 +184,54 @@ impl Answer {
         (200..300).contains(&self.status)
     }
 
-    /// `Error from server (Reason): message`, as kubectl's `StandardErrorMessage` prints a
-    /// Status [kubectl pkg/cmd/util/helpers.go `StandardErrorMessage`].
+    /// What kubectl's `checkErr` prints for a refusal [kubectl pkg/cmd/util/helpers.go]: an
+    /// Invalid Status as `The Kind "name" is invalid: field: detail` (one line per cause,
+    /// `* `-prefixed, when there are several; `statusCausesToAggrError` drops repeats), any
+    /// other as `StandardErrorMessage` does, `Error from server (Reason): message`.
     pub fn error_line(&self) -> String {
         let message = self.body["message"].as_str().unwrap_or("").to_owned();
+        if self.body["reason"] == "Invalid" {
+            let details = &self.body["details"];
+            if !details.is_object() {
+                return "The request is invalid".into();
+            }
+            let (kind, name) = (
+                details["kind"].as_str().unwrap_or(""),
+                details["name"].as_str().unwrap_or(""),
+            );
+            let mut s = if kind.is_empty() && name.is_empty() {
+                "The request is invalid".to_owned()
+            } else {
+                format!(
+                    "The {kind} {} is invalid",
+                    crate::api::validation::go_quote(name)
+                )
+            };
+            let mut causes: Vec<String> = Vec::new();
+            for c in details["causes"].as_array().into_iter().flatten() {
+                let line = format!(
+                    "{}: {}",
+                    c["field"].as_str().unwrap_or(""),
+                    c["message"].as_str().unwrap_or("")
+                );
+                if !causes.contains(&line) {
+                    causes.push(line);
+                }
+            }
+            match causes.as_slice() {
+                [] => {}
+                [one] => s = format!("{s}: {one}"),
+                many => {
+                    s.push_str(": ");
+                    for c in many {
+                        s.push_str(&format!("* {c}\n"));
+                    }
+                    // The caller ends the message with its own newline.
+                    s.pop();
+                }
+            }
+            return s;
+        }
         match self.body["reason"].as_str() {
             Some(reason) if !reason.is_empty() => {
                 format!("Error from server ({reason}): {message}")

@@ -1,5 +1,6 @@
-//! `kubectl rollout status|history|undo|restart|pause|resume` for Deployments
-//! [kubectl pkg/cmd/rollout; pkg/polymorphichelpers `DeploymentHistoryViewer`,
+//! `kubectl rollout status|history|undo|restart|pause|resume` for Deployments, and `status` and
+//! `history` for StatefulSets and DaemonSets [kubectl pkg/cmd/rollout; pkg/polymorphichelpers
+//! `DeploymentHistoryViewer`, `StatefulSetHistoryViewer`, `DaemonSetHistoryViewer`,
 //! `DeploymentRollbacker`, `defaultObjectPauser`, `defaultObjectResumer`,
 //! `defaultObjectRestarter`].
 
@@ -59,7 +60,14 @@ pub fn rollout(run: &mut Run<'_, '_>, sub: &str, p: &Parsed) -> Option<()> {
             continue;
         }
         let obj = got.body;
-        if m.kind != "Deployment" {
+        // kubectl's status and history viewers cover StatefulSets and DaemonSets too.
+        let workload = matches!(m.kind.as_str(), "StatefulSet" | "DaemonSet");
+        if workload && sub == "history" {
+            let prefix = format!("{}/{name}", m.kind_prefix());
+            revision_history(run, &ns, &obj, &prefix, p);
+            continue;
+        }
+        if m.kind != "Deployment" && !(workload && sub == "status") {
             run.fail(&format!(
                 "kubectl rollout {sub} of a {} is not simulated by this terminal",
                 m.kind
@@ -151,6 +159,72 @@ pub fn rollout(run: &mut Run<'_, '_>, sub: &str, p: &Parsed) -> Option<()> {
     Some(())
 }
 
+/// `StatefulSetHistoryViewer` / `DaemonSetHistoryViewer` [polymorphichelpers/history.go]: the
+/// ControllerRevisions the set's selector selects and the set controls, by revision, each with
+/// its `kubernetes.io/change-cause`.
+fn revision_history(run: &mut Run<'_, '_>, ns: &str, obj: &Value, prefix: &str, p: &Parsed) {
+    if p.value("revision").is_some_and(|r| r != "0") {
+        run.fail("kubectl rollout history --revision is not simulated by this terminal");
+        return;
+    }
+    let Ok(cr) = run.mapper.resolve("controllerrevisions").cloned() else {
+        return;
+    };
+    let selector = crate::api::selector::label_selector_string(obj.pointer("/spec/selector"))
+        .unwrap_or_default();
+    let list = run.send(Call::get(
+        cr.collection_path(ns),
+        query(&[("labelSelector", &selector)]),
+        "application/json",
+    ));
+    if !list.ok() {
+        run.server_error(&list);
+        return;
+    }
+    let uid = obj.pointer("/metadata/uid").cloned().unwrap_or(Value::Null);
+    let mut revisions: Vec<(i64, String)> = list.body["items"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|r| {
+            r.pointer("/metadata/ownerReferences")
+                .and_then(Value::as_array)
+                .is_some_and(|o| o.iter().any(|o| o["uid"] == uid && o["controller"] == true))
+        })
+        .map(|r| {
+            let cause = r
+                .pointer("/metadata/annotations/kubernetes.io~1change-cause")
+                .and_then(Value::as_str)
+                .unwrap_or("<none>");
+            (r["revision"].as_i64().unwrap_or(0), cause.to_owned())
+        })
+        .collect();
+    revisions.sort_by_key(|(rev, _)| *rev);
+    if revisions.is_empty() {
+        run.stdout(&format!("{prefix} \nNo rollout history found.\n"));
+        return;
+    }
+    print_history(run, prefix, revisions);
+}
+
+/// `printHistory`: a tabwriter with minwidth 0 and padding 2 [polymorphichelpers/history.go].
+fn print_history(run: &mut Run<'_, '_>, prefix: &str, revisions: Vec<(i64, String)>) {
+    let mut rows = vec![("REVISION".to_owned(), "CHANGE-CAUSE".to_owned())];
+    rows.extend(revisions.into_iter().map(|(r, c)| (r.to_string(), c)));
+    let w = rows
+        .iter()
+        .map(|(r, _)| r.chars().count())
+        .max()
+        .unwrap_or(0)
+        + 2;
+    let mut text = format!("{prefix} \n");
+    for (r, c) in rows {
+        text.push_str(&format!("{r:<w$}{c}\n"));
+    }
+    text.push('\n');
+    run.stdout(&text);
+}
+
 /// The ReplicaSets a Deployment owns, with their revisions, oldest first.
 fn owned_replicasets(
     run: &mut Run<'_, '_>,
@@ -212,27 +286,17 @@ fn history(run: &mut Run<'_, '_>, _m: &Mapping, ns: &str, obj: &Value, prefix: &
         run.stdout(&format!("{prefix} \nNo rollout history found.\n"));
         return;
     }
-    // A tabwriter with minwidth 0 and padding 2 [polymorphichelpers/history.go `printHistory`].
-    let mut rows = vec![("REVISION".to_owned(), "CHANGE-CAUSE".to_owned())];
-    for (rev, rs) in &rss {
-        let cause = rs
-            .pointer("/metadata/annotations/kubernetes.io~1change-cause")
-            .and_then(Value::as_str)
-            .unwrap_or("<none>");
-        rows.push((rev.to_string(), cause.to_owned()));
-    }
-    let w = rows
+    let revisions = rss
         .iter()
-        .map(|(r, _)| r.chars().count())
-        .max()
-        .unwrap_or(0)
-        + 2;
-    let mut text = format!("{prefix} \n");
-    for (r, c) in rows {
-        text.push_str(&format!("{r:<w$}{c}\n"));
-    }
-    text.push('\n');
-    run.stdout(&text);
+        .map(|(rev, rs)| {
+            let cause = rs
+                .pointer("/metadata/annotations/kubernetes.io~1change-cause")
+                .and_then(Value::as_str)
+                .unwrap_or("<none>");
+            (*rev, cause.to_owned())
+        })
+        .collect();
+    print_history(run, prefix, revisions);
 }
 
 fn undo(run: &mut Run<'_, '_>, m: &Mapping, ns: &str, obj: &Value, prefix: &str, p: &Parsed) {

@@ -194,6 +194,7 @@ fn builtin_names(gr: &GroupResource) -> (&'static [&'static str], &'static [&'st
         ("apps", "replicasets") => (&["rs"], ALL),
         ("batch", "jobs") => (&[], ALL),
         ("apps", "daemonsets") => (&["ds"], ALL),
+        ("apps", "statefulsets") => (&["sts"], ALL),
         ("", "pods") => (&["po"], ALL),
         ("", "services") => (&["svc"], ALL),
         ("", "nodes") => (&["no"], &[]),

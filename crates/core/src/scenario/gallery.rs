@@ -32,6 +32,7 @@ pub const GALLERY: &[GalleryEntry] = entries![
     "optimistic-concurrency",
     "job-backoff-limit",
     "daemonset-new-node",
+    "statefulset-partition",
     "readiness-probe-endpoints",
 ];
 

@@ -389,8 +389,8 @@ mod tests {
     }
 
     #[test]
-    fn the_gallery_has_thirteen_lessons_that_the_scenarios_own_inputs_complete() {
-        assert_eq!(GALLERY.len(), 13);
+    fn the_gallery_has_fourteen_lessons_that_the_scenarios_own_inputs_complete() {
+        assert_eq!(GALLERY.len(), 14);
         for entry in GALLERY {
             let s = load(entry.text);
             assert_eq!(s.name, entry.id, "a gallery id is its scenario's name");

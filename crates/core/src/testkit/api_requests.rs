@@ -31,6 +31,7 @@ pub fn seeded_api_server() -> ApiServer {
         template("v1", "Node", "node-1"),
         template("batch/v1", "Job", "orders"),
         template("apps/v1", "DaemonSet", "web"),
+        template("apps/v1", "StatefulSet", "web"),
         template("discovery.k8s.io/v1", "EndpointSlice", "web"),
     ];
     for obj in objects {

@@ -73,6 +73,7 @@ const RESOURCES: &[(&str, &str, &str, &str)] = &[
     ),
     ("batch", "jobs", "batch/v1", "Job"),
     ("apps", "daemonsets", "apps/v1", "DaemonSet"),
+    ("apps", "statefulsets", "apps/v1", "StatefulSet"),
     (
         "discovery.k8s.io",
         "endpointslices",
@@ -130,6 +131,9 @@ const PATHS: &[&[&str]] = &[
     &["spec", "updateStrategy", "type"],
     &["spec", "template", "spec", "nodeSelector"],
     &["status", "numberReady"],
+    &["spec", "updateStrategy", "rollingUpdate", "partition"],
+    &["spec", "podManagementPolicy"],
+    &["status", "currentRevision"],
     &["addressType"],
     &["endpoints"],
     &["endpoints", "0", "addresses"],
@@ -229,6 +233,13 @@ pub fn template(api_version: &str, kind: &str, name: &str) -> Value {
                 "spec": {"containers": [{"name": "app", "image": "nginx:1.25"}]}},
             "updateStrategy": {"type": "RollingUpdate",
                 "rollingUpdate": {"maxUnavailable": 1, "maxSurge": 0}}}),
+        "StatefulSet" => json!({
+            "replicas": 2,
+            "serviceName": "web",
+            "selector": {"matchLabels": {"app": "web"}},
+            "template": {"metadata": {"labels": {"app": "web"}},
+                "spec": {"containers": [{"name": "app", "image": "nginx:1.25"}]}},
+            "updateStrategy": {"type": "RollingUpdate", "rollingUpdate": {"partition": 1}}}),
         "Pod" => json!({"containers": [{"name": "app", "image": "nginx:1.25"}]}),
         "Job" => json!({
             "completions": 2, "parallelism": 1, "backoffLimit": 1,

@@ -432,6 +432,40 @@ mod tests {
         assert_eq!((ds.children, ds.health), (4, Health::Current));
     }
 
+    /// The gallery's StatefulSet lesson: the set holds its ordered Pods and both revisions,
+    /// InProgress while db-2 is replaced behind the partition, Current once it is back.
+    #[test]
+    fn stateful_set_pods_and_revisions_sit_under_their_set_with_badges() {
+        let entry = crate::scenario::gallery::find("statefulset-partition").unwrap();
+        let scenario = crate::scenario::Scenario::load(entry.text).unwrap();
+        let mut w = scenario.playground_world(None).unwrap();
+        w.advance(30_010);
+        let all = rows(&w, &Layout::default());
+        let list = objects(&all);
+        let sts = list.iter().find(|r| r.kind == "StatefulSet").unwrap();
+        assert_eq!(sts.depth, 0);
+        assert_eq!(sts.health, Health::InProgress);
+        w.advance(30_000);
+        let all = rows(&w, &Layout::default());
+        let list = objects(&all);
+        let sts = list
+            .iter()
+            .find(|r| r.kind == "StatefulSet")
+            .cloned()
+            .unwrap();
+        assert_eq!(
+            (sts.children, sts.health),
+            (5, Health::Current),
+            "three Pods and two revisions"
+        );
+        let pods: Vec<&str> = list
+            .iter()
+            .filter(|r| r.depth == 1 && r.kind == "Pod")
+            .map(|r| r.key.name.as_str())
+            .collect();
+        assert_eq!(pods, ["db-0", "db-1", "db-2"]);
+    }
+
     /// The gallery's readiness lesson: the Service holds its EndpointSlice (owned through a
     /// controller reference), which kstatus calls Current, as it does the ClusterIP Service,
     /// while the Deployment is InProgress with every Pod unready.
@@ -476,7 +510,7 @@ mod tests {
         actions.pop();
         actions.extend(std::iter::repeat_n(
             crate::view::session::SessionAction::Step,
-            12,
+            18,
         ));
         let w = replay(Starter::Small, 1, &actions, |_, _| {});
         let rows = rows(&w, &Layout::default());

@@ -23,6 +23,7 @@ mod rbac;
 mod replicaset;
 mod service;
 mod serviceaccount;
+pub mod statefulset;
 mod workload;
 
 use super::meta::set_or_remove;
@@ -65,6 +66,8 @@ pub enum KindRules {
     DaemonSet,
     /// `apps/v1` ControllerRevision: a DaemonSet's (or StatefulSet's) template history.
     ControllerRevision,
+    /// `apps/v1` StatefulSet.
+    StatefulSet,
     /// `discovery.k8s.io/v1` EndpointSlice: a Service's endpoints.
     EndpointSlice,
 }
@@ -240,6 +243,7 @@ impl KindRules {
             KindRules::Custom => &custom::CustomResourceStrategy,
             KindRules::DaemonSet => &daemonset::DaemonSetStrategy,
             KindRules::ControllerRevision => &controllerrevision::ControllerRevisionStrategy,
+            KindRules::StatefulSet => &statefulset::StatefulSetStrategy,
             KindRules::EndpointSlice => &endpointslice::EndpointSliceStrategy,
         }
     }
@@ -300,6 +304,15 @@ impl Registry {
                 true,
                 true,
                 KindRules::DaemonSet,
+            ),
+            (
+                "apps",
+                "statefulsets",
+                "StatefulSet",
+                "v1",
+                true,
+                true,
+                KindRules::StatefulSet,
             ),
             (
                 "apps",

@@ -147,6 +147,31 @@ pub(super) fn columns(gr: &GroupResource) -> Option<&'static [Column]> {
             ),
             ("Selector", "string", "", 1, "The pod label selector."),
         ],
+        ("apps", "statefulsets") => &[
+            NAME,
+            (
+                "Ready",
+                "string",
+                "",
+                0,
+                "Number of the pod with ready state",
+            ),
+            AGE,
+            (
+                "Containers",
+                "string",
+                "",
+                1,
+                "Names of each container in the template.",
+            ),
+            (
+                "Images",
+                "string",
+                "",
+                1,
+                "Images referenced by each container in the template.",
+            ),
+        ],
         ("apps", "controllerrevisions") => &[
             NAME,
             ("Controller", "string", "", 0, "Controller of the object"),

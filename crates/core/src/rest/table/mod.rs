@@ -51,6 +51,7 @@ use hpa::hpa_cells;
 use pod::pod_cells;
 use workloads::{
     controllerrevision_cells, daemonset_cells, deployment_cells, job_cells, replicaset_cells,
+    statefulset_cells,
 };
 
 /// One column: name, type, format, priority (1 = wide only), description.
@@ -111,6 +112,7 @@ fn cells(gr: &GroupResource, obj: &Value, now: SimTime) -> (Vec<Value>, Option<V
         ("apps", "replicasets") => plain(replicaset_cells(obj, now)),
         ("batch", "jobs") => plain(job_cells(obj, now)),
         ("apps", "daemonsets") => plain(daemonset_cells(obj, now)),
+        ("apps", "statefulsets") => plain(statefulset_cells(obj, now)),
         ("apps", "controllerrevisions") => plain(controllerrevision_cells(obj, now)),
         ("", "pods") => pod_cells(obj, now),
         ("", "nodes") => plain(node_cells(obj, now)),

@@ -1,5 +1,6 @@
-//! Deployment, ReplicaSet, Job, DaemonSet and ControllerRevision rows [printers.go
-//! `printDeployment`, `printReplicaSet`, `printJob`, `printDaemonSet`, `printControllerRevision`].
+//! Deployment, ReplicaSet, Job, DaemonSet, StatefulSet and ControllerRevision rows [printers.go
+//! `printDeployment`, `printReplicaSet`, `printJob`, `printDaemonSet`, `printStatefulSet`,
+//! `printControllerRevision`].
 
 use serde_json::{json, Value};
 
@@ -76,6 +77,26 @@ pub(super) fn daemonset_cells(ds: &Value, now: SimTime) -> Vec<Value> {
         json!(names),
         json!(images),
         json!(selector_string(ds.pointer("/spec/selector")).unwrap_or_else(|| "<invalid>".into())),
+    ]
+}
+
+/// `printStatefulSet`: `ready/desired`, the age, then the wide cells.
+pub(super) fn statefulset_cells(sts: &Value, now: SimTime) -> Vec<Value> {
+    let (names, images) = containers(sts, "/spec/template/spec/containers");
+    let desired = sts
+        .pointer("/spec/replicas")
+        .and_then(Value::as_i64)
+        .unwrap_or(1);
+    vec![
+        json!(meta::name(sts)),
+        json!(format!("{}/{desired}", n(sts, "/status/readyReplicas"))),
+        json!(since(
+            sts.pointer("/metadata/creationTimestamp")
+                .and_then(Value::as_str),
+            now
+        )),
+        json!(names),
+        json!(images),
     ]
 }
 

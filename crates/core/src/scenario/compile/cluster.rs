@@ -56,19 +56,19 @@ pub(crate) fn cluster_config(s: &Scenario, seed: u64) -> Result<ClusterConfig, S
             "kubelet" => c.kubelets = false,
             "horizontal-pod-autoscaler" => c.hpa = false,
             "job-controller" => c.job = false,
+            "daemonset-controller" => c.daemonset = false,
+            "statefulset-controller" => c.statefulset = false,
             "database-controller" => c.database = false,
             other => {
                 return Err(err(
                     format!("cluster.disabledControllers[{i}]"),
-                    format!("unknown controller {other:?}: expected one of deployment-controller, replicaset-controller, scheduler, kubelet, horizontal-pod-autoscaler, job-controller, database-controller"),
+                    format!("unknown controller {other:?}: expected one of deployment-controller, replicaset-controller, scheduler, kubelet, horizontal-pod-autoscaler, job-controller, daemonset-controller, statefulset-controller, database-controller"),
                 ))
             }
         }
     }
-    // The DaemonSet controller runs in a scenario that names DaemonSets (ControllerSet's
-    // `daemonset`): every other scenario keeps its trace.
-    c.daemonset = mentions_daemon_sets(s);
-    // Likewise the EndpointSlice controller, in a scenario that names a Service.
+    // The EndpointSlice controller runs in a scenario that names a Service (ControllerSet's
+    // `endpointslice`): every other scenario keeps its trace.
     c.endpointslice = mentions_kind(s, "Service", &["services/"]);
     if let Some(naive) = &s.cluster.naive_controller {
         let (plural, group) = naive.split_once('.').unwrap_or((naive.as_str(), ""));
@@ -81,11 +81,6 @@ pub(crate) fn cluster_config(s: &Scenario, seed: u64) -> Result<ClusterConfig, S
         );
     }
     Ok(config)
-}
-
-/// Whether an object, an action's body or target, or a fault names a DaemonSet.
-fn mentions_daemon_sets(s: &Scenario) -> bool {
-    mentions_kind(s, "DaemonSet", &["daemonsets/", "daemonsets.apps/"])
 }
 
 /// Whether an object or an action's body is of `kind`, or an action's target starts with one
