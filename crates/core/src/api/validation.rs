@@ -614,3 +614,86 @@ mod tests {
         );
     }
 }
+
+/// An IP address as `netip.ParseAddr` reads one (dotted decimal without leading zeros, or
+/// IPv6 groups with at most one `::` and an optional dotted IPv4 tail), without std's `IpAddr`
+/// (whose parser and printer would add to the browser build for a few fields).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Ip {
+    V4([u8; 4]),
+    V6([u16; 8]),
+}
+
+impl Ip {
+    pub fn parse(s: &str) -> Option<Ip> {
+        if s.contains(':') {
+            parse_v6(s).map(Ip::V6)
+        } else {
+            parse_v4(s).map(Ip::V4)
+        }
+    }
+
+    pub fn is_v6(self) -> bool {
+        matches!(self, Ip::V6(_))
+    }
+}
+
+fn parse_v4(s: &str) -> Option<[u8; 4]> {
+    let mut out = [0u8; 4];
+    let mut parts = s.split('.');
+    for slot in &mut out {
+        let p = parts.next()?;
+        if p.is_empty() || p.len() > 3 || (p.len() > 1 && p.starts_with('0')) {
+            return None;
+        }
+        if !p.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        *slot = p.parse().ok()?;
+    }
+    parts.next().is_none().then_some(out)
+}
+
+fn parse_v6(s: &str) -> Option<[u16; 8]> {
+    let groups = |part: &str| -> Option<Vec<u16>> {
+        if part.is_empty() {
+            return Some(Vec::new());
+        }
+        let mut out = Vec::new();
+        let pieces: Vec<&str> = part.split(':').collect();
+        for (i, g) in pieces.iter().enumerate() {
+            if i == pieces.len() - 1 && g.contains('.') {
+                let [a, b, c, d] = parse_v4(g)?;
+                out.push(u16::from_be_bytes([a, b]));
+                out.push(u16::from_be_bytes([c, d]));
+            } else if g.is_empty() || g.len() > 4 {
+                return None;
+            } else {
+                out.push(u16::from_str_radix(g, 16).ok()?);
+            }
+        }
+        Some(out)
+    };
+    let mut out = [0u16; 8];
+    match s.split_once("::") {
+        Some((head, tail)) => {
+            if tail.contains("::") {
+                return None;
+            }
+            let (h, t) = (groups(head)?, groups(tail)?);
+            if h.len() + t.len() > 7 {
+                return None;
+            }
+            out[..h.len()].copy_from_slice(&h);
+            out[8 - t.len()..].copy_from_slice(&t);
+        }
+        None => {
+            let g = groups(s)?;
+            if g.len() != 8 {
+                return None;
+            }
+            out.copy_from_slice(&g);
+        }
+    }
+    Some(out)
+}

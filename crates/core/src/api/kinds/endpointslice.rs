@@ -5,14 +5,13 @@
 //! when anything but the metadata changes, or the labels do.
 
 use std::collections::BTreeSet;
-use std::net::IpAddr;
 
 use serde_json::{json, Value};
 
 use super::super::meta::JsonPointer;
 use super::super::typed::{FieldTypes, Ty};
 use super::super::validation::{
-    dns1123_label, dns1123_subdomain, push_all, qualified_name, FieldError,
+    dns1123_label, dns1123_subdomain, push_all, qualified_name, FieldError, Ip,
 };
 use super::common::{default_field, immutable};
 use super::{KindStrategy, ResourceInfo};
@@ -223,10 +222,10 @@ fn validate_address(address: &str, address_type: &str, field: &str, errs: &mut V
     };
     match address_type {
         "IPv4" | "IPv6" | "IP" => {
-            let parsed: Option<IpAddr> = address.parse().ok();
+            let parsed = Ip::parse(address);
             let family_ok = matches!(
                 (address_type, parsed),
-                ("IPv4", Some(IpAddr::V4(_))) | ("IPv6", Some(IpAddr::V6(_))) | ("IP", Some(_))
+                ("IPv4", Some(Ip::V4(_))) | ("IPv6", Some(Ip::V6(_))) | ("IP", Some(_))
             );
             if !family_ok {
                 // IsValidIPv4Address / IsValidIPv6Address / IsValidIP.
@@ -247,22 +246,30 @@ fn validate_address(address: &str, address_type: &str, field: &str, errs: &mut V
                 invalid(errs, "must be a valid IP address");
                 return;
             };
-            if ip.is_unspecified() {
+            // IsUnspecified, IsLoopback, IsLinkLocalUnicast, IsLinkLocalMulticast.
+            let (unspecified, loopback, link_local, link_local_multicast) = match ip {
+                Ip::V4(o) => (
+                    o == [0; 4],
+                    o[0] == 127,
+                    o[..2] == [169, 254],
+                    o[..3] == [224, 0, 0],
+                ),
+                Ip::V6(g) => (
+                    g == [0; 8],
+                    g == [0, 0, 0, 0, 0, 0, 0, 1],
+                    (g[0] & 0xffc0) == 0xfe80,
+                    (g[0] & 0xff0f) == 0xff02,
+                ),
+            };
+            if unspecified {
                 invalid(errs, &format!("may not be unspecified ({address})"));
             }
-            if ip.is_loopback() {
+            if loopback {
                 invalid(
                     errs,
                     "may not be in the loopback range (127.0.0.0/8, ::1/128)",
                 );
             }
-            let (link_local, link_local_multicast) = match ip {
-                IpAddr::V4(v4) => (v4.is_link_local(), v4.octets()[..3] == [224, 0, 0]),
-                IpAddr::V6(v6) => (
-                    (v6.segments()[0] & 0xffc0) == 0xfe80,
-                    (v6.segments()[0] & 0xff0f) == 0xff02,
-                ),
-            };
             if link_local {
                 invalid(
                     errs,
@@ -384,6 +391,41 @@ mod tests {
                 "endpoints[0].addresses: Required value: must contain at least 1 address",
                 "endpoints[2].addresses[0]: Invalid value: \"fd00::1\": must be a valid IPv4 address",
                 "endpoints[3].addresses[0]: Invalid value: \"127.0.0.1\": may not be in the loopback range (127.0.0.0/8, ::1/128)",
+            ]
+        );
+    }
+
+    /// `netip.ParseAddr`'s forms: no leading zeros or short IPv4, one `::`, an IPv4 tail.
+    #[test]
+    fn ip_addresses_parse_as_gos() {
+        assert_eq!(Ip::parse("10.244.1.2"), Some(Ip::V4([10, 244, 1, 2])));
+        for bad in [
+            "10.244.1",
+            "010.1.1.1",
+            "256.1.1.1",
+            "1.2.3.4.5",
+            "1..2.3",
+            ":::",
+            "1::2::3",
+            "12345::",
+            "",
+        ] {
+            assert_eq!(Ip::parse(bad), None, "{bad}");
+        }
+        assert_eq!(Ip::parse("::1"), Some(Ip::V6([0, 0, 0, 0, 0, 0, 0, 1])));
+        assert_eq!(
+            Ip::parse("fd00::10.0.0.1"),
+            Some(Ip::V6([0xfd00, 0, 0, 0, 0, 0, 0x0a00, 0x0001]))
+        );
+        assert_eq!(Ip::parse("1:2:3:4:5:6:7:8").map(Ip::is_v6), Some(true));
+        assert_eq!(Ip::parse("1:2:3:4:5:6:7"), None);
+        let slice = json!({"addressType": "IPv6", "endpoints": [{"addresses": ["::", "fe80::1", "ff02::2", "fd00::1"]}]});
+        assert_eq!(
+            errors(&slice),
+            [
+                "endpoints[0].addresses[0]: Invalid value: \"::\": may not be unspecified (::)",
+                "endpoints[0].addresses[1]: Invalid value: \"fe80::1\": may not be in the link-local range (169.254.0.0/16, fe80::/10)",
+                "endpoints[0].addresses[2]: Invalid value: \"ff02::2\": may not be in the link-local multicast range (224.0.0.0/24, ff02::/10)",
             ]
         );
     }

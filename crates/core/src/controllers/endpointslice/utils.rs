@@ -3,7 +3,6 @@
 //! the endpoint and ports for a pod, and the slice a Service starts with.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::net::IpAddr;
 
 use serde_json::{json, Map, Value};
 
@@ -11,6 +10,7 @@ use super::{
     services, CONTROLLER_NAME, LABEL_HEADLESS, LABEL_MANAGED_BY, LABEL_SERVICE_NAME, LABEL_ZONE,
 };
 use crate::api::meta::{self, str_at, JsonPointer};
+use crate::api::validation::Ip;
 use crate::api::ObjectKey;
 use crate::runtime::informer::{pod_is_ready, Informer};
 
@@ -100,9 +100,7 @@ pub fn address_types(svc: &Value) -> Vec<&'static str> {
         }
     }
     if types.is_empty() {
-        let v6 = str_at(svc, "/spec/clusterIP")
-            .parse::<IpAddr>()
-            .is_ok_and(|ip| ip.is_ipv6());
+        let v6 = Ip::parse(str_at(svc, "/spec/clusterIP")).is_some_and(Ip::is_v6);
         types.push(if service_ip_set(svc) && v6 {
             "IPv6"
         } else {
@@ -113,15 +111,16 @@ pub fn address_types(svc: &Value) -> Vec<&'static str> {
     types
 }
 
-/// `getEndpointAddresses`: the pod IPs of the address type, re-printed in canonical form.
+/// `getEndpointAddresses`: the pod IPs of the address type. kube re-prints each in canonical
+/// form; the kubelets here only report canonical addresses, so they are kept as written.
 pub(super) fn endpoint_addresses(pod: &Value, address_type: &str) -> Vec<Value> {
     pod.at("/status/podIPs")
         .and_then(Value::as_array)
         .into_iter()
         .flatten()
-        .filter_map(|i| str_at(i, "/ip").parse::<IpAddr>().ok())
-        .filter(|ip| ip.is_ipv6() == (address_type == "IPv6"))
-        .map(|ip| json!(ip.to_string()))
+        .map(|i| str_at(i, "/ip"))
+        .filter(|ip| Ip::parse(ip).is_some_and(|ip| ip.is_v6() == (address_type == "IPv6")))
+        .map(|ip| json!(ip))
         .collect()
 }
 
