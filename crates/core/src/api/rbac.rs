@@ -471,6 +471,8 @@ pub fn default_policy() -> Vec<Value> {
                 rule(&["*"], &["*/status"], READ),
                 // kube's `view` aggregation reads revisions (`kubectl rollout history`).
                 rule(&["apps"], &["controllerrevisions"], READ),
+                // kube's `view` aggregation reads EndpointSlices too.
+                rule(&["discovery.k8s.io"], &["endpointslices"], READ),
                 // kube's `edit` role scales workloads through `/scale` (`kubectl scale`).
                 rule(
                     &["apps"],
