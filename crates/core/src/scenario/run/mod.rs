@@ -180,6 +180,24 @@ impl ScenarioRun {
         self.world.now().as_ms()
     }
 
+    /// The object a target names now (`deployments/default/web`, `pods/default/{app=web}`),
+    /// as expectations resolve targets; the error says what is wrong with it.
+    pub fn resolve_key(&self, target: &str) -> Result<ObjectKey, String> {
+        let t = crate::scenario::predicates::resolve_target(&self.world, target)?;
+        if t.status {
+            return Err(format!(
+                "the target {target:?} names a subresource; name the object"
+            ));
+        }
+        match (&t.selection, t.key()) {
+            (Some(sel), _) => sel
+                .pick(&self.world)
+                .ok_or_else(|| format!("no object matches the target {target:?}")),
+            (None, Some(key)) => Ok(key),
+            (None, None) => Err(format!("the target {target:?} names no object")),
+        }
+    }
+
     /// Every event since t=0 (the scenario's objects, faults, actions and the engine's work).
     pub fn events(&self) -> &[RunEvent] {
         &self.events
