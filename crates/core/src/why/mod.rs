@@ -564,7 +564,7 @@ impl Chain {
         out
     }
 
-    /// Whether the chain passes through a reconcile of `controller` or a write it sent.
+    /// Whether the chain passes through a reconcile of `controller`.
     pub fn through_controller(&self, controller: &str) -> bool {
         self.hops.iter().any(|h| match h {
             Hop::Reconcile { controller: c, .. } => c == controller,
