@@ -19,7 +19,7 @@ use super::trace;
 use super::world::{Event, RunState, World};
 use super::ApiServer;
 use crate::api::meta;
-use crate::api::{ApiRequest, ApiResult, WatchEvent, WatchEventType};
+use crate::api::{ApiRequest, ApiResult, GroupResource, ObjectKey, WatchEvent, WatchEventType};
 use crate::runtime::{Client, Reconciler};
 use crate::time::SimTime;
 
@@ -209,13 +209,17 @@ impl World {
                 event_type: change.event_type,
                 principal: change.principal.clone(),
                 verb: request.verb,
-                resource: request.resource.clone(),
                 subresource: request.subresource,
-                target: if request.namespace.is_empty() {
-                    request.name.clone()
-                } else {
-                    format!("{}/{}", request.namespace, request.name)
-                },
+                named: (request.resource != change.key.gr.resource.as_str()
+                    || request.namespace != change.key.namespace.as_str()
+                    || request.name != change.key.name.as_str())
+                .then(|| {
+                    ObjectKey::new(
+                        GroupResource::new(&request.group, &request.resource),
+                        &request.namespace,
+                        &request.name,
+                    )
+                }),
                 code: request.code,
                 time: rec.time,
                 step,
@@ -244,9 +248,8 @@ impl World {
                 event_type: change.event_type,
                 principal: change.principal.clone(),
                 verb: crate::api::Verb::Delete,
-                resource: change.key.gr.resource.to_string(),
                 subresource: None,
-                target: trace::short_key(&change.key),
+                named: None,
                 code: 200,
                 time: rec.time,
                 step: self.steps + 1,

@@ -78,12 +78,11 @@ pub struct WriteRec {
     pub event_type: WatchEventType,
     pub principal: String,
     pub verb: Verb,
-    /// The resource the request named: `bindings` for a Pod's binding, the owner's for a
-    /// dependent the garbage collector deleted.
-    pub resource: String,
     pub subresource: Option<Subresource>,
-    /// The request's `namespace/name` (`name` for cluster-scoped objects).
-    pub target: String,
+    /// The object the request named, when it is not the one that changed: a Pod's binding
+    /// (`bindings`), the owner whose delete the garbage collector followed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub named: Option<ObjectKey>,
     pub code: u16,
     pub time: SimTime,
     /// The world step whose snapshot first shows the change ([`crate::engine::World::steps`]).
@@ -98,6 +97,23 @@ pub struct WriteRec {
     pub before: Option<Arc<Value>>,
     #[serde(skip)]
     pub after: Option<Arc<Value>>,
+}
+
+impl WriteRec {
+    /// The resource the request named: `pods`, `bindings`.
+    pub fn resource(&self) -> &str {
+        self.named
+            .as_ref()
+            .unwrap_or(&self.key)
+            .gr
+            .resource
+            .as_str()
+    }
+
+    /// The request's `namespace/name` (`name` for cluster-scoped objects).
+    pub fn target(&self) -> String {
+        crate::engine::world::short_key(self.named.as_ref().unwrap_or(&self.key))
+    }
 }
 
 /// Why a key was in a controller's work queue.
@@ -170,7 +186,6 @@ pub struct ReconcileRec {
 #[derive(Clone, Debug, Default)]
 pub struct Provenance {
     writes: OrdMap<u64, Arc<WriteRec>>,
-    by_key: OrdMap<ObjectKey, Vector<u64>>,
     reconciles: OrdMap<u64, Arc<ReconcileRec>>,
     /// Set while the cluster is being set up: its requests' root is [`Root::Setup`].
     pub(super) setup: bool,
@@ -211,13 +226,13 @@ impl Provenance {
     /// The remembered changes of one object, oldest first.
     pub fn writes_of<'a>(
         &'a self,
-        key: &ObjectKey,
+        key: &'a ObjectKey,
     ) -> impl DoubleEndedIterator<Item = &'a WriteRec> + 'a {
-        self.by_key
-            .get(key)
-            .into_iter()
-            .flat_map(|rvs| rvs.iter())
-            .filter_map(|rv| self.writes.get(rv).map(Arc::as_ref))
+        // A scan of the window: a question is rare, a write is not (no per-key index to keep).
+        self.writes
+            .values()
+            .map(Arc::as_ref)
+            .filter(move |w| &w.key == key)
     }
 
     /// How many changes and reconciles are remembered.
@@ -230,35 +245,20 @@ impl Provenance {
     }
 
     pub(super) fn add_write(&mut self, rec: WriteRec) {
-        let rv = rec.resource_version;
-        self.by_key
-            .entry(rec.key.clone())
-            .or_default()
-            .push_back(rv);
-        self.writes.insert(rv, Arc::new(rec));
-        while self.writes.len() > WINDOW {
-            let Some((old, rec)) = self.writes.get_min().map(|(rv, r)| (*rv, Arc::clone(r))) else {
-                break;
-            };
-            self.writes.remove(&old);
-            if let Some(rvs) = self.by_key.get_mut(&rec.key) {
-                if rvs.front() == Some(&old) {
-                    rvs.pop_front();
-                }
-                if rvs.is_empty() {
-                    self.by_key.remove(&rec.key);
-                }
+        self.writes.insert(rec.resource_version, Arc::new(rec));
+        if self.writes.len() > WINDOW {
+            if let Some(oldest) = self.writes.get_min().map(|(rv, _)| *rv) {
+                self.writes.remove(&oldest);
             }
         }
     }
 
     pub(super) fn add_reconcile(&mut self, rec: ReconcileRec) {
         self.reconciles.insert(rec.line, Arc::new(rec));
-        while self.reconciles.len() > WINDOW {
-            let Some(old) = self.reconciles.get_min().map(|(l, _)| *l) else {
-                break;
-            };
-            self.reconciles.remove(&old);
+        if self.reconciles.len() > WINDOW {
+            if let Some(oldest) = self.reconciles.get_min().map(|(line, _)| *line) {
+                self.reconciles.remove(&oldest);
+            }
         }
     }
 }

@@ -16,7 +16,7 @@ use serde_json::Value;
 
 use crate::api::{ObjectKey, WatchEventType};
 use crate::engine::provenance::{Cause, Origin, ReconcileRec, Root, WriteRec, WINDOW};
-use crate::engine::world::{key_text, ms_text, short_key};
+use crate::engine::world::{key_text, ms_text};
 use crate::engine::World;
 use crate::runtime::Explanation;
 use crate::scenario::path::FieldPath;
@@ -449,16 +449,14 @@ impl Hop {
                     "{} {} {}{sub} {} {} by {}",
                     w.time,
                     w.verb.as_str(),
-                    w.resource,
-                    w.target,
+                    w.resource(),
+                    w.target(),
                     w.code,
                     w.principal,
                 );
                 // A write of another object than the request named (a binding, a dependent the
                 // garbage collector deleted): the change too.
-                if w.resource.as_str() != w.key.gr.resource.as_str()
-                    || w.target != short_key(&w.key)
-                {
+                if w.named.is_some() {
                     s.push_str(&format!(
                         " -> {} {}",
                         event_name(w.event_type),

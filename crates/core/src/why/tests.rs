@@ -39,8 +39,8 @@ fn shape(hop: &Hop) -> String {
             "{} write {} {} {} {} by {}",
             w.time,
             w.verb.as_str(),
-            w.resource,
-            w.target,
+            w.resource(),
+            w.target(),
             w.code,
             w.principal
         ),
@@ -483,10 +483,10 @@ fn every_reconcile_has_a_recorded_cause_in_every_gallery_scenario() {
             for w in prov.writes_of(key) {
                 let line = &world.trace()[w.line as usize];
                 assert!(
-                    line.contains(&w.target) || line.contains("event-ttl"),
+                    line.contains(&w.target()) || line.contains("event-ttl"),
                     "{}: {line} vs {}",
                     entry.id,
-                    w.target
+                    w.target()
                 );
                 // An event's write is its reconcile's too, sent after it by the broadcaster.
                 if let Origin::Reconcile { line } = w.origin {
