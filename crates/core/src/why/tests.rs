@@ -32,8 +32,33 @@ fn deployment(name: &str) -> ObjectKey {
     ObjectKey::new(GroupResource::new("apps", "deployments"), "default", name)
 }
 
-/// A hop as (time, what), spelled for comparing with the trace by eye.
-fn shape(hop: &Hop) -> String {
+/// The numbering of the traces the chains below were read from: the cluster's set-up wrote
+/// the lines and resourceVersions before the scenario's first object. A set-up that writes
+/// more (a new built-in controller's RBAC) shifts every later line and resourceVersion by as
+/// much, so the tests read chains in the numbers of those traces: `line - shift.line`.
+#[derive(Clone, Copy, Debug)]
+struct Shift {
+    line: u64,
+    rv: u64,
+}
+
+/// The shift of `world`'s trace from the one read by hand, where the scenario's first object
+/// (`key`) was created on line `line` (from 1) as resourceVersion `rv`.
+fn shift(world: &World, key: &ObjectKey, line: u64, rv: u64) -> Shift {
+    let create = world
+        .provenance()
+        .writes_of(key)
+        .next()
+        .expect("its create");
+    Shift {
+        line: create.line + 1 - line,
+        rv: create.resource_version - rv,
+    }
+}
+
+/// A hop as (time, what), spelled for comparing with the trace by eye, in the hand-read
+/// trace's resourceVersions.
+fn shape(hop: &Hop, shift: Shift) -> String {
     match hop {
         Hop::Write { write: w, .. } => format!(
             "{} write {} {} {} {} by {}",
@@ -58,7 +83,11 @@ fn shape(hop: &Hop) -> String {
                     key,
                     resource_version,
                     ..
-                } => format!("watch {event_type:?} {} rv={resource_version}", key.name),
+                } => format!(
+                    "watch {event_type:?} {} rv={}",
+                    key.name,
+                    resource_version - shift.rv
+                ),
                 Cause::Requeue { ms, .. } => format!("requeue {ms}ms"),
                 Cause::Backoff { ms, .. } => format!("backoff {ms}ms"),
                 Cause::Restart { .. } => "restart".into(),
@@ -69,11 +98,11 @@ fn shape(hop: &Hop) -> String {
     }
 }
 
-/// The trace line (1-based, as printed) a hop names.
-fn hop_line(hop: &Hop) -> u64 {
+/// The trace line (1-based, as printed) a hop names, in the hand-read trace's numbering.
+fn hop_line(hop: &Hop, shift: Shift) -> u64 {
     match hop {
-        Hop::Write { write, .. } => write.line + 1,
-        Hop::Reconcile { line, .. } => line + 1,
+        Hop::Write { write, .. } => write.line + 1 - shift.line,
+        Hop::Reconcile { line, .. } => line + 1 - shift.line,
         Hop::Repeat { .. } => 0,
     }
 }
@@ -103,6 +132,7 @@ fn ready_replicas_after_a_scale_reach_alices_patch_through_every_controller() {
         "patch: {spec: {replicas: 5}}",
     );
     let world = run(&text, "30s");
+    let sh = shift(&world, &deployment("web"), 8, 42);
     let chain = why(
         &world,
         &deployment("web"),
@@ -110,7 +140,7 @@ fn ready_replicas_after_a_scale_reach_alices_patch_through_every_controller() {
         Some(30_000),
     );
     assert_eq!(chain.value, json!(5));
-    let shapes: Vec<String> = chain.hops.iter().map(shape).collect();
+    let shapes: Vec<String> = chain.hops.iter().map(|h| shape(h, sh)).collect();
     let want = [
         format!("t=11.288s write update deployments default/web 200 by {DC}"),
         "t=11.288s deployment-controller reconcile web via watch Modified web-5cc4fd5dc8 rv=125"
@@ -131,7 +161,7 @@ fn ready_replicas_after_a_scale_reach_alices_patch_through_every_controller() {
         "t=10.000s write patch deployments default/web 200 by alice".into(),
     ];
     assert_eq!(shapes, want);
-    let lines: Vec<u64> = chain.hops.iter().map(hop_line).collect();
+    let lines: Vec<u64> = chain.hops.iter().map(|h| hop_line(h, sh)).collect();
     assert_eq!(
         lines,
         [299, 299, 296, 296, 290, 290, 268, 252, 226, 207, 207, 194, 194, 187, 187, 184]
@@ -142,12 +172,13 @@ fn ready_replicas_after_a_scale_reach_alices_patch_through_every_controller() {
     };
     assert_eq!(write.key.gr.resource.as_str(), "pods");
     assert_eq!(write.event_type, WatchEventType::Modified);
-    assert_eq!(write.resource_version, 102);
+    assert_eq!(write.resource_version - sh.rv, 102);
     // Each hop's line is the trace line of what it names.
-    assert!(world.trace()[298].contains(
+    assert!(world.trace()[(298 + sh.line) as usize].contains(
         "deployment-controller reconcile default/web -> update deployments/status default/web 200"
     ));
-    assert!(world.trace()[183].contains("user:alice request -> patch deployments default/web 200"));
+    assert!(world.trace()[(183 + sh.line) as usize]
+        .contains("user:alice request -> patch deployments default/web 200"));
     match &chain.root {
         Root::Request {
             principal,
@@ -156,7 +187,7 @@ fn ready_replicas_after_a_scale_reach_alices_patch_through_every_controller() {
             ..
         } => {
             assert_eq!(principal, "alice");
-            assert_eq!((*line, *time), (183, SimTime::from_ms(10_000)));
+            assert_eq!((*line - sh.line, *time), (183, SimTime::from_ms(10_000)));
         }
         other => panic!("root {other:?}"),
     }
@@ -236,6 +267,7 @@ fn an_unchanged_value_points_at_the_write_that_last_changed_it() {
 #[test]
 fn progress_deadline_exceeded_reaches_the_deadline_timer_and_the_bad_image() {
     let world = run(BAD_IMAGE, "70s");
+    let sh = shift(&world, &deployment("web"), 8, 42);
     let chain = why(
         &world,
         &deployment("web"),
@@ -243,7 +275,7 @@ fn progress_deadline_exceeded_reaches_the_deadline_timer_and_the_bad_image() {
         None,
     );
     assert_eq!(chain.value, json!("ProgressDeadlineExceeded"));
-    let shapes: Vec<String> = chain.hops.iter().map(shape).collect();
+    let shapes: Vec<String> = chain.hops.iter().map(|h| shape(h, sh)).collect();
     assert_eq!(
         shapes,
         [
@@ -257,7 +289,7 @@ fn progress_deadline_exceeded_reaches_the_deadline_timer_and_the_bad_image() {
             "t=0.000s write create deployments default/web 201 by admin".into(),
         ]
     );
-    let lines: Vec<u64> = chain.hops.iter().map(hop_line).collect();
+    let lines: Vec<u64> = chain.hops.iter().map(|h| hop_line(h, sh)).collect();
     assert_eq!(lines, [221, 221, 220, 25, 17, 17, 8]);
     // The 31s wake coalesced the 41s requests asked after alice's patch.
     let Hop::Reconcile {
@@ -270,13 +302,13 @@ fn progress_deadline_exceeded_reaches_the_deadline_timer_and_the_bad_image() {
     assert_eq!(
         causes[*trigger],
         Cause::Requeue {
-            line: 24,
+            line: 24 + sh.line,
             time: SimTime::from_ms(10),
             ms: 30_990
         }
     );
     assert!(causes.contains(&Cause::Requeue {
-        line: 146,
+        line: 146 + sh.line,
         time: SimTime::from_ms(10_010),
         ms: 30_990
     }));
@@ -301,7 +333,7 @@ fn progress_deadline_exceeded_reaches_the_deadline_timer_and_the_bad_image() {
         "status.conditions[type=Progressing].lastUpdateTime"
     );
     assert_eq!(input.value, json!("2025-01-01T00:00:10Z"));
-    let shapes: Vec<String> = input.hops.iter().map(shape).collect();
+    let shapes: Vec<String> = input.hops.iter().map(|h| shape(h, sh)).collect();
     assert_eq!(
         shapes,
         [
@@ -310,7 +342,7 @@ fn progress_deadline_exceeded_reaches_the_deadline_timer_and_the_bad_image() {
             "t=10.000s write patch deployments default/web 200 by alice".into(),
         ]
     );
-    let lines: Vec<u64> = input.hops.iter().map(hop_line).collect();
+    let lines: Vec<u64> = input.hops.iter().map(|h| hop_line(h, sh)).collect();
     assert_eq!(lines, [139, 139, 136]);
     let Some(Hop::Write { write, .. }) = input.hops.last() else {
         panic!("no write last");
@@ -345,11 +377,12 @@ fn the_feedback_loops_generation_bumps_reach_the_status_writes_that_fed_them() {
         "default",
         "loop",
     );
+    let sh = shift(&world, &key, 10, 44);
     let chain = why(&world, &key, "metadata.generation", None);
     assert_eq!(chain.value, json!(11));
     let naive = "system:serviceaccount:default:naive-controller";
     let db = "system:serviceaccount:converge-system:database-controller";
-    let shapes: Vec<String> = chain.hops.iter().map(shape).collect();
+    let shapes: Vec<String> = chain.hops.iter().map(|h| shape(h, sh)).collect();
     assert_eq!(
         shapes,
         [
@@ -369,7 +402,7 @@ fn the_feedback_loops_generation_bumps_reach_the_status_writes_that_fed_them() {
             "t=0.000s write create databases default/loop 201 by admin".into(),
         ]
     );
-    let lines: Vec<u64> = chain.hops.iter().map(hop_line).collect();
+    let lines: Vec<u64> = chain.hops.iter().map(|h| hop_line(h, sh)).collect();
     assert_eq!(
         lines,
         [142, 142, 137, 137, 0, 54, 54, 40, 40, 27, 27, 19, 19, 10]
@@ -395,14 +428,14 @@ fn the_feedback_loops_generation_bumps_reach_the_status_writes_that_fed_them() {
         .filter_map(|c| match c {
             Cause::Watch {
                 resource_version, ..
-            } => Some(*resource_version),
+            } => Some(*resource_version - sh.rv),
             _ => None,
         })
         .collect();
     assert_eq!(rvs, [48, 50, 51, 53]);
     assert_eq!((*trigger, *via), (0, 1));
     assert!(
-        matches!(&chain.root, Root::Request { principal, line: 9, .. } if principal == "admin")
+        matches!(&chain.root, Root::Request { principal, line, .. } if principal == "admin" && *line == 9 + sh.line)
     );
 }
 
