@@ -12,6 +12,7 @@ mod run;
 mod scenario_file;
 mod serve;
 mod status;
+mod why;
 
 use std::process::ExitCode;
 
@@ -68,6 +69,12 @@ enum Command {
     /// at --speed times real time, or only through POST /converge/v1/step and
     /// /converge/v1/run?until=converged with --manual. Runs until interrupted.
     Serve(serve::ServeArgs),
+    /// Print why FIELD of TARGET has its value: the chain of writes, reconciles and watch
+    /// events back to its root (a user's request, a fault, the cluster's set-up).
+    ///
+    /// One hop per line, root last; with --json one document. The scenario runs to --at (its
+    /// end without it). Exit 2 when the target, the field or the time is wrong.
+    Why(why::WhyArgs),
 }
 
 /// Exit code for bad input (unreadable, unparseable) and for kubectl's errors.
@@ -118,6 +125,7 @@ fn main() -> ExitCode {
         Command::Check(args) => check::run(&args),
         Command::Export(args) => export::run(&args),
         Command::Serve(args) => serve::run(&args),
+        Command::Why(args) => why::run(&args),
     };
     match outcome {
         Ok(code) => ExitCode::from(code),

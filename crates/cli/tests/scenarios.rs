@@ -102,7 +102,7 @@ fn check_prints_pass_lines_with_the_time_an_expectation_first_held() {
     )));
     assert!(
         run.stdout
-            .ends_with("ok: 15 passed, 0 failed in 1 scenario\n"),
+            .ends_with("ok: 17 passed, 0 failed in 1 scenario\n"),
         "{}",
         run.stdout
     );

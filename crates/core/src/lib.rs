@@ -18,6 +18,7 @@ pub mod scenario;
 pub mod testkit;
 pub mod time;
 pub mod view;
+pub mod why;
 
 /// The Kubernetes release Converge models: its API server, controllers, kubelet and kubectl
 /// output. Where behaviour changed between releases, this one is followed (docs/fidelity.md).

@@ -55,7 +55,8 @@ use crate::conditions;
 use crate::runtime::client;
 use crate::runtime::Informer;
 use crate::runtime::{
-    Ctx, EventApi, EventNote, EventType, ObjectRef, ReconcileAction, ReconcileError, Reconciler,
+    Ctx, EventApi, EventNote, EventType, Explanation, ObjectRef, ReconcileAction, ReconcileError,
+    Reconciler,
 };
 use crate::time::SimTime;
 
@@ -413,6 +414,19 @@ fn rebuilt_status(
 const CPU_METRIC_NAME: &str = "cpu resource utilization (percentage of request)";
 
 /// `a.eventRecorder.Event(hpa, ...)`.
+/// Sets one of the HPA's conditions, `(type, status, reason)` with kube's message, and records
+/// the rule and inputs that decided it with the same values.
+fn decide(
+    ctx: &mut Ctx<'_>,
+    status: &mut Value,
+    (type_, value, reason): (&str, &str, &str),
+    message: &str,
+    rule: String,
+) {
+    conditions::set_hpa_condition(status, type_, value, reason, message, ctx.now);
+    ctx.explain(Explanation::new(type_, format!("{value}/{reason}"), rule));
+}
+
 fn record(ctx: &mut Ctx<'_>, hpa: &Value, event_type: EventType, reason: &str, message: String) {
     let regarding = ObjectRef::to(hpa, "autoscaling/v2", "HorizontalPodAutoscaler");
     ctx.record(EventNote::new(regarding, event_type, reason, message));
@@ -438,6 +452,11 @@ impl HpaController {
         metrics: Option<Value>,
     ) -> Result<ReconcileAction, ReconcileError> {
         let desired = meta::i64_at(status, "/desiredReplicas").unwrap_or(0);
+        ctx.explain(Explanation::new(
+            "desiredReplicas",
+            desired.to_string(),
+            "kept from the previous status (0 when none): this sync failed",
+        ));
         let s = rebuilt_status(status, current, desired, metrics, None);
         self.write_status(ctx, hpa, s);
         Ok(ReconcileAction::RequeueAfter { ms: SYNC_PERIOD_MS })
@@ -543,29 +562,33 @@ impl Reconciler for HpaController {
                     "FailedGetScale",
                     e.to_string(),
                 );
-                conditions::set_hpa_condition(
+                decide(
+                    ctx,
                     &mut status,
-                    "AbleToScale",
-                    "False",
-                    "FailedGetScale",
+                    ("AbleToScale", "False", "FailedGetScale"),
                     &format!(
                         "the HPA controller was unable to get the target's current scale: {e}"
                     ),
-                    now,
+                    format!(
+                        "reading the Scale of deployments {}/{target_name} failed: {e}",
+                        key.namespace
+                    ),
                 );
                 self.write_status(ctx, &hpa, status);
                 return requeue;
             }
         };
-        conditions::set_hpa_condition(
-            &mut status,
-            "AbleToScale",
-            "True",
-            "SucceededGetScale",
-            "the HPA controller was able to get the target's current scale",
-            now,
-        );
         let current = meta::i64_at(&scale, "/spec/replicas").unwrap_or(1);
+        decide(
+            ctx,
+            &mut status,
+            ("AbleToScale", "True", "SucceededGetScale"),
+            "the HPA controller was able to get the target's current scale",
+            format!(
+                "the Scale of deployments {}/{target_name} reads spec.replicas {current}",
+                key.namespace
+            ),
+        );
         self.recommendations
             .entry(key.clone())
             .or_insert_with(|| vec![(now, current)]);
@@ -574,21 +597,25 @@ impl Reconciler for HpaController {
         let mut metric_status = None;
         // `rescaleReason`: a clamp to the spec's bounds, or what the metric proposed.
         let mut rescale_reason = String::new();
+        // How `desired` was reached, for its explanation.
+        let mut desired_rule;
         let desired = if current == 0 {
-            conditions::set_hpa_condition(
+            decide(
+                ctx,
                 &mut status,
-                "ScalingActive",
-                "False",
-                "ScalingDisabled",
+                ("ScalingActive", "False", "ScalingDisabled"),
                 "scaling is disabled since the replica count of the target is zero",
-                now,
+                "the target's spec.replicas is 0".into(),
             );
+            desired_rule = "scaling is disabled (target replicas 0)".to_owned();
             0
         } else if current > max {
             rescale_reason = "Current number of replicas above Spec.MaxReplicas".into();
+            desired_rule = format!("current replicas {current} > maxReplicas {max}: maxReplicas");
             max
         } else if current < min {
             rescale_reason = "Current number of replicas below Spec.MinReplicas".into();
+            desired_rule = format!("current replicas {current} < minReplicas {min}: minReplicas");
             min
         } else {
             let target_pct = hpa
@@ -638,21 +665,31 @@ impl Reconciler for HpaController {
                         // computeReplicasForMetric wraps the error once more.
                         format!("invalid metrics (1 invalid out of 1), first error is: failed to get cpu resource metric value: {err}"),
                     );
-                    conditions::set_hpa_condition(
+                    decide(
+                        ctx,
                         &mut status,
-                        "ScalingActive",
-                        "False",
-                        "FailedGetResourceMetric",
+                        ("ScalingActive", "False", "FailedGetResourceMetric"),
                         &format!("the HPA was unable to compute the replica count: {err}"),
-                        now,
+                        err.clone(),
                     );
                     // kube's statuses slice holds one empty entry per failed metric.
                     let metrics = Some(json!([{"type": ""}]));
                     return self.write_failure(ctx, &hpa, &status, current, metrics);
                 }
                 Ok(p) => {
-                    conditions::set_hpa_condition(&mut status, "ScalingActive", "True", "ValidMetricFound",
-                        &format!("the HPA was able to successfully calculate a replica count from {CPU_METRIC_NAME}"), now);
+                    decide(
+                        ctx,
+                        &mut status,
+                        ("ScalingActive", "True", "ValidMetricFound"),
+                        &format!("the HPA was able to successfully calculate a replica count from {CPU_METRIC_NAME}"),
+                        format!(
+                            "cpu utilization {}% (average {}m) of target {target_pct}% over {} selected pods proposes {} replicas",
+                            p.utilization,
+                            p.average_millis,
+                            selected.len(),
+                            p.replicas
+                        ),
+                    );
                     metric_status = Some(
                         json!([{"type": "Resource", "resource": {"name": "cpu", "current": {
                             "averageValue": milli_quantity(p.average_millis),
@@ -667,16 +704,20 @@ impl Reconciler for HpaController {
                     }
                     let stabilized = self.stabilize(key, proposed, now);
                     if stabilized != proposed {
-                        conditions::set_hpa_condition(&mut status, "AbleToScale", "True", "ScaleDownStabilized",
-                            "recent recommendations were higher than current one, applying the highest recent recommendation", now);
-                    } else {
-                        conditions::set_hpa_condition(
+                        decide(
+                            ctx,
                             &mut status,
-                            "AbleToScale",
-                            "True",
-                            "ReadyForNewScale",
+                            ("AbleToScale", "True", "ScaleDownStabilized"),
+                            "recent recommendations were higher than current one, applying the highest recent recommendation",
+                            format!("proposal {proposed} < {stabilized}, the highest recommendation of the stabilization window"),
+                        );
+                    } else {
+                        decide(
+                            ctx,
+                            &mut status,
+                            ("AbleToScale", "True", "ReadyForNewScale"),
                             "recommended size matches current size",
-                            now,
+                            format!("proposal {proposed} is the highest recommendation of the stabilization window"),
                         );
                     }
                     let (desired, reason, message) = limit_replicas(current, stabilized, min, max);
@@ -685,13 +726,18 @@ impl Reconciler for HpaController {
                     } else {
                         "True"
                     };
-                    conditions::set_hpa_condition(
+                    decide(
+                        ctx,
                         &mut status,
-                        "ScalingLimited",
-                        limited,
-                        reason,
+                        ("ScalingLimited", limited, reason),
                         message,
-                        now,
+                        format!(
+                            "recommendation {stabilized} within minReplicas {min}, maxReplicas {max} and the scale-up limit {} (max(2 x current {current}, 4)) is {desired}",
+                            (SCALE_UP_LIMIT_FACTOR * current).max(SCALE_UP_LIMIT_MINIMUM)
+                        ),
+                    );
+                    desired_rule = format!(
+                        "proposal {proposed}, stabilized {stabilized}, limited ({reason}) {desired}"
                     );
                     desired
                 }
@@ -719,23 +765,21 @@ impl Reconciler for HpaController {
                     "FailedRescale",
                     format!("New size: {desired}; reason: {rescale_reason}; error: {e}"),
                 );
-                conditions::set_hpa_condition(
+                decide(
+                    ctx,
                     &mut status,
-                    "AbleToScale",
-                    "False",
-                    "FailedUpdateScale",
+                    ("AbleToScale", "False", "FailedUpdateScale"),
                     &format!("the HPA controller was unable to update the target scale: {e}"),
-                    now,
+                    format!("updating the Scale to {desired} failed: {e}"),
                 );
                 return self.write_failure(ctx, &hpa, &status, current, metric_status);
             }
-            conditions::set_hpa_condition(
+            decide(
+                ctx,
                 &mut status,
-                "AbleToScale",
-                "True",
-                "SucceededRescale",
+                ("AbleToScale", "True", "SucceededRescale"),
                 &format!("the HPA controller was able to update the target scale to {desired}"),
-                now,
+                format!("the Scale was updated from {current} to {desired}"),
             );
             record(
                 ctx,
@@ -746,7 +790,19 @@ impl Reconciler for HpaController {
             );
             rescaled_at = Some(now);
         }
-        let desired = if rescale { desired } else { current };
+        let desired = if rescale {
+            desired
+        } else {
+            if current != 0 {
+                desired_rule = format!("{desired_rule} = current replicas: no rescale");
+            }
+            current
+        };
+        ctx.explain(Explanation::new(
+            "desiredReplicas",
+            desired.to_string(),
+            desired_rule,
+        ));
         let s = rebuilt_status(&status, current, desired, metric_status, rescaled_at);
         self.write_status(ctx, &hpa, s);
         requeue

@@ -17,7 +17,7 @@ use crate::api::{ApiRequest, GroupResource, ObjectKey, StatusReason, WatchEvent,
 use crate::conditions;
 use crate::runtime::client;
 use crate::runtime::informer::{pod_is_active, pod_is_ready, Informer};
-use crate::runtime::{Ctx, EventApi, ReconcileAction, ReconcileError, Reconciler};
+use crate::runtime::{Ctx, EventApi, Explanation, ReconcileAction, ReconcileError, Reconciler};
 use crate::time::SimTime;
 
 /// The ReplicaSet as its events name it.
@@ -491,11 +491,33 @@ impl Reconciler for ReplicaSetController {
             .get("conditions")
             .filter(|c| c.as_array().is_some_and(|l| !l.is_empty()))
             .cloned();
+        // The counts, each with the rule it was counted by (side data, not in the object).
+        let ready = counts.ready as i64;
+        ctx.explain(Explanation::new(
+            "status.replicas",
+            active.to_string(),
+            format!("{active} active pods owned (not terminating, not Succeeded or Failed)"),
+        ));
+        ctx.explain(Explanation::new(
+            "status.readyReplicas",
+            ready.to_string(),
+            format!("{ready} of the {active} active pods have Ready=True"),
+        ));
+        let available_rule = if min_ready == 0 {
+            format!("the {ready} ready pods (minReadySeconds 0)")
+        } else {
+            format!("{available} of the active pods Ready for at least minReadySeconds {min_ready}")
+        };
+        ctx.explain(Explanation::new(
+            "status.availableReplicas",
+            available.to_string(),
+            available_rule,
+        ));
         let mut fresh = serde_json::Map::new();
         fresh.insert("replicas".into(), json!(active));
         for (field, v) in [
             ("fullyLabeledReplicas", active),
-            ("readyReplicas", counts.ready as i64),
+            ("readyReplicas", ready),
             ("availableReplicas", available),
         ] {
             if v != 0 {

@@ -141,6 +141,7 @@ impl World {
     /// each node's kubelet) and starts the controllers.
     pub fn new(config: ClusterConfig) -> World {
         let mut world = World::blank(&config);
+        world.provenance.setup = true;
         let c = &config.controllers;
         let mut controllers: Vec<Controller> = Vec::new();
         if c.deployment {
@@ -279,6 +280,7 @@ impl World {
         }
         // The set-up is part of the config, not of the replayable input log.
         world.inputs = Vector::new();
+        world.provenance.setup = false;
         world
     }
 

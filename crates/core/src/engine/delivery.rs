@@ -13,12 +13,13 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use super::faults::{injected_error, FailureRule};
+use super::provenance::{Cause, Origin, Root, WriteRec};
 use super::report::{EventKind, EventRecord, ObjectChange, RequestRecord, StepReport};
 use super::trace;
 use super::world::{Event, RunState, World};
 use super::ApiServer;
 use crate::api::meta;
-use crate::api::{ApiRequest, ApiResult, WatchEvent, WatchEventType};
+use crate::api::{ApiRequest, ApiResult, GroupResource, ObjectKey, WatchEvent, WatchEventType};
 use crate::runtime::{Client, Reconciler};
 use crate::time::SimTime;
 
@@ -31,6 +32,12 @@ pub(super) struct Recorder<'a> {
     pub(super) requests: Vec<RequestRecord>,
     /// (principal, event with a `Null` object, the object as stored)
     pub(super) events: Vec<(String, WatchEvent, Arc<Value>)>,
+    /// For each of `events`, the index in `requests` of the request that caused it.
+    pub(super) origins: Vec<usize>,
+    /// For each of `requests`, how many explanations its reconcile had recorded before it.
+    pub(super) marks: Vec<usize>,
+    /// The latest count [`Client::explained`] was told.
+    pub(super) explained: usize,
 }
 
 impl Client for Recorder<'_> {
@@ -77,13 +84,20 @@ impl Client for Recorder<'_> {
             (Ok(created), true) => meta::name(created).to_owned(),
             _ => name,
         };
+        let index = self.requests.len();
         self.requests
             .push(RequestRecord::new(&req, &name, code, message));
         self.requests.extend(server_side);
+        self.marks.resize(self.requests.len(), self.explained);
         for (ev, object) in self.api.drain_shared_watch_events() {
             self.events.push((req.principal.clone(), ev, object));
+            self.origins.push(index);
         }
         result
+    }
+
+    fn explained(&mut self, count: usize) {
+        self.explained = count;
     }
 }
 
@@ -99,6 +113,7 @@ impl World {
         controller: &str,
         notes: &[crate::runtime::EventNote],
         report: &mut StepReport,
+        origin: &Origin,
     ) {
         if notes.is_empty() {
             return;
@@ -118,6 +133,9 @@ impl World {
             now: self.now,
             requests: Vec::new(),
             events: Vec::new(),
+            origins: Vec::new(),
+            marks: Vec::new(),
+            explained: 0,
         };
         let mut reports = Vec::new();
         for note in notes {
@@ -141,7 +159,8 @@ impl World {
                 dropped,
             ));
         }
-        let (requests, events) = (rec.requests, rec.events);
+        let (requests, events, origins) = (rec.requests, rec.events, rec.origins);
+        let marks = vec![0; requests.len()];
         if let Some(slot) = self.slots.get_mut(controller) {
             slot.broadcaster = Some(broadcaster);
         }
@@ -158,7 +177,89 @@ impl World {
             changes,
             line: line.into(),
         };
+        self.note_writes(&rec, &origins, &marks, origin);
         self.record(report, rec);
+    }
+
+    /// Records the provenance of an event's changes (before its line is traced: the changes
+    /// are absorbed, so its line is the next one): each change with the request in `origins`
+    /// that made it, what sent that request, and (`marks`, per request) how many explanations
+    /// its reconcile had recorded before it. Returns their resource versions.
+    pub(super) fn note_writes(
+        &mut self,
+        rec: &EventRecord,
+        origins: &[usize],
+        marks: &[usize],
+        origin: &Origin,
+    ) -> Vec<u64> {
+        let line = self.trace.len() as u64;
+        let step = self.steps + 1;
+        let mut rvs = Vec::with_capacity(rec.changes.len());
+        for (i, change) in rec.changes.iter().enumerate() {
+            let Some(&index) = origins.get(i) else {
+                continue;
+            };
+            let Some(request) = rec.requests.get(index) else {
+                continue;
+            };
+            rvs.push(change.resource_version);
+            self.provenance.add_write(WriteRec {
+                resource_version: change.resource_version,
+                key: change.key.clone(),
+                event_type: change.event_type,
+                principal: change.principal.clone(),
+                verb: request.verb,
+                subresource: request.subresource,
+                named: (request.resource != change.key.gr.resource.as_str()
+                    || request.namespace != change.key.namespace.as_str()
+                    || request.name != change.key.name.as_str())
+                .then(|| {
+                    ObjectKey::new(
+                        GroupResource::new(&request.group, &request.resource),
+                        &request.namespace,
+                        &request.name,
+                    )
+                }),
+                code: request.code,
+                time: rec.time,
+                step,
+                line,
+                origin: origin.clone(),
+                explained: marks.get(index).copied().unwrap_or(0),
+                before: change.before.clone(),
+                after: change.after.clone(),
+            });
+        }
+        rvs
+    }
+
+    /// Records the provenance of the API server's own deletes of expired Events: no request
+    /// sent them, their root is the TTL.
+    pub(super) fn note_ttl_deletes(&mut self, rec: &EventRecord) {
+        let line = self.trace.len() as u64;
+        let root = Root::EventTtl {
+            line,
+            time: rec.time,
+        };
+        for change in &rec.changes {
+            self.provenance.add_write(WriteRec {
+                resource_version: change.resource_version,
+                key: change.key.clone(),
+                event_type: change.event_type,
+                principal: change.principal.clone(),
+                verb: crate::api::Verb::Delete,
+                subresource: None,
+                named: None,
+                code: 200,
+                time: rec.time,
+                step: self.steps + 1,
+                line,
+                origin: Origin::Root(root.clone()),
+                explained: 0,
+                before: change.before.clone(),
+                after: change.after.clone(),
+            });
+        }
     }
 
     pub(super) fn deliver(
@@ -185,8 +286,19 @@ impl World {
             Vec::new()
         };
         let now = self.now;
+        // This delivery's line is the next one.
+        let line = self.trace.len() as u64;
         for (k, ms) in &keyed {
             slot.queue.add_after(k.clone(), now.plus_ms(*ms), now);
+            let cause = Cause::Watch {
+                line,
+                time: now,
+                event_type: event.event_type,
+                key: event.key.clone(),
+                resource_version: event.resource_version,
+                delay_ms: *ms,
+            };
+            slot.causes.add_after(k, now.plus_ms(*ms), now, cause);
         }
         let keys: Vec<crate::api::ObjectKey> = keyed.into_iter().map(|(k, _)| k).collect();
         let line = trace::watch_line(controller, event, applied, &keys);

@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::bootstrap::{node_objects, NodeSpec};
+use super::provenance::Cause;
 use super::world::{RunState, Slot, World};
 use crate::api::meta::{self, JsonPointer};
 use crate::api::GroupResource;
@@ -99,6 +100,7 @@ impl World {
                     s.state = RunState::Crashed;
                     s.informer = Informer::new();
                     s.queue = WorkQueue::new();
+                    s.causes.clear();
                     s.reconcile_scheduled = false;
                     s.wake_at = None;
                     s.controller.reset();
@@ -183,6 +185,7 @@ impl World {
                     s.state = RunState::Crashed;
                     s.informer = Informer::new();
                     s.queue = WorkQueue::new();
+                    s.causes.clear();
                     s.reconcile_scheduled = false;
                     s.wake_at = None;
                     s.controller.reset();
@@ -271,7 +274,10 @@ impl World {
         };
         slot.state = RunState::Running;
         slot.queue = WorkQueue::new();
+        slot.causes.clear();
         slot.controller.reset();
+        // The restart fault's line is the next one; its input is the newest.
+        let (line, input) = (self.trace.len() as u64, self.inputs.len().saturating_sub(1));
         let watched: Vec<(&ObjectKey, &Arc<Value>)> = objects
             .iter()
             .filter(|(k, v)| slot.controller.watches(&k.gr) && slot.controller.accepts(&k.gr, v))
@@ -286,7 +292,16 @@ impl World {
                 time: self.now,
             };
             for (key, ms) in slot.controller.keys_after(&ev, None, v, &slot.informer) {
-                slot.queue.add_after(key, self.now.plus_ms(ms), self.now);
+                let cause = Cause::Restart {
+                    line,
+                    time: self.now,
+                    input,
+                    resource_version: ev.resource_version,
+                    delay_ms: ms,
+                };
+                let at = self.now.plus_ms(ms);
+                slot.causes.add_after(&key, at, self.now, cause);
+                slot.queue.add_after(key, at, self.now);
             }
         }
         self.kick(controller);

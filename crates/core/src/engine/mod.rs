@@ -37,6 +37,7 @@ pub mod history;
 mod job_tests;
 #[cfg(test)]
 mod kubelet_tests;
+pub mod provenance;
 pub mod report;
 pub mod script;
 #[cfg(test)]

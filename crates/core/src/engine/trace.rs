@@ -165,7 +165,8 @@ pub fn key_text(k: &ObjectKey) -> String {
     }
 }
 
-pub(super) fn short_key(k: &ObjectKey) -> String {
+/// `default/web`, `node-1`.
+pub fn short_key(k: &ObjectKey) -> String {
     if k.namespace.is_empty() {
         k.name.to_string()
     } else {

@@ -24,13 +24,16 @@ use serde_json::Value;
 use super::checks::LoopWatch;
 use super::delivery::Recorder;
 use super::faults::FailureRule;
+use super::provenance::{Cause, Origin, Provenance, QueueCauses, ReconcileRec, Root};
 use super::report::{EventKind, EventRecord, StepReport, StopReason};
 use super::trace;
 use super::ApiServer;
 use crate::api::{ApiRequest, ApiResult, GroupResource, ObjectKey, WatchEvent};
 use crate::controllers::Controller;
 use crate::runtime::health::{self, Health};
-use crate::runtime::{reconcile, Client, Ctx, Environment, ImageBehaviour, Informer, Reconciler};
+use crate::runtime::{
+    reconcile, Client, Ctx, Environment, ImageBehaviour, Informer, ReconcileOutcome, Reconciler,
+};
 use crate::runtime::{EventBroadcaster, WorkQueue};
 use crate::time::SimTime;
 
@@ -38,7 +41,7 @@ use crate::time::SimTime;
 pub use super::bootstrap::{ClusterConfig, ControllerSet, NodeSpec, ADMIN};
 pub use super::checks::LOOP_WINDOW_MS;
 pub use super::faults::Fault;
-pub use super::trace::{key_text, ms_text};
+pub use super::trace::{key_text, ms_text, short_key};
 
 /// The closed set of inputs.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -115,6 +118,8 @@ pub(super) struct Slot {
     pub(super) wake_at: Option<SimTime>,
     /// The controller's event broadcaster, if it records events.
     pub(super) broadcaster: Option<EventBroadcaster>,
+    /// Why each queued key is queued (provenance), kept beside the queue by its rules.
+    pub(super) causes: QueueCauses,
 }
 
 impl Slot {
@@ -131,6 +136,7 @@ impl Slot {
             latency_ms,
             reconcile_scheduled: false,
             wake_at: None,
+            causes: QueueCauses::default(),
         }
     }
 }
@@ -165,6 +171,8 @@ pub struct World {
     /// Set by [`World::keep_reports_short`]: how many of a step's newest events its report
     /// keeps (with its first).
     pub(super) report_events: Option<usize>,
+    /// What caused every recent write and reconcile ([`super::provenance`]).
+    pub(super) provenance: Provenance,
 }
 
 impl World {
@@ -191,6 +199,7 @@ impl World {
             inputs: Vector::new(),
             expiry_at: None,
             report_events: None,
+            provenance: Provenance::default(),
         }
     }
 
@@ -274,6 +283,11 @@ impl World {
 
     pub fn health(&self, key: &ObjectKey) -> Option<Health> {
         self.objects.get(key).map(|o| health::compute(o, self.now))
+    }
+
+    /// What caused the recent writes and reconciles; [`World::why`] walks it.
+    pub fn provenance(&self) -> &Provenance {
+        &self.provenance
     }
 
     /// The whole trace so far, one line per event.
@@ -462,6 +476,7 @@ impl World {
                         slot.wake_at = None;
                     }
                     slot.queue.promote(self.now);
+                    slot.causes.promote(self.now);
                 }
                 self.kick(&controller);
             }
@@ -518,6 +533,7 @@ impl World {
             changes,
             line: format!("api-server event-ttl expired {}", names.join(", ")).into(),
         };
+        self.note_ttl_deletes(&rec);
         self.record(report, rec);
     }
 
@@ -533,17 +549,33 @@ impl World {
     ) -> Option<ApiResult> {
         self.inputs.push_back((self.now, input.clone()));
         let seq = self.seq;
+        let input_index = self.inputs.len() - 1;
         match input {
-            Input::Request { request } => return Some(self.handle_request(request, report, seq)),
+            Input::Request { request } => {
+                // Its line is set once the request's events are absorbed.
+                let root = Root::Request {
+                    principal: request.principal.clone(),
+                    input: input_index,
+                    line: 0,
+                    time: self.now,
+                };
+                return Some(self.handle_request(request, report, seq, root));
+            }
             Input::Advance { .. } => {}
             Input::Fault { fault } => {
                 let description = self.apply_fault(&fault);
+                let root = Root::Fault {
+                    input: input_index,
+                    line: self.trace.len() as u64,
+                    time: self.now,
+                    description: description.clone(),
+                };
                 self.record_input(report, seq, "fault", description);
                 // A node fault's own requests follow it; replaying the fault sends them again.
                 for request in self.node_fault_requests(&fault) {
                     let seq = self.seq;
                     // Its answer is in the trace; a refused node write is the scenario's to see.
-                    let _answer = self.handle_request(request, report, seq);
+                    let _answer = self.handle_request(request, report, seq, root.clone());
                 }
             }
             Input::SetLoad { target, millicores } => {
@@ -571,22 +603,26 @@ impl World {
         request: ApiRequest,
         report: &mut StepReport,
         seq: u64,
+        root: Root,
     ) -> ApiResult {
         {
             {
                 let lane = format!("user:{}", request.principal);
                 let key = ObjectKey::new(request.gr.clone(), &request.namespace, &request.name);
                 self.loops.remove(&key);
-                let (requests, events, answer) = {
+                let (requests, events, origins, answer) = {
                     let mut rec = Recorder {
                         api: &mut self.api,
                         failures: &mut self.failures,
                         now: self.now,
                         requests: Vec::new(),
                         events: Vec::new(),
+                        origins: Vec::new(),
+                        marks: Vec::new(),
+                        explained: 0,
                     };
                     let answer = rec.send(request);
-                    (rec.requests, rec.events, answer)
+                    (rec.requests, rec.events, rec.origins, answer)
                 };
                 for (_, ev, _) in &events {
                     self.loops.remove(&ev.key);
@@ -604,6 +640,23 @@ impl World {
                     changes,
                     line: line.into(),
                 };
+                let root = match root {
+                    _ if self.provenance.setup => Root::Setup,
+                    Root::Request {
+                        principal,
+                        input,
+                        time,
+                        ..
+                    } => Root::Request {
+                        principal,
+                        input,
+                        line: self.trace.len() as u64,
+                        time,
+                    },
+                    other => other,
+                };
+                let marks = vec![0; rec.requests.len()];
+                self.note_writes(&rec, &origins, &marks, &Origin::Root(root));
                 self.record(report, rec);
                 answer
             }
@@ -659,14 +712,19 @@ impl World {
         let Some(key) = slot.queue.get() else {
             return;
         };
+        let (causes, trigger) = slot.causes.take(&key);
         let mut recorder = Recorder {
             api: &mut self.api,
             failures: &mut self.failures,
             now,
             requests: Vec::new(),
             events: Vec::new(),
+            origins: Vec::new(),
+            marks: Vec::new(),
+            explained: 0,
         };
         let mut notes = Vec::new();
+        let mut explanations = Vec::new();
         let result = {
             let mut ctx = Ctx {
                 now,
@@ -675,27 +733,71 @@ impl World {
                 rng: &mut self.rng,
                 env: &self.env,
                 events: &mut notes,
+                explanations: &mut explanations,
             };
             slot.controller.reconcile(&key, &mut ctx)
         };
-        let (requests, events) = (recorder.requests, recorder.events);
+        let (requests, events, origins, marks) = (
+            recorder.requests,
+            recorder.events,
+            recorder.origins,
+            recorder.marks,
+        );
         slot.queue.done(&key);
         let max_retries = slot.controller.max_retries();
         let limits = slot.controller.rate_limits();
         let outcome = reconcile::settle(&mut slot.queue, &key, result, max_retries, limits, now);
+        // What the queue does next with the key, for the provenance of its next run.
+        let again = match &outcome {
+            ReconcileOutcome::AwaitChange | ReconcileOutcome::Error { retry_ms: None, .. } => None,
+            ReconcileOutcome::RequeueAfter { ms } => Some((false, *ms)),
+            ReconcileOutcome::Error {
+                retry_ms: Some(ms), ..
+            } => Some((true, *ms)),
+        };
         let changes = self.absorb(events, report, false);
         let line = trace::reconcile_line(controller, &key, &requests, &outcome);
         let rec = EventRecord {
             time: now,
             seq,
             lane: controller.to_owned(),
-            kind: EventKind::Reconcile { key, outcome },
+            kind: EventKind::Reconcile {
+                key: key.clone(),
+                outcome,
+            },
             requests,
             changes,
             line: line.into(),
         };
+        // The reconcile's own line: the next one (absorbing its events may have traced a
+        // feedback loop before it).
+        let rline = self.trace.len() as u64;
+        if let Some((backoff, ms)) = again {
+            let (line, time) = (rline, now);
+            let cause = if backoff {
+                Cause::Backoff { line, time, ms }
+            } else {
+                Cause::Requeue { line, time, ms }
+            };
+            if let Some(slot) = self.slots.get_mut(controller) {
+                slot.causes.add_after(&key, now.plus_ms(ms), now, cause);
+            }
+        }
+        let origin = Origin::Reconcile { line: rline };
+        let writes = self.note_writes(&rec, &origins, &marks, &origin);
         self.record(report, rec);
-        self.write_events(controller, &notes, report);
+        self.provenance.add_reconcile(ReconcileRec {
+            line: rline,
+            controller: controller.to_owned(),
+            key,
+            time: now,
+            step: self.steps + 1,
+            causes,
+            trigger,
+            writes,
+            explanations,
+        });
+        self.write_events(controller, &notes, report, &origin);
         self.kick(controller);
     }
 }

@@ -26,6 +26,8 @@ use std::fmt;
 
 use serde_json::{Map, Value};
 
+use crate::runtime::Explanation;
+
 /// The statuses [`compute`] returns. (kstatus' pollers add NotFound and Unknown, which belong to
 /// whoever reads objects from a cluster, not to this computation.)
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -165,19 +167,44 @@ impl KstatusError {
 
 /// kstatus' `status.Compute` for one object. `now_unix_ms` is "now" in Unix milliseconds.
 pub fn compute(obj: &Value, now_unix_ms: i64) -> Result<KstatusResult, KstatusError> {
+    compute_explained(obj, now_unix_ms).map(|(res, _)| res)
+}
+
+/// [`compute`] and the explanation of its verdict: which of kstatus' rules decided it (the
+/// generic properties, the kind's rule, the Ready condition, or none applied) and that rule's
+/// message. One code path decides and explains.
+pub fn compute_explained(
+    obj: &Value,
+    now_unix_ms: i64,
+) -> Result<(KstatusResult, Explanation), KstatusError> {
     if !obj.is_object() {
         return Err(KstatusError::new("object is not a JSON object"));
     }
+    let explained = |res: KstatusResult, rule: String| {
+        let why = Explanation::new(
+            "kstatus",
+            res.status.as_str(),
+            format!("{rule}: {}", res.message),
+        );
+        (res, why)
+    };
     if let Some(res) = generic::check_generic_properties(obj)? {
-        return Ok(res);
+        return Ok(explained(
+            res,
+            "generic rule (deletion, observedGeneration)".into(),
+        ));
     }
-    if let Some(rule) = kinds::rule_for(&group_kind_key(obj)) {
-        return rule(obj, now_unix_ms);
+    let kind = group_kind_key(obj);
+    if let Some(rule) = kinds::rule_for(&kind) {
+        return rule(obj, now_unix_ms).map(|res| explained(res, format!("the {kind} rule")));
     }
     if let Some(res) = generic::check_ready_condition(obj)? {
-        return Ok(res);
+        return Ok(explained(res, "the Ready condition".into()));
     }
-    Ok(KstatusResult::current("Resource is current"))
+    Ok(explained(
+        KstatusResult::current("Resource is current"),
+        "no rule applies".into(),
+    ))
 }
 
 /// [`compute`] at a simulated time (the engine's and the web view's clock).

@@ -14,6 +14,7 @@ use serde_json::Value;
 
 use super::environment::Environment;
 use super::events::EventNote;
+use super::explain::Explanation;
 use super::informer::Informer;
 use crate::api::{meta, ApiRequest, ApiResult, GroupResource};
 use crate::time::SimTime;
@@ -21,6 +22,9 @@ use crate::time::SimTime;
 /// The client a reconciler writes through; the engine records every request and applies faults.
 pub trait Client {
     fn send(&mut self, req: ApiRequest) -> ApiResult;
+    /// Told before each request how many explanations the reconcile has recorded so far, so
+    /// each write can be tied to the decisions made before it (provenance).
+    fn explained(&mut self, _count: usize) {}
 }
 
 /// Everything a reconcile may look at or use.
@@ -33,16 +37,25 @@ pub struct Ctx<'a> {
     /// What the reconcile reported (`recorder.Eventf`); the engine's event broadcaster writes
     /// them after the reconcile.
     pub events: &'a mut Vec<EventNote>,
+    /// The rules the reconcile decided by, with their inputs ([`Ctx::explain`]): side data the
+    /// engine keeps with the reconcile's provenance, never written into an object.
+    pub explanations: &'a mut Vec<Explanation>,
 }
 
 impl Ctx<'_> {
     pub fn send(&mut self, req: ApiRequest) -> ApiResult {
+        self.client.explained(self.explanations.len());
         self.client.send(req)
     }
 
     /// Reports an event about an object (`recorder.Eventf`).
     pub fn record(&mut self, note: EventNote) {
         self.events.push(note);
+    }
+
+    /// Records why the reconcile decided something, as the deciding code computed it.
+    pub fn explain(&mut self, explanation: Explanation) {
+        self.explanations.push(explanation);
     }
 }
 

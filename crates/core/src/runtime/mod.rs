@@ -10,6 +10,7 @@
 pub mod client;
 pub mod environment;
 pub mod events;
+pub mod explain;
 pub mod health;
 pub mod informer;
 pub mod reconcile;
@@ -18,6 +19,7 @@ pub mod workqueue;
 pub use client::{Client, Ctx};
 pub use environment::{Environment, ImageBehaviour, KubeletTiming};
 pub use events::{EventApi, EventBroadcaster, EventNote, EventType, ObjectRef};
+pub use explain::Explanation;
 pub use informer::Informer;
 pub use reconcile::{ReconcileAction, ReconcileError, ReconcileOutcome, Reconciler};
 pub use workqueue::WorkQueue;

@@ -195,6 +195,9 @@ fn is_true(b: &bool) -> bool {
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct FaultEntry {
+    /// A name for `causedBy: {fault: <id>}` expectations (added within v1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
     pub at: Duration,
     /// The controller stops taking work; its informer keeps queueing.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -419,6 +422,23 @@ pub struct Expectation {
     /// (each Event counts its `count`, or its series' count); with `equals`, `atLeast`, `atMost`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub events: Option<EventsSpec>,
+    /// With `field`: the field's value at that moment traces back (`converge why`) to this
+    /// action, fault or controller (added within v1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub caused_by: Option<CausedBy>,
+}
+
+/// What a field's value traces back to: exactly one of an action's id, a fault's id, or a
+/// controller that the chain passes through.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct CausedBy {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub action: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fault: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub controller: Option<String>,
 }
 
 /// The Events an expectation counts: about one object (`about: deployments/default/web`) or any

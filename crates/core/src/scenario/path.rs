@@ -1,5 +1,6 @@
 //! Field paths in expectations: `status.readyReplicas`, `status.conditions[0].type`,
-//! `metadata.labels["app.kubernetes.io/name"]`, or a JSON pointer (`/status/readyReplicas`).
+//! `metadata.labels["app.kubernetes.io/name"]`, `status.conditions[type=Progressing].reason` (the
+//! first list item whose `type` is `Progressing`), or a JSON pointer (`/status/readyReplicas`).
 
 use serde_json::Value;
 
@@ -14,6 +15,11 @@ pub struct FieldPath {
 pub enum PathSegment {
     Key(String),
     Index(usize),
+    /// `[field=value]`: the first list item whose `field` is the string `value`.
+    Match {
+        field: String,
+        value: String,
+    },
 }
 
 impl FieldPath {
@@ -64,6 +70,14 @@ impl FieldPath {
                         || (inner.starts_with('\'') && inner.ends_with('\'') && inner.len() >= 2);
                     if quoted {
                         segments.push(PathSegment::Key(inner[1..inner.len() - 1].to_owned()));
+                    } else if let Some((field, value)) = inner.split_once('=') {
+                        if field.is_empty() || value.is_empty() {
+                            return Err(bad(&format!("[{inner}] needs a field and a value")));
+                        }
+                        segments.push(PathSegment::Match {
+                            field: field.to_owned(),
+                            value: value.to_owned(),
+                        });
                     } else {
                         let n = inner.parse::<usize>().map_err(|_| {
                             bad(&format!(
@@ -114,6 +128,10 @@ impl FieldPath {
             cur = match s {
                 PathSegment::Key(k) => cur.as_object()?.get(k)?,
                 PathSegment::Index(i) => cur.as_array()?.get(*i)?,
+                PathSegment::Match { field, value } => cur
+                    .as_array()?
+                    .iter()
+                    .find(|item| item.get(field).and_then(Value::as_str) == Some(value))?,
             };
         }
         Some(cur)
@@ -134,6 +152,10 @@ mod tests {
         assert_eq!(q.get(&v), Some(&json!("web")));
         let r = FieldPath::parse("/status/conditions/0/type").unwrap();
         assert_eq!(r.get(&v), Some(&json!("A")));
+        let m = FieldPath::parse("status.conditions[type=A].type").unwrap();
+        assert_eq!(m.get(&v), Some(&json!("A")));
+        let none = FieldPath::parse("status.conditions[type=B]").unwrap();
+        assert_eq!(none.get(&v), None);
     }
 
     #[test]
@@ -144,6 +166,7 @@ mod tests {
             (".status", "empty segment"),
             ("status[x]", "is not an index"),
             ("status[0", "unclosed ["),
+            ("status[=x]", "needs a field and a value"),
             ("a]b", "unexpected ]"),
             ("", "empty"),
         ] {

@@ -825,9 +825,15 @@ fn every_scenario_passes_and_is_deterministic() {
     }
 }
 
-/// The same expectation with a different expected value.
+/// The same expectation with a different expected value; a `causedBy` is asked at t=0
+/// instead, before any action, fault or controller wrote anything but the scenario's objects.
 fn mutate(e: &mut Expectation) {
-    if let Some(k) = e.kstatus {
+    if e.caused_by.is_some() {
+        e.at = Some(Duration::parse("0s").unwrap());
+        e.within = None;
+        e.after = None;
+        e.always = None;
+    } else if let Some(k) = e.kstatus {
         e.kstatus = Some(if k == KstatusName::Current {
             KstatusName::Failed
         } else {
@@ -1097,4 +1103,89 @@ expect:
         .trace()
         .iter()
         .any(|l| l.contains(" api-server event-ttl expired events default/web.")));
+}
+
+// ---- causedBy -------------------------------------------------------------------------------
+
+fn caused_by_scenario(expect: &str) -> String {
+    header(&format!(
+        "{WEB}actions:
+  - {{id: scale, at: 1s, as: alice, verb: patch, target: deployments/default/web, patch: {{spec: {{replicas: 3}}}}}}
+faults:
+  - {{id: stop, at: 2s, crash: scheduler}}
+expect:
+  - target: deployments/default/web
+    at: 5s
+{expect}"
+    ))
+}
+
+#[test]
+fn caused_by_is_refused_where_it_cannot_apply_at_its_line() {
+    for (expect, line, message) in [
+        (
+            "    field: spec.replicas\n    causedBy: {action: nope}\n",
+            22,
+            "expect[0].causedBy.action: no action has id \"nope\"",
+        ),
+        (
+            "    field: spec.replicas\n    causedBy: {fault: nope}\n",
+            22,
+            "expect[0].causedBy.fault: no fault has id \"nope\"",
+        ),
+        (
+            "    field: spec.replicas\n    causedBy: {controller: nope}\n",
+            22,
+            "expect[0].causedBy.controller: unknown controller \"nope\"",
+        ),
+        (
+            "    field: spec.replicas\n    causedBy: {action: scale, fault: stop}\n",
+            22,
+            "expect[0].causedBy: give exactly one of action, fault, controller",
+        ),
+        (
+            "    kstatus: Current\n    causedBy: {action: scale}\n",
+            22,
+            "expect[0].causedBy: goes with field",
+        ),
+        (
+            "    field: spec.replicas\n    equals: 3\n    causedBy: {action: scale}\n",
+            19,
+            "expect[0]: field takes one of equals, atLeast/atMost, matches, causedBy",
+        ),
+    ] {
+        let e = load_err(&caused_by_scenario(expect));
+        assert!(e.to_string().contains(message), "{e}");
+        assert_eq!(e.location.map(|l| l.line), Some(line), "{e}");
+    }
+}
+
+#[test]
+fn caused_by_holds_when_the_value_traces_back_to_it() {
+    let out = run_text(&caused_by_scenario(
+        "    field: spec.replicas
+    causedBy: {action: scale}
+  - target: deployments/default/web
+    at: 5s
+    field: status.replicas
+    causedBy: {controller: replicaset-controller}
+  - target: deployments/default/web
+    at: 5s
+    field: spec.replicas
+    causedBy: {controller: deployment-controller}
+  - target: deployments/default/web
+    at: 5s
+    field: metadata.name
+    causedBy: {action: scale}
+",
+    ));
+    let lines: Vec<String> = out.results.iter().map(|r| r.line()).collect();
+    assert!(out.results[0].passed, "{lines:?}");
+    assert!(out.results[1].passed, "{lines:?}");
+    // alice's patch set spec.replicas itself: no controller wrote it.
+    assert!(!out.results[2].passed, "{lines:?}");
+    assert!(lines[2].contains("request by alice"), "{}", lines[2]);
+    // The name was set by the admin's create, before the action.
+    assert!(!out.results[3].passed, "{lines:?}");
+    assert!(lines[3].contains("request by admin"), "{}", lines[3]);
 }

@@ -10,6 +10,7 @@ use super::{
     MAX_REVISION_HISTORY_CHARS, POD_TEMPLATE_HASH, REVISION, REVISION_HISTORY,
 };
 use crate::api::meta::{self, str_at, JsonPointer};
+use crate::runtime::Explanation;
 
 /// `intstr.GetScaledValueFromIntOrPercent`: an integer as is, or a percentage of `total`,
 /// rounded up or down.
@@ -110,6 +111,62 @@ impl DeploymentSpec {
         .1
         .min(self.replicas)
     }
+}
+
+impl DeploymentSpec {
+    /// How [`Self::max_unavailable`] came about, for explanations: `25% of 5 rounded down`.
+    pub fn max_unavailable_rule(&self) -> String {
+        if self.recreate {
+            return "Recreate strategy".into();
+        }
+        if self.replicas == 0 {
+            return "0 replicas".into();
+        }
+        let (surge, unavailable) = resolve_fenceposts(
+            self.max_surge.as_ref(),
+            self.max_unavailable.as_ref(),
+            self.replicas,
+        );
+        if surge == 0
+            && unavailable == 1
+            && scaled_value(self.max_unavailable.as_ref(), self.replicas, false, 25) == 0
+        {
+            return "maxSurge and maxUnavailable both 0, so 1".into();
+        }
+        let how = match self.max_unavailable.as_ref() {
+            Some(Value::Number(_)) => "as given".to_owned(),
+            Some(Value::String(p))
+                if p.strip_suffix('%')
+                    .and_then(|n| n.parse::<i64>().ok())
+                    .is_some() =>
+            {
+                format!("{p} of {} rounded down", self.replicas)
+            }
+            _ => format!("25% of {} rounded down, the default", self.replicas),
+        };
+        if unavailable > self.replicas {
+            format!("{how}, at most replicas {}", self.replicas)
+        } else {
+            how
+        }
+    }
+}
+
+/// The Available condition's rule [`calculateStatus`]: available when `availableReplicas >=
+/// replicas - maxUnavailable`. The condition is set from the answer, so it and the explanation
+/// cannot disagree.
+pub(super) fn available_rule(spec: &DeploymentSpec, available: i64) -> (bool, Explanation) {
+    let max_unavailable = spec.max_unavailable();
+    let min_available = spec.replicas - max_unavailable;
+    let ok = available >= min_available;
+    let rule = format!(
+        "availableReplicas {available} {} minAvailable {min_available} (replicas {} - maxUnavailable {max_unavailable}, {})",
+        if ok { ">=" } else { "<" },
+        spec.replicas,
+        spec.max_unavailable_rule()
+    );
+    let value = if ok { "True" } else { "False" };
+    (ok, Explanation::new("Available", value, rule))
 }
 
 /// The ReplicaSet fields the arithmetic needs.
@@ -464,6 +521,44 @@ mod tests {
         assert_eq!((s.max_surge(), s.max_unavailable()), (3, 2));
         let s = spec(1, json!("25%"), json!("25%"));
         assert_eq!((s.max_surge(), s.max_unavailable()), (1, 0));
+    }
+
+    #[test]
+    fn the_available_rule_explains_its_own_answer() {
+        let s = spec(5, json!(1), json!("25%"));
+        let (ok, why) = available_rule(&s, 3);
+        assert!(!ok);
+        assert_eq!(
+            why.to_string(),
+            "Available=False: availableReplicas 3 < minAvailable 4 (replicas 5 - maxUnavailable 1, 25% of 5 rounded down)"
+        );
+        let (ok, why) = available_rule(&s, 4);
+        assert!(ok);
+        assert_eq!(why.value, "True");
+        assert!(
+            why.rule
+                .starts_with("availableReplicas 4 >= minAvailable 4"),
+            "{}",
+            why.rule
+        );
+        let zero = spec(3, json!(0), json!(0));
+        assert_eq!(zero.max_unavailable(), 1);
+        let (_, why) = available_rule(&zero, 2);
+        assert!(
+            why.rule.ends_with(
+                "(replicas 3 - maxUnavailable 1, maxSurge and maxUnavailable both 0, so 1)"
+            ),
+            "{}",
+            why.rule
+        );
+        let default = DeploymentSpec::from_object(&json!({"spec": {"replicas": 8}}));
+        let (_, why) = available_rule(&default, 6);
+        assert!(
+            why.rule
+                .contains("maxUnavailable 2, 25% of 8 rounded down, the default"),
+            "{}",
+            why.rule
+        );
     }
 
     #[test]

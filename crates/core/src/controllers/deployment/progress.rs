@@ -7,7 +7,7 @@ use super::deployment_util::{has_deadline, num};
 use super::Sync;
 use crate::api::meta::{self, str_at};
 use crate::conditions::{self, Cond};
-use crate::runtime::{ReconcileAction, ReconcileError};
+use crate::runtime::{Explanation, ReconcileAction, ReconcileError};
 
 impl Sync<'_, '_> {
     /// `syncRolloutStatus`: status plus the Progressing condition; requeues a stuck rollout.
@@ -33,8 +33,14 @@ impl Sync<'_, '_> {
             Some(i) => format!("ReplicaSet \"{}\"", meta::name(&rss[i])),
             None => format!("Deployment \"{}\"", meta::name(&self.d)),
         };
+        // Why Progressing is set, recorded once `old` is no longer read.
+        let mut decided = None;
         if has_deadline(&self.spec) && !is_complete {
-            if self.complete(&status) {
+            let moved = progress_made(old, &status);
+            let (timed_out, deadline_rule) = self.timed_out_rule(&status);
+            if let Some(rule) = self.complete_rule(&status) {
+                let rule = format!("the rollout is complete: {rule}");
+                decided = Some(Explanation::new("Progressing", "True", rule));
                 let msg = format!("{subject} has successfully progressed.");
                 conditions::set_deployment_condition(
                     &mut status,
@@ -46,7 +52,8 @@ impl Sync<'_, '_> {
                     },
                     now,
                 );
-            } else if progressing(old, &status) {
+            } else if let Some(rule) = moved {
+                decided = Some(Explanation::new("Progressing", "True", rule));
                 let msg = format!("{subject} is progressing.");
                 let transition = current
                     .as_ref()
@@ -71,7 +78,11 @@ impl Sync<'_, '_> {
                         last["lastTransitionTime"] = json!(t);
                     }
                 }
-            } else if self.timed_out(&status) {
+            } else if timed_out {
+                decided = Some(
+                    Explanation::new("Progressing", "False", deadline_rule)
+                        .with_input("status.conditions[type=Progressing].lastUpdateTime"),
+                );
                 let msg = format!("{subject} has timed out progressing.");
                 conditions::set_deployment_condition(
                     &mut status,
@@ -100,7 +111,11 @@ impl Sync<'_, '_> {
                 conditions::remove_condition(&mut status, "ReplicaFailure");
             }
         }
-        if status == *old {
+        let unchanged = status == *old;
+        if let Some(why) = decided {
+            self.ctx.explain(why);
+        }
+        if unchanged {
             return Ok(self.requeue_stuck(&status));
         }
         self.update_status(status)?;
@@ -109,26 +124,50 @@ impl Sync<'_, '_> {
 
     /// `DeploymentComplete`.
     pub(super) fn complete(&self, status: &Value) -> bool {
-        let r = self.spec.replicas;
-        num(status, "updatedReplicas") == r
-            && num(status, "replicas") == r
-            && num(status, "availableReplicas") == r
-            && num(status, "observedGeneration") >= meta::generation(&self.d)
+        self.complete_rule(status).is_some()
     }
 
-    /// `DeploymentTimedOut`.
-    pub(super) fn timed_out(&self, status: &Value) -> bool {
+    /// [`Self::complete`] with the counts that made it so: `Some` when complete.
+    fn complete_rule(&self, status: &Value) -> Option<String> {
+        let r = self.spec.replicas;
+        let (updated, replicas, available) = (
+            num(status, "updatedReplicas"),
+            num(status, "replicas"),
+            num(status, "availableReplicas"),
+        );
+        let (observed, generation) = (num(status, "observedGeneration"), meta::generation(&self.d));
+        (updated == r && replicas == r && available == r && observed >= generation).then(|| {
+            format!(
+                "updatedReplicas, replicas and availableReplicas all {r} = spec.replicas, observedGeneration {observed} >= generation {generation}"
+            )
+        })
+    }
+
+    /// `DeploymentTimedOut`, and why.
+    fn timed_out_rule(&self, status: &Value) -> (bool, String) {
         let Some(deadline) = self.spec.progress_deadline_seconds else {
-            return false;
+            return (false, "no progressDeadlineSeconds".into());
         };
         let Some(c) = conditions::find_condition(status, "Progressing") else {
-            return false;
+            return (false, "no Progressing condition yet".into());
         };
         match str_at(c, "/reason") {
-            "NewReplicaSetAvailable" => false,
-            "ProgressDeadlineExceeded" => true,
-            _ => last_update_ms(c)
-                .is_some_and(|from| from + deadline * 1000 < self.ctx.now.unix_ms()),
+            "NewReplicaSetAvailable" => (false, "the rollout completed".into()),
+            "ProgressDeadlineExceeded" => (true, "the deadline was already exceeded".into()),
+            _ => match last_update_ms(c) {
+                None => (false, "the condition has no lastUpdateTime".into()),
+                Some(from) => {
+                    let now = self.ctx.now.unix_ms();
+                    let out = from + deadline * 1000 < now;
+                    let rule = format!(
+                        "no progress since lastUpdateTime {} ({} ago) {} progressDeadlineSeconds {deadline}",
+                        str_at(c, "/lastUpdateTime"),
+                        seconds((now - from).max(0)),
+                        if out { ">" } else { "<=" }
+                    );
+                    (out, rule)
+                }
+            },
         }
     }
 
@@ -157,18 +196,30 @@ impl Sync<'_, '_> {
     }
 }
 
+/// `12.345s`.
+fn seconds(ms: i64) -> String {
+    format!("{}.{:03}s", ms / 1000, ms % 1000)
+}
+
 pub(super) fn last_update_ms(c: &Value) -> Option<i64> {
     crate::time::parse_rfc3339_unix_ms(str_at(c, "/lastUpdateTime"))
 }
 
-/// `DeploymentProgressing`.
-pub(super) fn progressing(old: &Value, new: &Value) -> bool {
+/// `DeploymentProgressing`, with its first reason when there is progress:
+/// `readyReplicas 2 > 1 before`.
+fn progress_made(old: &Value, new: &Value) -> Option<String> {
     let old_old = num(old, "replicas") - num(old, "updatedReplicas");
     let new_old = num(new, "replicas") - num(new, "updatedReplicas");
-    num(new, "updatedReplicas") > num(old, "updatedReplicas")
-        || new_old < old_old
-        || num(new, "readyReplicas") > num(old, "readyReplicas")
-        || num(new, "availableReplicas") > num(old, "availableReplicas")
+    let grew = |field: &str| {
+        let (n, o) = (num(new, field), num(old, field));
+        (n > o).then(|| format!("{field} {n} > {o} before"))
+    };
+    grew("updatedReplicas")
+        .or_else(|| {
+            (new_old < old_old).then(|| format!("old replicas {new_old} < {old_old} before"))
+        })
+        .or_else(|| grew("readyReplicas"))
+        .or_else(|| grew("availableReplicas"))
 }
 
 /// `getReplicaFailures`: the new ReplicaSet's ReplicaFailure, else any ReplicaSet's.

@@ -7,16 +7,16 @@ use std::sync::Arc;
 use serde_json::{json, Value};
 
 use super::deployment_util::{
-    add_label, annotations_only, by_creation, counts, equal_ignore_hash, has_deadline,
-    new_rs_new_replicas, num, pod_template_hash, proportion, replica_set_fraction, revision_of,
-    rs_spec, rs_status, status_counts, strip_zero_counts, RsCounts,
+    add_label, annotations_only, available_rule, by_creation, counts, equal_ignore_hash,
+    has_deadline, new_rs_new_replicas, num, pod_template_hash, proportion, replica_set_fraction,
+    revision_of, rs_spec, rs_status, status_counts, strip_zero_counts, RsCounts,
 };
 use super::{Sync, DESIRED_REPLICAS, MAX_REPLICAS, POD_TEMPLATE_HASH, REVISION};
 use crate::api::meta::{self, str_at, JsonPointer};
 use crate::api::{ApiRequest, ObjectKey, StatusReason};
 use crate::conditions::{self, Cond};
 use crate::controllers::util::replicasets;
-use crate::runtime::{EventType, ReconcileAction, ReconcileError};
+use crate::runtime::{EventType, Explanation, ReconcileAction, ReconcileError};
 
 impl Sync<'_, '_> {
     /// `scaleReplicaSet`: returns whether the size changed.
@@ -102,6 +102,14 @@ impl Sync<'_, '_> {
                 && conditions::find_condition(&status, "Progressing").is_none()
             {
                 let msg = format!("Found new replica set \"{}\"", meta::name(&rss[i]));
+                self.ctx.explain(Explanation::new(
+                    "Progressing",
+                    "True",
+                    format!(
+                        "no Progressing condition yet, and the new ReplicaSet {} exists",
+                        meta::name(&rss[i])
+                    ),
+                ));
                 conditions::set_deployment_condition(
                     &mut status,
                     Cond {
@@ -187,6 +195,11 @@ impl Sync<'_, '_> {
                     let msg = format!("Failed to create new replica set \"{name}\": {e}");
                     if has_deadline(&self.spec) {
                         let mut status = self.status();
+                        self.ctx.explain(Explanation::new(
+                            "Progressing",
+                            "False",
+                            format!("creating the new ReplicaSet {name} failed: {e}"),
+                        ));
                         conditions::set_deployment_condition(
                             &mut status,
                             Cond {
@@ -227,6 +240,11 @@ impl Sync<'_, '_> {
         let mut status = self.status();
         if !already_existed && has_deadline(&self.spec) {
             let msg = format!("Created new replica set \"{name}\"");
+            self.ctx.explain(Explanation::new(
+                "Progressing",
+                "True",
+                format!("the controller created the new ReplicaSet {name} for the template"),
+            ));
             conditions::set_deployment_condition(
                 &mut status,
                 Cond {
@@ -248,7 +266,7 @@ impl Sync<'_, '_> {
     }
 
     /// `calculateStatus`.
-    pub(super) fn calculate_status(&self, rss: &[Value], new_rs: Option<usize>) -> Value {
+    pub(super) fn calculate_status(&mut self, rss: &[Value], new_rs: Option<usize>) -> Value {
         let all: Vec<RsCounts> = rss.iter().map(counts).collect();
         let [replicas, updated, ready, available, unavailable] =
             status_counts(&all, new_rs.map(|i| &all[i]));
@@ -265,7 +283,9 @@ impl Sync<'_, '_> {
             status["collisionCount"] = c.clone();
         }
         status["conditions"] = old.get("conditions").cloned().unwrap_or(json!([]));
-        let (s, reason, msg) = if available >= self.spec.replicas - self.spec.max_unavailable() {
+        let (ok, why) = available_rule(&self.spec, available);
+        self.ctx.explain(why);
+        let (s, reason, msg) = if ok {
             (
                 "True",
                 "MinimumReplicasAvailable",
@@ -468,6 +488,14 @@ impl Sync<'_, '_> {
         } else {
             return Ok(());
         };
+        self.ctx.explain(Explanation::new(
+            "Progressing",
+            "Unknown",
+            format!(
+                "spec.paused is {} and the condition's reason was {reason:?}",
+                self.spec.paused
+            ),
+        ));
         conditions::set_deployment_condition(
             &mut status,
             Cond {

@@ -8,7 +8,8 @@ use crate::api::ObjectKey;
 use crate::engine::World;
 use crate::scenario::format::{Expectation, Scenario};
 use crate::scenario::predicates::{
-    check_text, compile_request, object_check, resolve_target, Bounds, Check, Pattern, Selection,
+    check_text, compile_request, object_check_in, resolve_target, Bounds, Check, Names, Pattern,
+    Selection,
 };
 use crate::scenario::ScenarioError;
 
@@ -144,7 +145,12 @@ pub(super) fn compile_expectation(
     }
     let when = when_of(e, &p)?;
     let mode = mode_of(e, &p, when)?;
-    let check = object_check(e, &p)?;
+    let names = Names {
+        actions: s.actions.iter().map(|a| a.id.clone()).collect(),
+        faults: s.faults.iter().map(|f| f.id.clone()).collect(),
+        controllers: world.controller_names(),
+    };
+    let check = object_check_in(e, &p, &names)?;
     let description = describe(mode, format!("{target} {}", check_text(&check)), when);
     Ok(CompiledExpectation {
         key: t.key(),

@@ -129,6 +129,7 @@ pub(crate) fn evaluate(check: &Check, obj: Option<&Value>, now: SimTime) -> (boo
         }
         // Counted on the whole world by `evaluate_in`; a lesson predicate is never one.
         Check::Count { .. }
+        | Check::CausedBy { .. }
         | Check::Requests { .. }
         | Check::Events { .. }
         | Check::Response { .. } => (false, String::new(), String::new()),

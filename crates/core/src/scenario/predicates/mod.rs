@@ -60,6 +60,11 @@ pub(crate) enum Check {
         path: FieldPath,
         pattern: Pattern,
     },
+    /// What a field's value traces back to ([`crate::why`]): judged on the whole world.
+    CausedBy {
+        path: FieldPath,
+        by: CauseRef,
+    },
     /// How many objects of a resource there are, chosen by selector and/or owner.
     Count {
         gr: GroupResource,
@@ -120,13 +125,96 @@ impl Bounds {
     }
 }
 
+/// What a `causedBy` names; the action's and fault's indexes are their entries' in the file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum CauseRef {
+    Action { index: usize, id: String },
+    Fault { index: usize, id: String },
+    Controller(String),
+}
+
+impl CauseRef {
+    /// `action scale`, `fault crash-rs`, `controller replicaset-controller`.
+    pub fn text(&self) -> String {
+        match self {
+            CauseRef::Action { id, .. } => format!("action {id}"),
+            CauseRef::Fault { id, .. } => format!("fault {id}"),
+            CauseRef::Controller(name) => format!("controller {name}"),
+        }
+    }
+}
+
 /// A regular expression from a scenario file (regex-lite's syntax).
 #[derive(Clone, Debug)]
 pub(crate) struct Pattern(pub regex_lite::Regex);
 
 /// The assertion of an object expectation (or lesson predicate): exactly one of `kstatus`,
-/// `field` + `equals`, `condition` (+ `status`, `reason`, `message`) or `exists`.
+/// `field` + `equals` (or bounds, a pattern, `causedBy`), `condition` (+ `status`, `reason`,
+/// `message`) or `exists`. A `causedBy`'s ids are resolved against `actions` and `faults`
+/// (their ids in file order) and `controllers` (the cluster's).
 pub(crate) fn object_check(e: &Expectation, p: &str) -> Result<Check, ScenarioError> {
+    object_check_in(e, p, &Names::default())
+}
+
+/// The ids a `causedBy` may name.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Names {
+    pub actions: Vec<Option<String>>,
+    pub faults: Vec<Option<String>>,
+    pub controllers: Vec<String>,
+}
+
+/// A `causedBy`, resolved against `names`.
+fn cause_ref(
+    c: &crate::scenario::format::CausedBy,
+    p: &str,
+    names: &Names,
+) -> Result<CauseRef, ScenarioError> {
+    let p = format!("{p}.causedBy");
+    let given = [
+        c.action.is_some(),
+        c.fault.is_some(),
+        c.controller.is_some(),
+    ];
+    if given.iter().filter(|g| **g).count() != 1 {
+        return Err(err(p, "give exactly one of action, fault, controller"));
+    }
+    let find = |ids: &[Option<String>], id: &str| ids.iter().position(|i| i.as_deref() == Some(id));
+    if let Some(id) = &c.action {
+        let index = find(&names.actions, id)
+            .ok_or_else(|| err(format!("{p}.action"), format!("no action has id {id:?}")))?;
+        return Ok(CauseRef::Action {
+            index,
+            id: id.clone(),
+        });
+    }
+    if let Some(id) = &c.fault {
+        let index = find(&names.faults, id)
+            .ok_or_else(|| err(format!("{p}.fault"), format!("no fault has id {id:?}")))?;
+        return Ok(CauseRef::Fault {
+            index,
+            id: id.clone(),
+        });
+    }
+    let name = c.controller.clone().unwrap_or_default();
+    if !names.controllers.contains(&name) {
+        return Err(err(
+            format!("{p}.controller"),
+            format!(
+                "unknown controller {name:?}: this cluster runs {}",
+                names.controllers.join(", ")
+            ),
+        ));
+    }
+    Ok(CauseRef::Controller(name))
+}
+
+/// [`object_check`] with the names a `causedBy` may use.
+pub(crate) fn object_check_in(
+    e: &Expectation,
+    p: &str,
+    names: &Names,
+) -> Result<Check, ScenarioError> {
     let unused = |field: &str, why: &str| err(format!("{p}.{field}"), why.to_owned());
     let kinds = [
         e.kstatus.is_some(),
@@ -145,6 +233,7 @@ pub(crate) fn object_check(e: &Expectation, p: &str) -> Result<Check, ScenarioEr
             ("atLeast", e.at_least.is_some()),
             ("atMost", e.at_most.is_some()),
             ("matches", e.matches.is_some()),
+            ("causedBy", e.caused_by.is_some()),
         ] {
             if set {
                 return Err(unused(f, "goes with field"));
@@ -168,9 +257,23 @@ pub(crate) fn object_check(e: &Expectation, p: &str) -> Result<Check, ScenarioEr
     } else if let Some(f) = &e.field {
         let path = FieldPath::parse(f).map_err(|m| err(format!("{p}.field"), m))?;
         let bounded = e.at_least.is_some() || e.at_most.is_some();
-        let ways = [e.equals.is_some(), bounded, e.matches.is_some()];
+        let ways = [
+            e.equals.is_some(),
+            bounded,
+            e.matches.is_some(),
+            e.caused_by.is_some(),
+        ];
         if ways.iter().filter(|w| **w).count() > 1 {
-            return Err(err(p, "field takes one of equals, atLeast/atMost, matches"));
+            return Err(err(
+                p,
+                "field takes one of equals, atLeast/atMost, matches, causedBy",
+            ));
+        }
+        if let Some(c) = &e.caused_by {
+            return Ok(Check::CausedBy {
+                path,
+                by: cause_ref(c, p, names)?,
+            });
         }
         if let Some(m) = &e.matches {
             let pattern = regex_lite::Regex::new(m).map_err(|why| {
@@ -277,6 +380,7 @@ pub(crate) fn check_text(c: &Check) -> String {
         Check::Matches { path, pattern } => {
             format!("{} matches {:?}", path.text(), pattern.0.as_str())
         }
+        Check::CausedBy { path, by } => format!("{} is caused by {}", path.text(), by.text()),
         Check::Count { bounds, .. }
         | Check::Requests { bounds, .. }
         | Check::Events { bounds, .. } => bounds.text(),

@@ -49,7 +49,8 @@ impl ScenarioRun {
     /// chance).
     fn decide(&mut self, k: usize, time_ms: u64, final_: bool) {
         let e = &self.expectations[k];
-        let (holds, expected, got) = evaluate_in(e, &self.world, SimTime::from_ms(time_ms));
+        let (holds, expected, got) =
+            evaluate_in(e, &self.world, SimTime::from_ms(time_ms), &self.sources);
         // `always` fails at the first moment the check does not hold, `never` at the first it
         // does; both pass when their window closes.
         let (record, passed, expected) = match e.mode {

@@ -5,10 +5,13 @@ use serde_json::Value;
 
 use crate::api::meta::{event_source, str_at};
 use crate::api::GroupResource;
+use crate::engine::provenance::Root;
 use crate::engine::World;
 use crate::scenario::compile::{CompiledExpectation, When};
-use crate::scenario::predicates::{evaluate, Check};
+use crate::scenario::predicates::{evaluate, CauseRef, Check};
+use crate::scenario::run::Source;
 use crate::time::SimTime;
+use crate::why::{Chain, Hop};
 
 /// Whether an expectation's check holds in `world` at `now`: on its object, or, for a count or
 /// requests, on the whole world (requests in a window with `after` are counted from its start).
@@ -16,8 +19,23 @@ pub(crate) fn evaluate_in(
     e: &CompiledExpectation,
     world: &World,
     now: SimTime,
+    sources: &[(usize, Source)],
 ) -> (bool, String, String) {
     match &e.check {
+        Check::CausedBy { path, by } => {
+            let key = e
+                .key
+                .clone()
+                .or_else(|| e.select.as_ref().and_then(|s| s.pick(world)));
+            let expected = by.text();
+            let Some(key) = key else {
+                return (false, expected, "no such object".into());
+            };
+            match world.why(&key, path, Some(now.min(world.now()))) {
+                Err(why) => (false, expected, why.to_string()),
+                Ok(chain) => caused_by(&chain, by, sources, expected),
+            }
+        }
         Check::Count {
             gr,
             namespace,
@@ -101,6 +119,46 @@ pub(crate) fn evaluate_in(
             evaluate(check, key.as_ref().and_then(|k| world.api().get(k)), now)
         }
     }
+}
+
+/// Whether a chain (or the chain of an input its first decision read) traces back to `by`:
+/// its root is that action's or fault's input, or it passes through that controller. The
+/// observed text names the chain's root and the controllers it passes through.
+fn caused_by(
+    chain: &Chain,
+    by: &CauseRef,
+    sources: &[(usize, Source)],
+    expected: String,
+) -> (bool, String, String) {
+    let chains: Vec<&Chain> = std::iter::once(chain).chain(chain.inputs.iter()).collect();
+    let source_of = |input: usize| sources.iter().find(|(i, _)| *i == input).map(|(_, s)| *s);
+    let root_source = |c: &Chain| match &c.root {
+        Root::Request { input, .. } | Root::Fault { input, .. } => source_of(*input),
+        _ => None,
+    };
+    let holds = chains.iter().any(|c| match by {
+        CauseRef::Action { index, .. } => root_source(c) == Some(Source::Action(*index)),
+        CauseRef::Fault { index, .. } => root_source(c) == Some(Source::Fault(*index)),
+        CauseRef::Controller(name) => c.through_controller(name),
+    });
+    let mut controllers: Vec<&str> = Vec::new();
+    for c in &chains {
+        for h in &c.hops {
+            if let Hop::Reconcile { controller, .. } = h {
+                if !controllers.contains(&controller.as_str()) {
+                    controllers.push(controller);
+                }
+            }
+        }
+    }
+    let root = crate::why::root_text(&chain.root);
+    let root = root.split_once("root: ").map_or(root.as_str(), |(_, r)| r);
+    let got = if controllers.is_empty() {
+        root.to_owned()
+    } else {
+        format!("{root}, through {}", controllers.join(", "))
+    };
+    (holds, expected, got)
 }
 
 /// Whether `obj` names `uid` among its ownerReferences.

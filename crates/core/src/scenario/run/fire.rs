@@ -42,6 +42,8 @@ impl ScenarioRun {
             request.body = RequestBody::Object(copy);
         }
         self.sent[i] = Some(request.clone());
+        self.sources
+            .push((self.world.inputs().len(), super::Source::Action(i)));
         let report = self.world.apply(Input::Request { request });
         let (code, message) = report
             .requests()

@@ -33,8 +33,16 @@ pub use results::{ActionResponse, AuditRecord, ExpectationResult, RunOptions, Ru
 
 #[derive(Clone, Debug)]
 enum Planned {
-    Fault(Box<Input>),
+    /// The `index`th fault entry's input.
+    Fault(usize, Box<Input>),
     Action(usize),
+}
+
+/// Which scenario entry sent one of the world's inputs (`causedBy`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Source {
+    Action(usize),
+    Fault(usize),
 }
 
 /// What a run keeps of each event for its whole length: the step reports' requests and
@@ -94,6 +102,9 @@ pub struct ScenarioRun {
     watch: Vec<(crate::api::WatchEvent, std::sync::Arc<serde_json::Value>)>,
     /// Whether watch events are kept for [`ScenarioRun::take_watch_events`].
     keep_watch: bool,
+    /// For each input an action or a fault sent, its index in the world's input log and which
+    /// entry it was, in time order (what `causedBy` traces roots to).
+    sources: Vec<(usize, Source)>,
 }
 
 impl ScenarioRun {
@@ -114,7 +125,7 @@ impl ScenarioRun {
         } = c;
         let mut plan: Vec<(u64, usize, Planned)> = faults
             .into_iter()
-            .map(|(t, i, input)| (t, i, Planned::Fault(Box::new(input))))
+            .map(|(t, i, input)| (t, i, Planned::Fault(i, Box::new(input))))
             .collect();
         let fault_count = plan.len();
         plan.extend(
@@ -158,6 +169,7 @@ impl ScenarioRun {
             lesson: None,
             watch: Vec::new(),
             keep_watch: false,
+            sources: Vec::new(),
         };
         run.sent = vec![None; run.actions.len()];
         for report in setup {
@@ -178,6 +190,24 @@ impl ScenarioRun {
 
     pub fn now_ms(&self) -> u64 {
         self.world.now().as_ms()
+    }
+
+    /// The object a target names now (`deployments/default/web`, `pods/default/{app=web}`),
+    /// as expectations resolve targets; the error says what is wrong with it.
+    pub fn resolve_key(&self, target: &str) -> Result<ObjectKey, String> {
+        let t = crate::scenario::predicates::resolve_target(&self.world, target)?;
+        if t.status {
+            return Err(format!(
+                "the target {target:?} names a subresource; name the object"
+            ));
+        }
+        match (&t.selection, t.key()) {
+            (Some(sel), _) => sel
+                .pick(&self.world)
+                .ok_or_else(|| format!("no object matches the target {target:?}")),
+            (None, Some(key)) => Ok(key),
+            (None, None) => Err(format!("the target {target:?} names no object")),
+        }
     }
 
     /// Every event since t=0 (the scenario's objects, faults, actions and the engine's work).
@@ -286,7 +316,9 @@ impl ScenarioRun {
             let (_, item) = self.plan[self.next].clone();
             self.next += 1;
             match item {
-                Planned::Fault(input) => {
+                Planned::Fault(i, input) => {
+                    self.sources
+                        .push((self.world.inputs().len(), Source::Fault(i)));
                     let report = self.world.apply(*input);
                     self.absorb(report);
                 }
@@ -497,7 +529,8 @@ impl ScenarioRun {
                         ),
                     ),
                     _ => {
-                        let (_, expected, got) = evaluate_in(e, &self.world, self.world.now());
+                        let (_, expected, got) =
+                            evaluate_in(e, &self.world, self.world.now(), &self.sources);
                         (expected, format!("{got} when the run stopped"))
                     }
                 };
