@@ -66,6 +66,9 @@ same_trace_as_native!(
 same_trace_as_native!(
     stateful_set_partitioned_rollout_traces_the_same_in_wasm,
     "tests/scenarios/statefulset-partition.yaml"
+);
+
+same_trace_as_native!(
     endpoints_following_readiness_trace_the_same_in_wasm,
     "tests/scenarios/readiness-probe-endpoints.yaml"
 );

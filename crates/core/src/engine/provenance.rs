@@ -26,7 +26,7 @@ use crate::api::{ObjectKey, Subresource, Verb, WatchEventType};
 use crate::time::SimTime;
 
 /// How many object changes, and how many reconciles, the world remembers.
-pub const WINDOW: usize = 8192;
+pub const WINDOW: usize = 1024;
 
 /// Where a chain starts.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]

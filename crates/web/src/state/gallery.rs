@@ -93,14 +93,15 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_gallery_shows_thirteen_cards_with_lesson_titles() {
+    fn the_gallery_shows_fourteen_cards_with_lesson_titles() {
         let cards = cards();
-        assert_eq!(cards.len(), 13);
+        assert_eq!(cards.len(), 14);
         assert_eq!(cards[0].title, "Spec vs status");
         assert_eq!(cards[9].title, "Optimistic concurrency");
         assert_eq!(cards[10].title, "A Job that gives up");
         assert_eq!(cards[11].title, "One Pod per node");
         assert_eq!(cards[12].title, "A partitioned rollout");
+        assert_eq!(cards[13].title, "Readiness takes a Pod out of its Service");
         assert!(cards.iter().all(|c| !c.summary.is_empty()));
     }
 

@@ -217,7 +217,13 @@ impl KindStrategy for StatefulSetStrategy {
         let Some(spec) = obj_mut(obj, "spec") else {
             return;
         };
-        default_field(spec, "podManagementPolicy", json!("OrderedReady"));
+        // `len(PodManagementPolicy) == 0`: an explicit "" is defaulted too.
+        if spec
+            .get("podManagementPolicy")
+            .is_none_or(|v| v.is_null() || v.as_str() == Some(""))
+        {
+            spec.insert("podManagementPolicy".into(), json!("OrderedReady"));
+        }
         if let Some(st) = map_entry(spec, "updateStrategy") {
             let untyped = st
                 .get("type")
@@ -502,6 +508,11 @@ mod tests {
         );
         assert_eq!(o["spec"]["replicas"], 1);
         assert_eq!(o["spec"]["revisionHistoryLimit"], 10);
+        // An explicit "" is defaulted, as kube's `len(...) == 0` does.
+        let mut empty = sts();
+        empty["spec"]["podManagementPolicy"] = json!("");
+        StatefulSetStrategy.defaults(&mut empty);
+        assert_eq!(empty["spec"]["podManagementPolicy"], "OrderedReady");
         // OnDelete gets no rollingUpdate.
         let mut o = sts();
         o["spec"]["updateStrategy"] = json!({"type": "OnDelete"});

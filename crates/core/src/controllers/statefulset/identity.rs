@@ -172,9 +172,12 @@ pub fn new_pod(set: &Value, ordinal: i64) -> Value {
     if let Some(spec) = pod.get_mut("spec").and_then(Value::as_object_mut) {
         let name = pod_name(set, ordinal);
         spec.insert("hostname".into(), json!(name));
-        // Subdomain has omitempty: an empty serviceName leaves it out.
+        // The subdomain is always the serviceName, a template's own included; an empty one
+        // is left out (omitempty).
         let service = str_at(set, "/spec/serviceName");
-        if !service.is_empty() {
+        if service.is_empty() {
+            spec.remove("subdomain");
+        } else {
             spec.insert("subdomain".into(), json!(service));
         }
     }
@@ -312,6 +315,11 @@ mod tests {
         );
         assert_eq!(pod["metadata"]["ownerReferences"][0]["kind"], "StatefulSet");
         assert!(identity_matches(&set(), &pod) && storage_matches(&set(), &pod));
+        // initIdentity overwrites a template's subdomain, even with an empty serviceName.
+        let mut headless = set();
+        headless["spec"]["serviceName"] = json!("");
+        headless["spec"]["template"]["spec"]["subdomain"] = json!("mine");
+        assert_eq!(new_pod(&headless, 0)["spec"].get("subdomain"), None);
     }
 
     #[test]

@@ -14,8 +14,8 @@
 //! claimed by controllerRef only (no adoption of orphans, no release of pods whose labels no
 //! longer match); PersistentVolumeClaims are not simulated, so `volumeClaimTemplates` give the
 //! Pods their claim volumes but no claims are created; the status write and the revision
-//! renumbering are tried once, and a conflict fails the sync to its rate-limited retry (kube
-//! retries them against its informer cache within the sync).
+//! renumbering and a pod's identity repair are tried once, and a conflict fails the sync to its
+//! rate-limited retry (kube retries them against its informer cache within the sync).
 
 pub mod history;
 pub mod identity;
