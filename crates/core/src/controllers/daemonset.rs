@@ -579,7 +579,8 @@ pub fn history_patch(ds: &Value) -> Value {
     sort_keys(&json!({"spec": {"template": template}}))
 }
 
-fn revision_of(r: &Value) -> i64 {
+/// A ControllerRevision's `revision` number.
+pub fn revision_of(r: &Value) -> i64 {
     meta::i64_at(r, "/revision").unwrap_or(0)
 }
 

@@ -159,6 +159,16 @@ pub fn rollout(run: &mut Run<'_, '_>, sub: &str, p: &Parsed) -> Option<()> {
     Some(())
 }
 
+/// `metav1.IsControlledBy`: an owner reference to `uid` marked controller.
+fn controlled_by(obj: &Value, uid: &Value) -> bool {
+    obj.pointer("/metadata/ownerReferences")
+        .and_then(Value::as_array)
+        .is_some_and(|o| {
+            o.iter()
+                .any(|o| o["uid"] == *uid && o["controller"] == true)
+        })
+}
+
 /// `StatefulSetHistoryViewer` / `DaemonSetHistoryViewer` [polymorphichelpers/history.go]: the
 /// ControllerRevisions the set's selector selects and the set controls, by revision, each with
 /// its `kubernetes.io/change-cause`.
@@ -186,11 +196,7 @@ fn revision_history(run: &mut Run<'_, '_>, ns: &str, obj: &Value, prefix: &str, 
         .as_array()
         .into_iter()
         .flatten()
-        .filter(|r| {
-            r.pointer("/metadata/ownerReferences")
-                .and_then(Value::as_array)
-                .is_some_and(|o| o.iter().any(|o| o["uid"] == uid && o["controller"] == true))
-        })
+        .filter(|r| controlled_by(r, &uid))
         .map(|r| {
             let cause = r
                 .pointer("/metadata/annotations/kubernetes.io~1change-cause")
@@ -252,11 +258,7 @@ fn owned_replicasets(
         .cloned()
         .unwrap_or_default()
         .into_iter()
-        .filter(|r| {
-            r.pointer("/metadata/ownerReferences")
-                .and_then(Value::as_array)
-                .is_some_and(|o| o.iter().any(|o| o["uid"] == uid && o["controller"] == true))
-        })
+        .filter(|r| controlled_by(r, &uid))
         .filter_map(|r| {
             let rev = r
                 .pointer("/metadata/annotations/deployment.kubernetes.io~1revision")

@@ -25,6 +25,18 @@ pub(super) fn obj_mut<'a>(v: &'a mut Value, key: &str) -> Option<&'a mut Map<Str
     entry.as_object_mut()
 }
 
+/// The object at `key` in a map, created (or replacing a null) when missing.
+pub(super) fn map_mut<'a>(
+    m: &'a mut Map<String, Value>,
+    key: &str,
+) -> Option<&'a mut Map<String, Value>> {
+    let e = m.entry(key.to_owned()).or_insert_with(|| json!({}));
+    if e.is_null() {
+        *e = json!({});
+    }
+    e.as_object_mut()
+}
+
 pub(super) fn default_field(map: &mut Map<String, Value>, key: &str, value: Value) {
     let missing = map.get(key).is_none_or(Value::is_null);
     if missing {

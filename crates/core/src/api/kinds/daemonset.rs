@@ -2,12 +2,12 @@
 //! pkg/apis/apps/v1/defaults.go `SetDefaults_DaemonSet` define them, validated as
 //! pkg/apis/apps/validation `ValidateDaemonSet` does for the fields the simulation uses.
 
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 
 use super::super::meta::JsonPointer;
 use super::super::typed::{FieldTypes, Ty};
 use super::super::validation::FieldError;
-use super::common::{default_field, immutable, nonneg, obj_mut, TEMPLATE_CONTAINERS};
+use super::common::{default_field, immutable, map_mut, nonneg, obj_mut, TEMPLATE_CONTAINERS};
 use super::deployment::validate_int_or_percent;
 use super::pod::default_pod_spec;
 use super::workload::validate_selector_and_template_for;
@@ -45,21 +45,13 @@ fn set_template_generation(obj: &mut Value, generation: i64) {
     let Some(meta) = obj_mut(obj, "metadata") else {
         return;
     };
-    let Some(annotations) = obj_mut_map(meta, "annotations") else {
+    let Some(annotations) = map_mut(meta, "annotations") else {
         return;
     };
     annotations.insert(
         TEMPLATE_GENERATION_ANNOTATION.into(),
         json!(generation.to_string()),
     );
-}
-
-fn obj_mut_map<'a>(m: &'a mut Map<String, Value>, key: &str) -> Option<&'a mut Map<String, Value>> {
-    let e = m.entry(key.to_owned()).or_insert_with(|| json!({}));
-    if e.is_null() {
-        *e = json!({});
-    }
-    e.as_object_mut()
 }
 
 /// `getIntOrPercentValue` [apps validation]: the number of an int or a `N%` string, 0 otherwise.

@@ -13,7 +13,9 @@ use serde_json::{json, Map, Value};
 use super::super::meta::JsonPointer;
 use super::super::typed::{FieldTypes, Ty};
 use super::super::validation::{dns1123_label, go_quote, validate_labels, FieldError};
-use super::common::{default_field, nonneg, obj_mut, replicas_in_range, TEMPLATE_CONTAINERS};
+use super::common::{
+    default_field, map_mut, nonneg, obj_mut, replicas_in_range, TEMPLATE_CONTAINERS,
+};
 use super::pod::default_pod_spec;
 use super::workload::{go_label_selector, validate_selector_selects_template};
 use super::{KindStrategy, ResourceInfo};
@@ -41,14 +43,6 @@ const MUTABLE_SPEC: &[&str] = &[
     "ordinals",
     "persistentVolumeClaimRetentionPolicy",
 ];
-
-fn map_entry<'a>(m: &'a mut Map<String, Value>, key: &str) -> Option<&'a mut Map<String, Value>> {
-    let e = m.entry(key.to_owned()).or_insert_with(|| json!({}));
-    if e.is_null() {
-        *e = json!({});
-    }
-    e.as_object_mut()
-}
 
 /// `dropStatefulSetDisabledFields`: without `MaxUnavailableStatefulSet`, a maxUnavailable the
 /// old object did not use is dropped.
@@ -224,7 +218,7 @@ impl KindStrategy for StatefulSetStrategy {
         {
             spec.insert("podManagementPolicy".into(), json!("OrderedReady"));
         }
-        if let Some(st) = map_entry(spec, "updateStrategy") {
+        if let Some(st) = map_mut(spec, "updateStrategy") {
             let untyped = st
                 .get("type")
                 .and_then(Value::as_str)
@@ -240,7 +234,7 @@ impl KindStrategy for StatefulSetStrategy {
                 }
             }
         }
-        if let Some(policy) = map_entry(spec, "persistentVolumeClaimRetentionPolicy") {
+        if let Some(policy) = map_mut(spec, "persistentVolumeClaimRetentionPolicy") {
             for k in ["whenDeleted", "whenScaled"] {
                 let empty = policy
                     .get(k)

@@ -15,7 +15,7 @@ use super::SET_REF;
 use crate::api::meta::{self, JsonPointer};
 use crate::api::names::{fnv32, safe_encode};
 use crate::api::{ApiRequest, StatusReason};
-use crate::controllers::daemonset::controllerrevisions;
+use crate::controllers::daemonset::{controllerrevisions, revision_of};
 use crate::controllers::util::sort_keys;
 use crate::kubectl::encode::compact_json;
 use crate::runtime::{client, Ctx, ReconcileError};
@@ -52,15 +52,11 @@ pub fn revision_name(prefix: &str, hash: &str) -> String {
     format!("{p}-{hash}")
 }
 
-pub fn revision_number(r: &Value) -> i64 {
-    meta::i64_at(r, "/revision").unwrap_or(0)
-}
-
 /// `SortControllerRevisions`: by revision, ties by creation time, then name.
 pub fn sort_revisions(revisions: &mut [Arc<Value>]) {
     revisions.sort_by(|a, b| {
-        revision_number(a)
-            .cmp(&revision_number(b))
+        revision_of(a)
+            .cmp(&revision_of(b))
             .then_with(|| {
                 meta::str_at(a, "/metadata/creationTimestamp")
                     .cmp(meta::str_at(b, "/metadata/creationTimestamp"))
@@ -131,7 +127,7 @@ pub fn current_and_update(
     revisions: &[Arc<Value>],
 ) -> Result<Revisions, ReconcileError> {
     let mut collision_count = meta::i64_at(set, "/status/collisionCount").unwrap_or(0);
-    let next = revisions.last().map_or(1, |r| revision_number(r) + 1);
+    let next = revisions.last().map_or(1, |r| revision_of(r) + 1);
     let wanted = new_revision(set, next, collision_count);
     let equal_revs: Vec<&Arc<Value>> = revisions.iter().filter(|r| equal(r, &wanted)).collect();
     let update = match (equal_revs.last(), revisions.last()) {
