@@ -82,13 +82,44 @@ addEventListener('converge-ready', () => {
 // A panic: the app's panic panel (crates/web/src/platform/panic_panel.rs) explains it.
 addEventListener('converge-panic', () => skeleton()?.remove(), { once: true });
 
+/**
+ * Whether to load the module with the kubectl terminal (web/terminal-build.mjs): once the
+ * terminal has been opened in this browser (the app keeps `converge.build`), when this build
+ * has one. A first visit loads the smaller module without it.
+ */
+function wantsTerminal() {
+  if (!boot.dataset.terminalWasm) return false;
+  try {
+    return localStorage.getItem('converge.build') === 'terminal';
+  } catch {
+    return false; // no storage: the app cannot have asked for it
+  }
+}
+
+/** Fetches and starts one of the two modules. */
+async function start(js, wasmUrl) {
+  // The module compiles while it arrives (instantiateStreaming).
+  const download = fetch(wasmUrl);
+  const bindings = await import(js);
+  return bindings.default({ module_or_path: download });
+}
+
 try {
   await skeletonShown();
-  // The wasm's download starts here, after the first paint (Trunk.toml, pattern_preload), and the
-  // module compiles while it arrives (instantiateStreaming).
-  const download = fetch(boot.dataset.wasm);
-  const bindings = await import(boot.dataset.js);
-  const wasm = await bindings.default({ module_or_path: download });
+  // The wasm's download starts here, after the first paint (Trunk.toml, pattern_preload).
+  let wasm;
+  if (wantsTerminal()) {
+    try {
+      wasm = await start(boot.dataset.terminalJs, boot.dataset.terminalWasm);
+    } catch (e) {
+      // Offline before the terminal's module was kept, say: the smaller module has everything
+      // else (and says the terminal could not be loaded). A panic is not retried.
+      if (document.getElementById('panic-panel')) throw e;
+      wasm = await start(boot.dataset.js, boot.dataset.wasm);
+    }
+  } else {
+    wasm = await start(boot.dataset.js, boot.dataset.wasm);
+  }
   dispatchEvent(new CustomEvent('TrunkApplicationStarted', { detail: { wasm } }));
 } catch (e) {
   skeleton()?.querySelector('.boot-loading')?.remove();

@@ -15,6 +15,9 @@ const dist = resolve(process.argv[2] ?? join(ROOT, 'dist'));
 const COMPRESS = /\.(html|js|mjs|css|wasm|svg|json|txt)$/;
 // Pages the service worker does not keep: the embed poster and its demo stand alone.
 const NOT_CACHED = /^(embed\.html|embed-demo\.html|embed\/|sw\.js$)/;
+// The terminal's module (web/terminal-build.mjs): kept once fetched, not fetched at install, so a
+// first visit does not download it in the background.
+const ON_DEMAND = /^converge-web-terminal-/;
 
 function files(dir) {
   return readdirSync(dir).sort().flatMap((name) => {
@@ -32,12 +35,15 @@ const indexPath = join(dist, 'index.html');
 let index = readFileSync(indexPath, 'utf8');
 const build = index.match(/data-wasm="(?:[^"]*\/)?([^"/]+)_bg\.wasm"/)?.[1];
 if (!build) throw new Error('release-files: index.html names no wasm module (data-wasm)');
-const cached = files(dist).map((p) => relative(dist, p).split('\\').join('/'))
-  .filter((name) => !NOT_CACHED.test(name))
+const names = files(dist).map((p) => relative(dist, p).split('\\').join('/'))
+  .filter((name) => !NOT_CACHED.test(name));
+const cached = names.filter((name) => !ON_DEMAND.test(name))
   .map((name) => (name === 'index.html' ? './' : `./${name}`));
+const onDemand = names.filter((name) => ON_DEMAND.test(name)).map((name) => `./${name}`);
 const worker = readFileSync(join(ROOT, 'web', 'sw.js'), 'utf8')
   .replace("'__CONVERGE_BUILD__'", () => JSON.stringify(build))
-  .replace("['__CONVERGE_FILES__']", () => JSON.stringify(cached));
+  .replace("['__CONVERGE_FILES__']", () => JSON.stringify(cached))
+  .replace("['__CONVERGE_ON_DEMAND__']", () => JSON.stringify(onDemand));
 writeFileSync(join(dist, 'sw.js'), worker);
 if (!index.includes(' data-sw=')) {
   index = index.replace('data-converge-boot', 'data-converge-boot data-sw="sw.js"');

@@ -1,6 +1,7 @@
 // The service worker of a release build (web/release-files.mjs fills in BUILD and FILES; boot.js
 // registers it once the app and its editor have loaded). One cache per build, `converge-<wasm>`:
-// - install copies every file of this build into it (the hashed ones come from the HTTP cache);
+// - install copies every file of this build into it (the hashed ones come from the HTTP cache),
+//   except the terminal's module (ON_DEMAND), which is kept the first time the page fetches it;
 // - it answers the page's requests from that cache first, navigations with the cached
 //   index.html whatever the query, so a reload with the network off opens the playground;
 // - a newer build's worker waits until the page's "Reload" (message `skip-waiting`), then
@@ -8,6 +9,7 @@
 //   from two builds. ARCHITECTURE.md, "First load".
 const BUILD = '__CONVERGE_BUILD__';
 const FILES = ['__CONVERGE_FILES__'];
+const ON_DEMAND = ['__CONVERGE_ON_DEMAND__'].map((f) => new URL(f, self.registration.scope).href);
 const CACHE = `converge-${BUILD}`;
 const INDEX = new URL('./', self.registration.scope).href;
 
@@ -46,6 +48,12 @@ self.addEventListener('fetch', (event) => {
   event.respondWith((async () => {
     const cache = await caches.open(CACHE);
     const hit = await cache.match(app ? INDEX : request, { ignoreSearch: true });
-    return hit ?? fetch(request);
+    if (hit) return hit;
+    const response = await fetch(request);
+    const url = new URL(request.url);
+    if (response.ok && ON_DEMAND.includes(`${url.origin}${url.pathname}`)) {
+      await cache.put(url.href, response.clone());
+    }
+    return response;
   })());
 });

@@ -8,6 +8,8 @@ use std::rc::Rc;
 use yew::prelude::*;
 
 use crate::components::editor::Diagnostic;
+#[cfg(feature = "terminal")]
+use crate::components::TerminalPanelProps;
 use crate::components::{
     memo, notice_bar, simulation_toolbar, topbar, EditorPanelProps, FaultPanelProps,
     GalleryPanelProps, HelpDialogProps, LessonPanelProps, NoticeBarProps, ObjectTreeProps,
@@ -16,7 +18,7 @@ use crate::components::{
 use crate::platform::shortcuts::Shortcut;
 use crate::platform::{self, Platform};
 use crate::state::lesson::LessonMsg;
-use crate::state::{Model, Msg, Reaction, Ready};
+use crate::state::{Model, Msg, Reaction, Ready, TerminalMsg};
 
 /// What reaches the root: a model message, or a host page's message with the window that sent
 /// it (replies go there; the state never sees a window).
@@ -106,6 +108,7 @@ fn shortcut_msg(s: Shortcut) -> Msg {
         Shortcut::NextEvent => Msg::NextEvent,
         Shortcut::RunUntilConverged => Msg::RunUntilConverged,
         Shortcut::Help => Msg::ShowHelp,
+        Shortcut::ToggleTerminal => Msg::Terminal(TerminalMsg::Toggle),
     }
 }
 
@@ -184,6 +187,19 @@ impl Component for App {
             self.drawn = Drawn::Announced;
             let _ = self.dispatch(Msg::Started, None);
             self.platform.announce_ready();
+            if platform::take_open_terminal_request() {
+                let msg = if cfg!(feature = "terminal") {
+                    Msg::Terminal(TerminalMsg::Toggle)
+                } else {
+                    Msg::Notice(
+                        "The kubectl terminal could not be loaded (offline?): this page \
+                                 has everything else."
+                            .into(),
+                    )
+                };
+                // Through the loop, so the pane it opens is drawn.
+                ctx.link().send_message(AppMsg::Model(msg));
+            }
         }
         // Until then, the page has no height to report.
         if self.drawn == Drawn::Announced && self.model.page.embed.is_some() {
@@ -208,6 +224,9 @@ impl Component for App {
                 { self.gallery() }
                 { self.toolbar() }
                 { self.lesson() }
+                if m.terminal.open && d >= Drawn::Panes {
+                    <div id="terminal-pane">{ self.terminal() }</div>
+                }
                 <main class="panes">
                     { self.object_tree() }
                     if d >= Drawn::Panes {
@@ -351,8 +370,27 @@ impl App {
             now: w.now(),
             steps: w.steps(),
             converged: w.is_converged(),
+            terminal_open: m.terminal.open,
             send: self.send.clone(),
         })
+    }
+
+    #[cfg(feature = "terminal")]
+    fn terminal(&self) -> Html {
+        let t = &self.model.terminal;
+        memo(PanelInputs::Terminal(TerminalPanelProps {
+            entries: t.entries.clone(),
+            input: AttrValue::from(t.input.clone()),
+            completions: t.completions.clone(),
+            watching: t.watch.is_some(),
+            send: self.send.clone(),
+        }))
+    }
+
+    /// The build without the terminal never opens the pane (its button loads the other build).
+    #[cfg(not(feature = "terminal"))]
+    fn terminal(&self) -> Html {
+        Html::default()
     }
 
     /// The lesson panel, at the shown moment's progress; nothing on the starter cluster.

@@ -18,6 +18,14 @@ pub fn scenario_storage_key(id: &str) -> String {
 /// Where the last scenario file the reader opened or pasted is kept (`?scenario=custom`).
 pub const CUSTOM_TEXT_KEY: &str = "converge.scenario.custom";
 
+/// Which build web/boot.js loads: `terminal` (the build with the kubectl terminal, once it has
+/// been opened in this browser), else the smaller first-visit build.
+pub const BUILD_KEY: &str = "converge.build";
+
+/// sessionStorage: set just before the page reloads into the terminal's build, which then
+/// opens the terminal at start.
+pub const OPEN_TERMINAL_KEY: &str = "converge.open-terminal";
+
 /// Set once the newcomer's hint has gone (first edit applied, or dismissed): it is not shown
 /// again in this browser. Whenever it is written the workspace is saved too.
 pub const HINT_DONE_KEY: &str = "converge.hint.first-edit";

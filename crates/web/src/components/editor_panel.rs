@@ -85,6 +85,9 @@ pub fn editor_panel(props: &EditorPanelProps) -> Html {
             }
             if let Some(o) = &props.outcome {
                 <p id="apply-result" role="status" class={classes!("outcome", if o.is_error() { "bad" } else { "ok" })}>{ o.text() }</p>
+                if let Some(cmd) = &o.equivalent {
+                    <p class="muted equivalent" id="apply-equivalent">{ "On a real cluster: " }<code>{ cmd.clone() }</code>{ " (the editor's text on stdin)" }</p>
+                }
             }
         </section>
     }

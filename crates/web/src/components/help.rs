@@ -32,11 +32,13 @@ pub fn help_dialog(props: &HelpDialogProps) -> Html {
                 <dt><kbd>{ "n" }</kbd></dt><dd>{ "Step (one event)" }</dd>
                 <dt><kbd>{ "Shift" }</kbd>{ "+" }<kbd>{ "N" }</kbd></dt><dd>{ "Next event time" }</dd>
                 <dt><kbd>{ "r" }</kbd></dt><dd>{ "Run until converged" }</dd>
+                <dt><kbd>{ "t" }</kbd></dt><dd>{ "Open / close the kubectl terminal" }</dd>
                 <dt><kbd>{ "?" }</kbd></dt><dd>{ "This help" }</dd>
                 <dt><kbd>{ "↑" }</kbd>{ " " }<kbd>{ "↓" }</kbd>{ " " }<kbd>{ "Home" }</kbd>{ " " }<kbd>{ "End" }</kbd></dt><dd>{ "Move between objects in the object list" }</dd>
                 <dt><kbd>{ "→" }</kbd>{ " " }<kbd>{ "←" }</kbd></dt><dd>{ "Open / close the group in the object list" }</dd>
                 <dt><kbd>{ "Ctrl/Cmd" }</kbd>{ "+" }<kbd>{ "Enter" }</kbd></dt><dd>{ "Apply the editor (while editing)" }</dd>
                 <dt><kbd>{ "Escape" }</kbd></dt><dd>{ "Leave the editor, so the keys above are shortcuts again" }</dd>
+                <dt><kbd>{ "Tab" }</kbd>{ " " }<kbd>{ "↑" }</kbd>{ " " }<kbd>{ "↓" }</kbd>{ " " }<kbd>{ "Ctrl" }</kbd>{ "+" }<kbd>{ "C" }</kbd></dt><dd>{ "In the terminal: complete, walk the history, stop a -w" }</dd>
             </dl>
             <p class="muted">{ "Shortcuts are ignored while typing in a field. Escape closes this dialog." }</p>
             <h3 id="about-h">{ "About" }</h3>

@@ -15,6 +15,8 @@ use super::help::{help_dialog, HelpDialogProps};
 use super::lesson::{lesson_panel, LessonPanelProps};
 use super::object_tree::{object_tree, ObjectTreeProps};
 use super::status::{status_panel, StatusPanelProps};
+#[cfg(feature = "terminal")]
+use super::terminal::{terminal_panel, TerminalPanelProps};
 use super::timeline::{timeline_panel, TimelinePanelProps};
 
 /// The inputs of one memoized panel.
@@ -28,6 +30,8 @@ pub enum PanelInputs {
     Gallery(GalleryPanelProps),
     Lesson(LessonPanelProps),
     Help(HelpDialogProps),
+    #[cfg(feature = "terminal")]
+    Terminal(TerminalPanelProps),
 }
 
 #[derive(Properties, PartialEq)]
@@ -56,6 +60,8 @@ impl Component for MemoPanel {
             PanelInputs::Gallery(p) => gallery_panel(p),
             PanelInputs::Lesson(p) => lesson_panel(p),
             PanelInputs::Help(p) => help_dialog(p),
+            #[cfg(feature = "terminal")]
+            PanelInputs::Terminal(p) => terminal_panel(p),
         }
     }
 }

@@ -17,6 +17,8 @@ mod memo;
 pub mod notices;
 pub mod object_tree;
 pub mod status;
+#[cfg(feature = "terminal")]
+pub mod terminal;
 pub mod timeline;
 pub mod toolbar;
 pub mod topbar;
@@ -32,6 +34,8 @@ pub use memo::{memo, MemoPanel, MemoPanelProps, PanelInputs};
 pub use notices::{notice_bar, NoticeBarProps};
 pub use object_tree::ObjectTreeProps;
 pub use status::StatusPanelProps;
+#[cfg(feature = "terminal")]
+pub use terminal::TerminalPanelProps;
 pub use timeline::TimelinePanelProps;
 pub use toolbar::{simulation_toolbar, SimulationToolbarProps};
 pub use topbar::{topbar, TopbarProps};

@@ -5,7 +5,7 @@ use converge_core::time::SimTime;
 use web_sys::HtmlSelectElement;
 use yew::prelude::*;
 
-use crate::state::{Msg, SPEEDS};
+use crate::state::{Msg, TerminalMsg, SPEEDS};
 
 /// What the view draws from.
 pub struct SimulationToolbarProps {
@@ -16,6 +16,7 @@ pub struct SimulationToolbarProps {
     pub now: SimTime,
     pub steps: u64,
     pub converged: bool,
+    pub terminal_open: bool,
     pub send: Callback<Msg>,
 }
 
@@ -44,6 +45,8 @@ pub fn simulation_toolbar(props: &SimulationToolbarProps) -> Html {
             </label>
             <button id="run" onclick={send.reform(|_| Msg::RunUntilConverged)} title="r">{ "Run until converged" }</button>
             <button id="reset" onclick={send.reform(|_| Msg::Reset)}>{ "Reset" }</button>
+            <button id="terminal-toggle" aria-pressed={props.terminal_open.to_string()} title="t"
+                onclick={send.reform(|_| Msg::Terminal(TerminalMsg::Toggle))}>{ "Terminal" }</button>
             <output id="clock" aria-label="Simulated time">{ props.now.to_string() }</output>
             <output id="steps" aria-label="Steps taken">{ format!("{} steps", props.steps) }</output>
             <span class={classes!("badge", if converged { "ok" } else { "warn" })} id="converged">

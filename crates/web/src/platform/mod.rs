@@ -136,6 +136,8 @@ pub struct Platform {
     hash_timer: Option<Timeout>,
     /// A step was marked as started: measure it once the DOM is patched.
     measuring_step: bool,
+    /// The terminal opened: focus its command line once it is drawn.
+    focus_terminal: bool,
     help: NodeRef,
     /// What had focus when the help dialog opened, to give it back when it closes.
     help_return: Option<HtmlElement>,
@@ -152,6 +154,7 @@ impl Platform {
             ticker: None,
             hash_timer: None,
             measuring_step: false,
+            focus_terminal: false,
             help,
             help_return: None,
             keys: None,
@@ -226,6 +229,8 @@ impl Platform {
                 }
             }
             Effect::ReturnFocusAfterHelp => self.return_focus_after_help(),
+            Effect::FocusTerminal => self.focus_terminal = true,
+            Effect::LoadTerminalBuild => return load_terminal_build().err().map(Msg::Notice),
         }
         None
     }
@@ -253,6 +258,15 @@ impl Platform {
 
     /// After every render: a step marked as started is measured now that the DOM is patched.
     pub fn rendered(&mut self) {
+        if std::mem::take(&mut self.focus_terminal) {
+            let input = web_sys::window()
+                .and_then(|w| w.document())
+                .and_then(|d| d.get_element_by_id("terminal-input"))
+                .and_then(|e| e.dyn_into::<HtmlElement>().ok());
+            if let Some(el) = input {
+                let _ = el.focus();
+            }
+        }
         if self.measuring_step {
             self.measuring_step = false;
             performance_mark("converge-step-end");
@@ -311,6 +325,63 @@ impl Platform {
         performance_mark("converge-ready");
         dispatch("converge-ready");
     }
+}
+
+/// The boot script's `data-terminal-wasm`: the terminal's build, when this site has one
+/// (web/terminal-build.mjs writes it; a `trunk serve` build has the terminal itself).
+fn terminal_build() -> Option<String> {
+    window()?
+        .document()?
+        .query_selector("script[data-converge-boot]")
+        .ok()??
+        .get_attribute("data-terminal-wasm")
+}
+
+/// Reloads the page into the terminal's build (the session is saved; the pagehide handler
+/// saves it again). The share-link hash is dropped from the address, so the reload opens the
+/// saved session rather than the link it started from.
+fn load_terminal_build() -> Result<(), String> {
+    let w = window().ok_or("no window")?;
+    if terminal_build().is_none() {
+        return Err("This build of Converge has no kubectl terminal.".into());
+    }
+    let session = w.session_storage().ok().flatten();
+    let (Some(local), Some(session)) = (storage(), session) else {
+        return Err(
+            "The kubectl terminal needs this site's storage to load: the page reloads \
+                    into it with your session saved."
+                .into(),
+        );
+    };
+    local
+        .set_item(persist::BUILD_KEY, "terminal")
+        .and_then(|()| session.set_item(persist::OPEN_TERMINAL_KEY, "1"))
+        .map_err(|_| "The kubectl terminal could not be loaded: storage is full.".to_owned())?;
+    let loc = w.location();
+    let url = format!(
+        "{}{}",
+        loc.pathname().unwrap_or_default(),
+        loc.search().unwrap_or_default()
+    );
+    replace_url(&url);
+    loc.reload()
+        .map_err(|_| "The page could not reload.".to_owned())
+}
+
+/// Whether the page was reloaded to open the terminal ([`load_terminal_build`]); the request
+/// is used up. The caller opens it, or in a build without it (its download failed and boot.js
+/// fell back) says so.
+pub fn take_open_terminal_request() -> bool {
+    let Some(s) = window().and_then(|w| w.session_storage().ok().flatten()) else {
+        return false;
+    };
+    let asked = s
+        .get_item(persist::OPEN_TERMINAL_KEY)
+        .ok()
+        .flatten()
+        .is_some();
+    let _ = s.remove_item(persist::OPEN_TERMINAL_KEY);
+    asked
 }
 
 /// Tells web/boot.js the app is shown: the window event `converge-shown`, on which it removes

@@ -1,4 +1,4 @@
-//! The playground's single-key shortcuts (Space, n, N, r, ?), and the one rule that decides
+//! The playground's single-key shortcuts (Space, n, N, r, t, ?), and the one rule that decides
 //! whether a key press is a shortcut or the person's typing.
 //!
 //! A key belongs to whatever takes text or keys where it was pressed: a form field, anything
@@ -18,6 +18,7 @@ pub enum Shortcut {
     NextEvent,
     RunUntilConverged,
     Help,
+    ToggleTerminal,
 }
 
 /// Elements whose keys are their own, by tag or role. `[contenteditable]` covers an editable
@@ -62,6 +63,7 @@ pub fn shortcut(e: &KeyboardEvent) -> Option<Shortcut> {
         "N" => Some(Shortcut::NextEvent),
         "r" => Some(Shortcut::RunUntilConverged),
         "?" => Some(Shortcut::Help),
+        "t" => Some(Shortcut::ToggleTerminal),
         _ => None,
     }
 }

@@ -45,6 +45,11 @@ pub enum Effect {
     ReplyToSender { message: Value, origin: String },
     /// Open the help dialog, remembering what had focus.
     OpenHelpDialog,
+    /// The terminal opened: its command line takes focus.
+    FocusTerminal,
+    /// In the build without the terminal: reload the page into the terminal's build, which
+    /// opens the pane (the session was saved by the effect before).
+    LoadTerminalBuild,
     /// The help dialog closed: give focus back to what had it.
     ReturnFocusAfterHelp,
 }

@@ -23,6 +23,25 @@ pub const TIMELINE_ENTRIES: usize = 80;
 pub struct ApplyOutcome {
     pub code: u16,
     pub message: String,
+    /// What to type on a real cluster for the same request, with the editor's text on stdin
+    /// (`kubectl replace -f -`); `None` when nothing was sent.
+    pub equivalent: Option<String>,
+}
+
+/// The kubectl command that sends what an editor Apply sends: `create -f -` (POST), `replace
+/// -f -` (PUT) or `replace --subresource=status -f -` (PUT of /status), as `principal`.
+pub fn equivalent_command(principal: &str, exists: bool, target: Target) -> String {
+    let who = if principal == converge_core::kubectl::terminal::USER {
+        String::new()
+    } else {
+        format!("--as {principal} ")
+    };
+    let verb = match (exists, target) {
+        (false, _) => "create -f -",
+        (true, Target::Main) => "replace -f -",
+        (true, Target::Status) => "replace --subresource=status -f -",
+    };
+    format!("kubectl {who}{verb}")
 }
 
 impl ApplyOutcome {
@@ -161,6 +180,7 @@ impl Model {
             self.outcome = Some(ApplyOutcome {
                 code: 400,
                 message: "the editor holds no object".into(),
+                equivalent: None,
             });
             return;
         };
@@ -171,12 +191,15 @@ impl Model {
                 self.outcome = Some(ApplyOutcome {
                     code: e.code(),
                     message: e.message,
+                    equivalent: None,
                 });
                 return;
             }
         };
         let p = self.principal.as_str();
-        let request = match (world.api().get(&key).is_some(), self.target) {
+        let exists = world.api().get(&key).is_some();
+        let equivalent = equivalent_command(p, exists, self.target);
+        let request = match (exists, self.target) {
             (false, _) => ApiRequest::create(p, key.gr.clone(), &key.namespace, doc),
             (true, Target::Main) => {
                 ApiRequest::update(p, key.gr.clone(), &key.namespace, &key.name, doc)
@@ -196,6 +219,7 @@ impl Model {
             self.outcome = Some(ApplyOutcome {
                 code: rec.code,
                 message: rec.message,
+                equivalent: Some(equivalent),
             });
             if rec.code < 400 {
                 self.first_edit_hint = false;
@@ -400,6 +424,7 @@ mod tests {
         let o = m.outcome.clone().unwrap_or(ApplyOutcome {
             code: 0,
             message: String::new(),
+            equivalent: None,
         });
         assert_eq!(o.code, 403);
         assert!(

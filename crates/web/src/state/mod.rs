@@ -12,6 +12,7 @@ pub mod gallery;
 pub mod lesson;
 mod mechanics;
 mod replay;
+pub mod terminal;
 
 use std::collections::VecDeque;
 use std::rc::Rc;
@@ -34,6 +35,7 @@ use lesson::{LessonMsg, Lessons};
 use mechanics::fault_for;
 pub use mechanics::{ApplyOutcome, ControllerRow, EditorDrift, TIMELINE_ENTRIES};
 use replay::Replay;
+pub use terminal::{Terminal, TerminalMsg};
 
 use crate::persist;
 
@@ -137,6 +139,8 @@ pub enum Msg {
     HelpClosed,
     /// The page is going away (reload, close, navigation): save now, even mid-play.
     PageHidden,
+    /// A line for the notice bar (what the platform could not do).
+    Notice(String),
     /// The app has drawn itself and listens (embed mode tells the host page).
     Started,
     /// A postMessage from the host page (embed mode): its data as JSON and its origin. Replies
@@ -147,6 +151,8 @@ pub enum Msg {
     },
     /// The embedded page's content height after a render, in CSS pixels.
     ContentHeight(i32),
+    /// The terminal pane ([`terminal`]).
+    Terminal(TerminalMsg),
 }
 
 /// The whole playground: the session (world, history, action log, editor) and the page around
@@ -183,6 +189,8 @@ pub struct Model {
     pub lessons: Lessons,
     /// What belongs to the page rather than the session; it outlives opening a scenario.
     pub page: PageState,
+    /// The terminal pane: its scrollback and history belong to this tab, not to the session.
+    pub terminal: Terminal,
 }
 
 /// The page around the session: embed mode, the share link and what the address bar and the
@@ -273,6 +281,7 @@ impl Model {
             first_edit_hint: false,
             lessons,
             page: PageState::default(),
+            terminal: Terminal::default(),
         };
         if m.cursor.is_some_and(|c| m.history.at(c).is_none()) {
             m.cursor = None;
@@ -355,6 +364,7 @@ impl Model {
             Msg::Started => Reaction::effects(self.announce_to_host()),
             Msg::FromHost { data, origin } => self.on_host_message(&data, &origin),
             Msg::ContentHeight(px) => Reaction::effects(self.report_height(px)),
+            Msg::Terminal(TerminalMsg::Toggle) => self.toggle_terminal(),
             msg => self.update_session(msg),
         }
     }
@@ -370,6 +380,7 @@ impl Model {
         let hinted = self.first_edit_hint;
         let changed = self.reduce(msg);
         if changed {
+            self.follow_watch();
             self.refresh_tree();
         }
         if hinted && !self.first_edit_hint {
@@ -498,8 +509,10 @@ impl Model {
             }
             Msg::SetTheme(t) => self.theme = t,
             Msg::DismissNotice => self.notice = None,
+            Msg::Notice(text) => self.notice = Some(text),
             Msg::DismissHint => self.first_edit_hint = false,
             Msg::Lesson(m) => lesson::update(self, m),
+            Msg::Terminal(m) => return self.on_terminal(m),
             // The page's messages never reach the session reducer (see `update`).
             Msg::Share
             | Msg::ShareLinkReady(_)
@@ -541,7 +554,10 @@ impl Model {
         let gallery_open = self.lessons.gallery_open;
         let cards = std::mem::take(&mut self.lessons.cards);
         let page = std::mem::take(&mut self.page);
+        let mut terminal = std::mem::take(&mut self.terminal);
+        terminal.watch = None;
         *self = Model::from_workspace_with(w, lessons);
+        self.terminal = terminal;
         self.lessons.gallery_open = gallery_open;
         self.lessons.cards = cards;
         self.page = page;

@@ -1,0 +1,373 @@
+//! The terminal pane's state: the typed line, the scrollback of commands with their output and
+//! exit codes, the command history (Up/Down), Tab completion and an open `get -w`. Commands run
+//! through core's kubectl runner (`converge_core::kubectl::terminal`) on the shown world; the
+//! writes a command sends are performed on the live world as logged session actions, so they
+//! appear in the timeline, the history and share links as an editor Apply does.
+//!
+//! The runner is in the build with the `terminal` feature only (crates/web/Cargo.toml). In the
+//! first visit's build the toolbar's Terminal button saves the session and reloads the page into
+//! the terminal's build ([`Effect::LoadTerminalBuild`]), which opens the pane at start.
+
+#[cfg(feature = "terminal")]
+use converge_core::engine::Input;
+#[cfg(feature = "terminal")]
+use converge_core::kubectl::terminal::{common_prefix, complete, run_on};
+use converge_core::kubectl::watch::Watch;
+#[cfg(feature = "terminal")]
+use converge_core::view::session::SessionAction;
+
+use super::{Effect, Model, Reaction};
+
+/// Commands kept in the scrollback; older ones are dropped.
+pub const ENTRIES_KEPT: usize = 200;
+/// Lines kept of one command's output (a long `get -w`).
+pub const LINES_KEPT: usize = 2_000;
+/// Commands kept for Up/Down.
+pub const HISTORY_KEPT: usize = 100;
+
+/// One command and what it printed; `code` is `None` while a `-w` is still streaming.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Entry {
+    pub command: String,
+    pub stdout: String,
+    pub stderr: String,
+    pub code: Option<i32>,
+}
+
+/// The terminal's messages (its own element's keys and the toolbar's toggle).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TerminalMsg {
+    Toggle,
+    Input(String),
+    Submit,
+    HistoryPrev,
+    HistoryNext,
+    Complete,
+    /// Ctrl+C: stops a `-w`, or drops the typed line.
+    Interrupt,
+}
+
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Terminal {
+    pub open: bool,
+    pub input: String,
+    pub entries: Vec<Entry>,
+    pub history: Vec<String>,
+    /// Where Up/Down is in `history` (None: the line being typed).
+    pub history_pos: Option<usize>,
+    /// What Tab found when several words match.
+    pub completions: Vec<String>,
+    pub watch: Option<Box<Watch>>,
+}
+
+#[cfg(feature = "terminal")]
+fn keep_lines(s: &mut String) {
+    let lines = s.lines().count();
+    if lines > LINES_KEPT {
+        let cut = s
+            .match_indices('\n')
+            .nth(lines - LINES_KEPT - 1)
+            .map_or(0, |(i, _)| i + 1);
+        s.replace_range(..cut, "");
+    }
+}
+
+impl Model {
+    /// The toolbar's Terminal button or `t`: opens or closes the pane, whose command line then
+    /// takes focus.
+    #[cfg(feature = "terminal")]
+    pub(super) fn toggle_terminal(&mut self) -> Reaction {
+        self.on_terminal(TerminalMsg::Toggle);
+        let focus = self.terminal.open.then_some(Effect::FocusTerminal);
+        Reaction {
+            render: true,
+            effects: focus.into_iter().collect(),
+        }
+    }
+
+    /// The toolbar's Terminal button or `t` in the build without the terminal: stops playing,
+    /// saves the session and reloads the page into the terminal's build, which opens the pane.
+    #[cfg(not(feature = "terminal"))]
+    pub(super) fn toggle_terminal(&mut self) -> Reaction {
+        let mut effects = Vec::new();
+        if std::mem::take(&mut self.playing) {
+            effects.push(Effect::StopTicking);
+        }
+        effects.push(self.save());
+        effects.push(Effect::LoadTerminalBuild);
+        Reaction {
+            render: true,
+            effects,
+        }
+    }
+
+    /// The build without the terminal draws no pane, so no terminal message but the toggle
+    /// reaches it; a running watch cannot exist.
+    #[cfg(not(feature = "terminal"))]
+    pub(super) fn on_terminal(&mut self, _msg: TerminalMsg) -> bool {
+        false
+    }
+
+    #[cfg(not(feature = "terminal"))]
+    pub(super) fn follow_watch(&mut self) {}
+}
+
+#[cfg(feature = "terminal")]
+impl Model {
+    /// Applies a terminal message; whether anything changed.
+    pub(super) fn on_terminal(&mut self, msg: TerminalMsg) -> bool {
+        let t = &mut self.terminal;
+        match msg {
+            TerminalMsg::Toggle => t.open = !t.open,
+            TerminalMsg::Input(s) => {
+                t.input = s;
+                t.history_pos = None;
+                t.completions.clear();
+            }
+            TerminalMsg::HistoryPrev => {
+                if t.history.is_empty() {
+                    return false;
+                }
+                let pos = match t.history_pos {
+                    None => t.history.len() - 1,
+                    Some(p) => p.saturating_sub(1),
+                };
+                t.history_pos = Some(pos);
+                t.input = t.history[pos].clone();
+            }
+            TerminalMsg::HistoryNext => match t.history_pos {
+                None => return false,
+                Some(p) if p + 1 < t.history.len() => {
+                    t.history_pos = Some(p + 1);
+                    t.input = t.history[p + 1].clone();
+                }
+                Some(_) => {
+                    t.history_pos = None;
+                    t.input.clear();
+                }
+            },
+            TerminalMsg::Complete => {
+                let found = complete(self.shown(), &self.terminal.input);
+                let t = &mut self.terminal;
+                let partial_start = if t.input.ends_with(' ') {
+                    t.input.len()
+                } else {
+                    t.input.rfind(' ').map_or(0, |i| i + 1)
+                };
+                match found.as_slice() {
+                    [] => t.completions.clear(),
+                    [one] => {
+                        t.input.replace_range(partial_start.., one);
+                        t.input.push(' ');
+                        t.completions.clear();
+                    }
+                    several => {
+                        let prefix = common_prefix(several);
+                        t.input.replace_range(partial_start.., &prefix);
+                        t.completions = several.to_vec();
+                    }
+                }
+            }
+            TerminalMsg::Interrupt => {
+                if t.watch.take().is_some() {
+                    if let Some(e) = t.entries.last_mut() {
+                        e.stdout.push_str("^C\n");
+                        e.code = Some(130);
+                    }
+                } else if !t.input.is_empty() {
+                    t.entries.push(Entry {
+                        command: std::mem::take(&mut t.input),
+                        stdout: "^C\n".into(),
+                        stderr: String::new(),
+                        code: Some(130),
+                    });
+                } else {
+                    return false;
+                }
+            }
+            TerminalMsg::Submit => self.submit(),
+        }
+        true
+    }
+
+    fn submit(&mut self) {
+        let line = std::mem::take(&mut self.terminal.input).trim().to_owned();
+        self.terminal.history_pos = None;
+        self.terminal.completions.clear();
+        if line.is_empty() {
+            return;
+        }
+        if self.terminal.history.last() != Some(&line) {
+            self.terminal.history.push(line.clone());
+            if self.terminal.history.len() > HISTORY_KEPT {
+                self.terminal.history.remove(0);
+            }
+        }
+        // A new command ends a running watch, as typing into a shell after Ctrl+C would.
+        if self.terminal.watch.take().is_some() {
+            if let Some(e) = self.terminal.entries.last_mut() {
+                e.code = Some(130);
+            }
+        }
+        if line == "clear" {
+            self.terminal.entries.clear();
+            return;
+        }
+        if self.cursor.is_some() {
+            self.fork();
+        }
+        let ran = run_on(&self.world, Some(&self.editor_text), &line);
+        for request in ran.requests {
+            self.perform(SessionAction::Apply {
+                input: Input::Request { request },
+            });
+        }
+        let mut output = ran.output;
+        let watch = output.watch.take();
+        self.terminal.entries.push(Entry {
+            command: line,
+            stdout: output.stdout,
+            stderr: output.stderr,
+            code: if watch.is_some() {
+                None
+            } else {
+                Some(output.code)
+            },
+        });
+        self.terminal.watch = watch;
+        if self.terminal.entries.len() > ENTRIES_KEPT {
+            self.terminal.entries.remove(0);
+        }
+    }
+
+    /// After the live world moved: a running `get -w` prints its new rows.
+    pub(super) fn follow_watch(&mut self) {
+        if self.cursor.is_some() {
+            return;
+        }
+        let Some(watch) = self.terminal.watch.as_mut() else {
+            return;
+        };
+        let rows = watch.poll(&self.world);
+        let finished = watch.finished;
+        if let Some(e) = self.terminal.entries.last_mut() {
+            if rows.starts_with("error: ") {
+                e.stderr.push_str(&rows);
+            } else {
+                e.stdout.push_str(&rows);
+                keep_lines(&mut e.stdout);
+            }
+            if finished.is_some() {
+                e.code = finished;
+            }
+        }
+        if finished.is_some() {
+            self.terminal.watch = None;
+        }
+    }
+}
+
+#[cfg(all(test, not(feature = "terminal")))]
+mod lean_tests {
+    use super::*;
+
+    #[test]
+    fn the_button_saves_the_session_and_asks_for_the_terminals_build() {
+        let mut m = Model {
+            playing: true,
+            ..Model::default()
+        };
+        let r = m.toggle_terminal();
+        assert!(!m.playing, "playing stops before the page reloads");
+        assert!(!m.terminal.open);
+        assert_eq!(r.effects[0], Effect::StopTicking);
+        assert!(matches!(r.effects[1], Effect::SaveWorkspace { .. }));
+        assert_eq!(r.effects[2], Effect::LoadTerminalBuild);
+    }
+}
+
+#[cfg(all(test, feature = "terminal"))]
+mod tests {
+    use super::*;
+
+    fn typed(m: &mut Model, line: &str) {
+        m.on_terminal(TerminalMsg::Input(line.into()));
+        m.on_terminal(TerminalMsg::Submit);
+    }
+
+    #[test]
+    fn a_command_prints_and_its_writes_are_logged_actions() {
+        let mut m = Model::default();
+        let before = m.actions.len();
+        typed(&mut m, "kubectl scale deploy web --replicas=5");
+        let e = m.terminal.entries.last().unwrap();
+        assert_eq!(e.stdout, "deployment.apps/web scaled\n");
+        assert_eq!(e.code, Some(0));
+        assert_eq!(
+            m.actions.len(),
+            before + 1,
+            "the PATCH of /scale is one action"
+        );
+        typed(&mut m, "kubectl --as app patch deploy web --subresource=status --type=merge -p '{\"status\":{}}'");
+        let e = m.terminal.entries.last().unwrap();
+        assert_eq!(e.code, Some(1));
+        assert!(e.stderr.contains("(Forbidden)"), "{}", e.stderr);
+        typed(&mut m, "clear");
+        assert!(m.terminal.entries.is_empty());
+        m.on_terminal(TerminalMsg::HistoryPrev);
+        assert_eq!(m.terminal.input, "clear");
+        m.on_terminal(TerminalMsg::HistoryPrev);
+        assert!(m.terminal.input.starts_with("kubectl --as app"));
+        m.on_terminal(TerminalMsg::HistoryPrev);
+        assert_eq!(m.terminal.input, "kubectl scale deploy web --replicas=5");
+        for _ in 0..3 {
+            m.on_terminal(TerminalMsg::HistoryNext);
+        }
+        assert_eq!(m.terminal.input, "");
+    }
+
+    #[test]
+    fn tab_completes_and_a_watch_follows_the_world_until_ctrl_c() {
+        let mut m = Model::default();
+        m.on_terminal(TerminalMsg::Input("kubectl ro".into()));
+        m.on_terminal(TerminalMsg::Complete);
+        assert_eq!(m.terminal.input, "kubectl rollout ");
+        typed(&mut m, "kubectl get deploy -w");
+        assert!(m.terminal.watch.is_some());
+        assert_eq!(m.terminal.entries.last().unwrap().code, None);
+        typed(&mut m, "kubectl scale deploy web --replicas=2");
+        assert!(m.terminal.watch.is_none(), "a new command ends the watch");
+        typed(&mut m, "kubectl get deploy -w");
+        let lines = m.terminal.entries.last().unwrap().stdout.lines().count();
+        m.perform(SessionAction::RunUntilConverged);
+        m.follow_watch();
+        assert!(m.terminal.entries.last().unwrap().stdout.lines().count() > lines);
+        m.on_terminal(TerminalMsg::Interrupt);
+        assert!(m.terminal.watch.is_none());
+        assert_eq!(m.terminal.entries.last().unwrap().code, Some(130));
+    }
+
+    #[test]
+    fn rollout_status_keeps_waiting_until_the_rollout_is_done() {
+        let mut m = Model::default();
+        typed(&mut m, "kubectl scale deploy web --replicas=4");
+        typed(&mut m, "kubectl rollout status deploy/web");
+        let e = m.terminal.entries.last().unwrap();
+        assert_eq!(
+            e.stdout,
+            "Waiting for deployment spec update to be observed...\n"
+        );
+        assert_eq!(e.code, None, "still waiting");
+        m.perform(SessionAction::RunUntilConverged);
+        m.follow_watch();
+        let e = m.terminal.entries.last().unwrap();
+        assert!(
+            e.stdout
+                .ends_with("deployment \"web\" successfully rolled out\n"),
+            "{}",
+            e.stdout
+        );
+        assert_eq!(e.code, Some(0));
+        assert!(m.terminal.watch.is_none());
+    }
+}
