@@ -179,3 +179,48 @@ test('a later visit starts with the terminal, which opens at once and closes wit
   assert.deepEqual(problems, []);
   await context.close();
 });
+
+test('lesson steps done in the terminal: kubectl scale completes a step, rollout status waits, --as app gets 403', async () => {
+  const { page, context, problems } = await openPage(browser, `${server.url}?scenario=scale-up`, { plainEditor: true });
+  const progress = () => page.locator('#lesson-progress').innerText();
+  assert.equal(await progress(), 'Step 1 of 3');
+  assert.match(await page.locator('.step.current').innerText(), /kubectl scale deploy web --replicas=3/);
+  await open(page);
+  // The reload into the terminal's module kept the lesson open.
+  assert.equal(new URL(page.url()).search, '?scenario=scale-up');
+  assert.equal(await progress(), 'Step 1 of 3');
+  const scaled = await run(page, 'kubectl scale deploy web --replicas=3');
+  assert.equal(await seen(scaled.locator('.term-out')), 'deployment.apps/web scaled');
+  await page.waitForFunction(() => document.querySelector('#lesson-progress')?.textContent === 'Step 2 of 3');
+  assert.equal(await page.locator('#generation').innerText(), '2');
+  const rollout = await run(page, 'kubectl rollout status deploy/web');
+  assert.equal(await rollout.locator('.term-exit').innerText(), 'watching… Ctrl+C stops');
+  await page.getByRole('button', { name: 'Play', exact: true }).click();
+  await page.waitForFunction(() => document.querySelector('#lesson-progress')?.textContent === 'Lesson complete'
+    || /successfully rolled out/.test(document.querySelector('.term-log .term-entry:last-child .term-out')?.textContent ?? ''), null, T);
+  await page.waitForFunction(() => document.querySelector('.term-log .term-entry:last-child .term-exit')?.textContent === 'exit 0', null, T);
+  const lines = (await seen(rollout.locator('.term-out'))).split('\n');
+  assert.equal(lines.at(-1), 'deployment "web" successfully rolled out');
+  assert.ok(lines.some((l) => /^Waiting for deployment "web" rollout to finish: \d of 3 updated replicas are available\.\.\.$/.test(l)), lines.join('\n'));
+  await page.getByRole('button', { name: 'Pause', exact: true }).click();
+  assert.deepEqual(problems, []);
+  await context.close();
+});
+
+test('the status-protection lesson: the reader forges status from the terminal and RBAC refuses it', async () => {
+  const { page, context, problems } = await openPage(browser, `${server.url}?scenario=status-protection`, { plainEditor: true });
+  assert.match(await page.locator('.step.current').innerText(), /kubectl --as app patch deploy web --subresource=status/);
+  await open(page);
+  const denied = await run(page, `kubectl --as app patch deploy web --subresource=status --type=merge -p '{"status":{"readyReplicas":0}}'`);
+  assert.equal(await seen(denied.locator('.term-err')),
+    'Error from server (Forbidden): deployments.apps "web" is forbidden: User "app" cannot patch resource "deployments/status" in API group "apps" in the namespace "default"');
+  assert.equal(await denied.locator('.term-exit').innerText(), 'exit 1');
+  // The refused request is the reader's, in app's lane of the timeline, before the scenario's own
+  // forgery at 10s.
+  await page.waitForFunction(() => /patch deployments\/status default\/web 403/.test(
+    [...document.querySelectorAll('.timeline .lane')].find((l) => /user:app/.test(l.textContent))?.textContent ?? ''));
+  assert.equal(await page.locator('#clock').innerText(), 't=0.000s');
+  assert.equal(await page.locator('#lesson-progress').innerText(), 'Step 1 of 3');
+  assert.deepEqual(problems, []);
+  await context.close();
+});

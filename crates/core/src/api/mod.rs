@@ -34,7 +34,7 @@ pub mod names;
 mod properties;
 pub mod quantity;
 pub mod rbac;
-mod scale;
+pub(crate) mod scale;
 pub(crate) use scale::has_scale;
 pub mod selector;
 mod server;

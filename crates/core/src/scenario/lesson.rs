@@ -96,7 +96,7 @@ impl LessonGuide {
             let focus = match &step.focus {
                 Some(f) => {
                     let t = resolve_target(world, f).map_err(|m| err(format!("{p}.focus"), m))?;
-                    let Some(key) = t.key().filter(|_| !t.status) else {
+                    let Some(key) = t.key().filter(|_| t.subresource.is_none()) else {
                         return Err(err(
                             format!("{p}.focus"),
                             "names an object: resource/namespace/name",
@@ -212,10 +212,13 @@ fn compile_predicate(
         return Err(err(p, "names neither a target (an object) nor a request"));
     };
     let t = resolve_target(world, target).map_err(|m| err(format!("{p}.target"), m))?;
-    if t.status {
+    if t.subresource.is_some() {
         return Err(err(
             format!("{p}.target"),
-            "predicates look at the whole object: drop /status",
+            format!(
+                "predicates look at the whole object: drop {}",
+                t.subresource_path()
+            ),
         ));
     }
     if !t.names_one() {
@@ -538,18 +541,22 @@ mod tests {
 
     #[test]
     fn a_request_before_the_step_began_does_not_complete_it() {
-        let s = load(super::super::gallery::find("scale-up").expect("entry").text);
+        let s = load(
+            super::super::gallery::find("status-protection")
+                .expect("entry")
+                .text,
+        );
         let guide = LessonGuide::for_scenario(&s).unwrap().expect("a lesson");
         let mut w = s.playground_world(None).unwrap();
         w.apply(Input::Advance { ms: 12_000 });
-        // Everything of steps 1 and 2 happened before the reader started following.
+        // Both refused forgeries of step 1 happened before the reader started following.
         let mut late = LessonProgress::start(&w, 0);
         late.advance(&guide, &w);
-        assert_eq!(late.step, 0, "alice's patch came before the lesson began");
+        assert_eq!(late.step, 0, "app's patches came before the lesson began");
         let mut early = LessonProgress::start(&s.playground_world(None).unwrap(), 0);
         early.advance(&guide, &w);
-        assert_eq!(early.step, 3);
-        assert_eq!(early.reached_ms, vec![12_000; 3]);
+        assert_eq!(early.step, 1);
+        assert_eq!(early.reached_ms, vec![12_000]);
     }
 
     const LESSON_BASE: &str = "apiVersion: converge.dev/v1

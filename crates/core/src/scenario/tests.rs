@@ -490,6 +490,27 @@ fn within_fails_at_its_deadline_with_what_was_observed_then() {
 }
 
 #[test]
+fn a_patch_of_scale_is_what_kubectl_scale_sends_and_requests_match_it() {
+    let out = run_text(&header(&format!(
+        "{WEB}actions:\n  - {{at: 10s, verb: patch, target: deployments/default/web/scale, patch: {{spec: {{replicas: 4}}}}}}\nexpect:\n  - {{target: deployments/default/web, at: 10s, field: spec.replicas, equals: 4}}\n  - {{requests: {{verb: patch, target: deployments/default/web/scale, code: 200}}, at: 10s, equals: 1}}\n  - {{requests: {{verb: patch, target: deployments/default/web, code: 200}}, at: 10s, equals: 0}}\n"
+    )));
+    for r in &out.results {
+        assert!(r.passed, "{}", r.line());
+    }
+    let e = load_err(&header(
+        "actions:\n  - {at: 1s, verb: get, target: pods/default/p/scale}\n",
+    ));
+    assert!(
+        e.to_string().contains("pods has no scale subresource"),
+        "{e}"
+    );
+    let e = load_err(&header(&format!(
+        "{WEB}expect:\n  - {{target: deployments/default/web/scale, at: 1s, field: spec.replicas, equals: 1}}\n"
+    )));
+    assert!(e.to_string().contains("drop /scale"), "{e}");
+}
+
+#[test]
 fn at_sees_the_state_after_everything_due_at_that_time() {
     let out = run_text(&header(&format!(
         "{WEB}actions:\n  - {{at: 10s, verb: patch, target: deployments/default/web, patch: {{spec: {{replicas: 4}}}}}}\nexpect:\n  - {{target: deployments/default/web, at: 10s, field: metadata.generation, equals: 2}}\n  - {{target: deployments/default/web, at: 10s, field: status.observedGeneration, equals: 1}}\n  - {{target: deployments/default/web, at: 9999ms, field: metadata.generation, equals: 1}}\n"

@@ -128,10 +128,13 @@ pub(super) fn compile_expectation(
         return Err(err(&p, "names neither a target (an object) nor an action"));
     };
     let t = resolve_target(world, target).map_err(|m| err(format!("{p}.target"), m))?;
-    if t.status {
+    if t.subresource.is_some() {
         return Err(err(
             format!("{p}.target"),
-            "expectations look at the whole object: drop /status",
+            format!(
+                "expectations look at the whole object: drop {}",
+                t.subresource_path()
+            ),
         ));
     }
     if !t.names_one() {
@@ -287,7 +290,7 @@ fn compile_tally(
     let (check, what) = if let Some(c) = &e.count {
         let t =
             resolve_target(world, &c.target).map_err(|m| err(format!("{p}.count.target"), m))?;
-        if !t.name.is_empty() || t.status {
+        if !t.name.is_empty() || t.subresource.is_some() {
             return Err(err(
                 format!("{p}.count.target"),
                 "names a resource and its namespace (pods/default), not one object",
@@ -307,7 +310,7 @@ fn compile_tally(
                     resolve_target(world, o).map_err(|m| err(format!("{p}.count.owner"), m))?;
                 Some(
                     ot.key()
-                        .filter(|_| !ot.status)
+                        .filter(|_| ot.subresource.is_none())
                         .ok_or_else(|| err(format!("{p}.count.owner"), "needs an object name"))?,
                 )
             }
@@ -333,10 +336,10 @@ fn compile_tally(
             Some(a) => {
                 let t =
                     resolve_target(world, a).map_err(|m| err(format!("{p}.events.about"), m))?;
-                if t.status {
+                if t.subresource.is_some() {
                     return Err(err(
                         format!("{p}.events.about"),
-                        "drop /status: events are about objects",
+                        format!("drop {}: events are about objects", t.subresource_path()),
                     ));
                 }
                 Some((

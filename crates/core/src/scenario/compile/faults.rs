@@ -136,7 +136,7 @@ pub(super) fn compile_faults(
         if let Some(load) = &f.load {
             let t = resolve_target(world, &load.target)
                 .map_err(|m| err(format!("{p}.load.target"), m))?;
-            if t.info.gr != util::deployments() || t.name.is_empty() || t.status {
+            if t.info.gr != util::deployments() || t.name.is_empty() || t.subresource.is_some() {
                 return Err(err(
                     format!("{p}.load.target"),
                     "load applies to a Deployment: deployments/<namespace>/<name>",

@@ -61,11 +61,11 @@ pub(super) fn compile_action(
     if matches!(
         a.verb,
         ActionVerb::Create | ActionVerb::List | ActionVerb::Delete
-    ) && t.status
+    ) && t.subresource.is_some()
     {
         return Err(err(
             format!("{p}.target"),
-            format!("{verb} is not served on /status"),
+            format!("{verb} is not served on {}", t.subresource_path()),
         ));
     }
     if t.selection.is_some() && matches!(a.verb, ActionVerb::Create | ActionVerb::List) {
@@ -161,9 +161,7 @@ pub(super) fn compile_action(
                 }
             };
             let mut r = ApiRequest::update(principal, gr, &ns, &t.name, body);
-            if t.status {
-                r.subresource = Some(crate::api::Subresource::Status);
-            }
+            r.subresource = t.subresource;
             r
         }
         ActionVerb::Patch => {
@@ -188,14 +186,12 @@ pub(super) fn compile_action(
                 }
             };
             let mut r = ApiRequest::patch(principal, gr, &ns, &t.name, kind, patch);
-            if t.status {
-                r.subresource = Some(crate::api::Subresource::Status);
-            }
+            r.subresource = t.subresource;
             r
         }
     };
-    if a.verb == ActionVerb::Get && t.status {
-        request.subresource = Some(crate::api::Subresource::Status);
+    if a.verb == ActionVerb::Get {
+        request.subresource = t.subresource;
     }
     if a.body.is_some()
         && matches!(

@@ -13,7 +13,7 @@ pub(crate) struct RequestCheck {
     pub principal: Option<String>,
     pub verb: Option<&'static str>,
     pub gr: GroupResource,
-    pub status: bool,
+    pub subresource: Option<crate::api::Subresource>,
     pub namespace: String,
     /// Empty: any name.
     pub name: String,
@@ -23,7 +23,7 @@ pub(crate) struct RequestCheck {
 impl RequestCheck {
     pub fn matches(&self, e: &AuditEntry) -> bool {
         e.gr == self.gr
-            && (e.subresource == Some(crate::api::Subresource::Status)) == self.status
+            && e.subresource == self.subresource
             && e.namespace == self.namespace
             && (self.name.is_empty() || e.name == self.name)
             && self.principal.as_ref().is_none_or(|p| *p == e.principal)
@@ -58,7 +58,7 @@ pub(crate) fn compile_request(
             principal: r.principal.clone(),
             verb,
             gr: t.info.gr.clone(),
-            status: t.status,
+            subresource: t.subresource,
             namespace: t.namespace.clone(),
             name: t.name.clone(),
             code: r.code,

@@ -1,4 +1,4 @@
-//! Targets: `resource[.group]/[namespace/]name[/status]`, resolved against the resources the
+//! Targets: `resource[.group]/[namespace/]name[/status|/scale]`, resolved against the resources the
 //! world serves (built-in kinds and the scenario's custom resources). In place of the name,
 //! `{app=web}` (a label selector) or `{owner: deployments/default/web}` (an owner, through any
 //! number of levels) chooses the object when it is used: generated names need not be known.
@@ -6,17 +6,19 @@
 use serde_json::Value;
 
 use crate::api::selector::Selector;
-use crate::api::{meta, GroupResource, ObjectKey, ResourceInfo};
+use crate::api::{meta, GroupResource, ObjectKey, ResourceInfo, Subresource};
 use crate::engine::World;
 use crate::scenario::format::ActionVerb;
 
-/// A parsed target: `resource[.group]/[namespace/]name[/status]`.
+/// A parsed target: `resource[.group]/[namespace/]name[/status|/scale]`.
 #[derive(Clone, Debug)]
 pub(crate) struct ResolvedTarget {
     pub info: ResourceInfo,
     pub namespace: String,
     pub name: String,
-    pub status: bool,
+    /// `/status` or `/scale` after the name (`/scale` where kube serves it: what `kubectl
+    /// scale` patches).
+    pub subresource: Option<Subresource>,
     /// `{...}` in place of the name: the object is chosen when the target is used.
     pub selection: Option<Selection>,
 }
@@ -25,6 +27,15 @@ impl ResolvedTarget {
     pub fn key(&self) -> Option<ObjectKey> {
         (!self.name.is_empty())
             .then(|| ObjectKey::new(self.info.gr.clone(), &self.namespace, &self.name))
+    }
+
+    /// `/status` or `/scale`, for messages that refuse a subresource; empty without one.
+    pub fn subresource_path(&self) -> &'static str {
+        match self.subresource {
+            None => "",
+            Some(Subresource::Status) => "/status",
+            Some(Subresource::Scale) => "/scale",
+        }
     }
 
     /// Whether the target names one object, by name or by selection.
@@ -103,7 +114,7 @@ pub(crate) fn resolve_target(world: &World, text: &str) -> Result<ResolvedTarget
                     let ot = resolve_target(world, o.trim())?;
                     let key = ot
                         .key()
-                        .filter(|_| !ot.status)
+                        .filter(|_| ot.subresource.is_none())
                         .ok_or_else(|| format!("the owner in {text:?} names no object"))?;
                     (None, Some(key))
                 }
@@ -149,10 +160,16 @@ pub(crate) fn resolve_target(world: &World, text: &str) -> Result<ResolvedTarget
     };
     let mut rest: Vec<&str> = parts[1..].to_vec();
     let want = if info.namespaced { 2 } else { 1 };
-    let mut status = false;
-    if rest.len() == want + 1 && rest.last() == Some(&"status") {
-        status = true;
-        rest.pop();
+    let mut subresource = None;
+    if rest.len() == want + 1 {
+        subresource = match rest.last() {
+            Some(&"status") => Some(Subresource::Status),
+            Some(&"scale") => Some(Subresource::Scale),
+            _ => None,
+        };
+        if subresource.is_some() {
+            rest.pop();
+        }
     }
     if rest.len() > want || rest.iter().any(|p| p.is_empty()) {
         let shape = if info.namespaced {
@@ -162,9 +179,15 @@ pub(crate) fn resolve_target(world: &World, text: &str) -> Result<ResolvedTarget
         };
         return Err(format!("malformed target {text:?}: expected {shape}"));
     }
-    if status && !info.status_subresource {
+    if subresource == Some(Subresource::Status) && !info.status_subresource {
         return Err(format!(
             "{} has no status subresource (target {text:?})",
+            info.gr.qualified()
+        ));
+    }
+    if subresource == Some(Subresource::Scale) && !crate::api::scale::has_scale(&info) {
+        return Err(format!(
+            "{} has no scale subresource (target {text:?})",
             info.gr.qualified()
         ));
     }
@@ -180,7 +203,7 @@ pub(crate) fn resolve_target(world: &World, text: &str) -> Result<ResolvedTarget
         info,
         namespace,
         name,
-        status,
+        subresource,
         selection: None,
     })
 }

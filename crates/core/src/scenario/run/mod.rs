@@ -196,7 +196,7 @@ impl ScenarioRun {
     /// as expectations resolve targets; the error says what is wrong with it.
     pub fn resolve_key(&self, target: &str) -> Result<ObjectKey, String> {
         let t = crate::scenario::predicates::resolve_target(&self.world, target)?;
-        if t.status {
+        if t.subresource.is_some() {
             return Err(format!(
                 "the target {target:?} names a subresource; name the object"
             ));
