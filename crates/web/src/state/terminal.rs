@@ -60,6 +60,39 @@ pub struct Terminal {
     pub watch: Option<Box<Watch>>,
 }
 
+/// `kubectl edit TYPE NAME` (or `TYPE/NAME`, with `-n`): the `kubectl get ... -o json` that reads
+/// the object, or the refusal of a flag the terminal's edit does not take. `None`: not an edit.
+#[cfg(feature = "terminal")]
+fn edit_as_get(line: &str) -> Option<Result<String, String>> {
+    let words = converge_core::kubectl::args::split_words(line).ok()?;
+    let rest = words.strip_prefix(&["kubectl".to_owned()][..])?;
+    let at = rest.iter().position(|w| !w.starts_with('-'))?;
+    if rest[at] != "edit" {
+        return None;
+    }
+    let mut get = vec!["kubectl".to_owned()];
+    let mut args = rest[..at].iter().chain(&rest[at + 1..]);
+    while let Some(w) = args.next() {
+        let takes_value = matches!(w.as_str(), "-n" | "--namespace");
+        let plain = !w.starts_with('-') || takes_value || w.starts_with("--namespace=");
+        if !plain
+            || w.chars()
+                .any(|c| c.is_whitespace() || c == '\'' || c == '"')
+        {
+            return Some(Err(format!(
+                "error: {w} is a kubectl edit flag this terminal does not simulate\n"
+            )));
+        }
+        get.push(w.clone());
+        if takes_value {
+            get.extend(args.next().cloned());
+        }
+    }
+    get.splice(1..1, ["get".to_owned()]);
+    get.extend(["-o".to_owned(), "json".to_owned()]);
+    Some(Ok(get.join(" ")))
+}
+
 #[cfg(feature = "terminal")]
 fn keep_lines(s: &mut String) {
     let lines = s.lines().count();
@@ -213,6 +246,10 @@ impl Model {
             self.terminal.entries.clear();
             return;
         }
+        if let Some(edit) = edit_as_get(&line) {
+            self.edit(line, edit);
+            return;
+        }
         if self.cursor.is_some() {
             self.fork();
         }
@@ -238,6 +275,73 @@ impl Model {
         if self.terminal.entries.len() > ENTRIES_KEPT {
             self.terminal.entries.remove(0);
         }
+    }
+
+    /// `kubectl edit`: the playground's editor is the terminal's `$EDITOR`. The object (read as
+    /// `kubectl get ... -o json` would read it, so a missing one gets kubectl's NotFound) opens
+    /// in the editor, where Apply sends it back as a PUT, as kubectl edit's save does.
+    fn edit(&mut self, line: String, get: Result<String, String>) {
+        let entry = |stdout: String, stderr: String, code| Entry {
+            command: line.clone(),
+            stdout,
+            stderr,
+            code: Some(code),
+        };
+        let get = match get {
+            Ok(get) => get,
+            Err(e) => {
+                self.terminal.entries.push(entry(String::new(), e, 1));
+                return;
+            }
+        };
+        let ran = run_on(self.shown(), None, &get);
+        if ran.output.code != 0 {
+            let out = ran.output;
+            self.terminal
+                .entries
+                .push(entry(out.stdout, out.stderr, out.code));
+            return;
+        }
+        let key = serde_json::from_str::<serde_json::Value>(&ran.output.stdout)
+            .ok()
+            .and_then(|obj| {
+                let obj = match obj.get("items").and_then(|i| i.as_array()) {
+                    Some(items) if items.len() == 1 => items[0].clone(),
+                    Some(_) => return None,
+                    None => obj,
+                };
+                let api_version = obj.get("apiVersion")?.as_str()?;
+                let group = api_version.rsplit_once('/').map_or("", |(g, _)| g);
+                let kind = obj.get("kind")?.as_str()?;
+                let gr = self
+                    .shown()
+                    .api()
+                    .resources()
+                    .find(|r| r.kind == kind && r.gr.group == group)?
+                    .gr
+                    .clone();
+                let meta = obj.get("metadata")?;
+                let ns = meta.get("namespace").and_then(|n| n.as_str()).unwrap_or("");
+                let name = meta.get("name")?.as_str()?;
+                // As kubectl names an object in its messages: `deployment.apps/web`.
+                let dot = if group.is_empty() { "" } else { "." };
+                let shown = format!("{}{dot}{group}/{name}", kind.to_lowercase());
+                Some((converge_core::api::ObjectKey::new(gr, ns, name), shown))
+            });
+        let Some((key, shown)) = key else {
+            let e = "error: kubectl edit in this terminal opens one object in the editor: name it \
+                     (kubectl edit TYPE NAME)\n";
+            self.terminal
+                .entries
+                .push(entry(String::new(), e.into(), 1));
+            return;
+        };
+        self.load(Some(key));
+        self.terminal.entries.push(entry(
+            format!("Editing {shown} in the editor: change it there and press Apply.\n"),
+            String::new(),
+            0,
+        ));
     }
 
     /// After the live world moved: a running `get -w` prints its new rows.
@@ -345,6 +449,42 @@ mod tests {
         m.on_terminal(TerminalMsg::Interrupt);
         assert!(m.terminal.watch.is_none());
         assert_eq!(m.terminal.entries.last().unwrap().code, Some(130));
+    }
+
+    #[test]
+    fn kubectl_edit_opens_the_object_in_the_editor() {
+        let mut m = Model::default();
+        typed(&mut m, "kubectl edit deploy web");
+        let e = m.terminal.entries.last().unwrap();
+        assert_eq!(
+            e.stdout,
+            "Editing deployment.apps/web in the editor: change it there and press Apply.\n"
+        );
+        assert_eq!(e.code, Some(0));
+        assert_eq!(m.selected.as_ref().map(|k| k.name.as_str()), Some("web"));
+        assert!(
+            m.editor_text.contains("\"kind\": \"Deployment\""),
+            "{}",
+            m.editor_text
+        );
+        typed(&mut m, "kubectl edit -n kube-system deploy/nope");
+        let e = m.terminal.entries.last().unwrap();
+        assert_eq!(
+            e.stderr,
+            "Error from server (NotFound): deployments.apps \"nope\" not found\n"
+        );
+        assert_eq!(e.code, Some(1));
+        typed(&mut m, "kubectl edit pods");
+        let e = m.terminal.entries.last().unwrap();
+        assert!(e
+            .stderr
+            .starts_with("error: kubectl edit in this terminal opens one object"));
+        typed(&mut m, "kubectl edit deploy web --output-patch");
+        let e = m.terminal.entries.last().unwrap();
+        assert_eq!(
+            e.stderr,
+            "error: --output-patch is a kubectl edit flag this terminal does not simulate\n"
+        );
     }
 
     #[test]
