@@ -101,8 +101,25 @@ async function start(js, wasmUrl) {
   // The module compiles while it arrives (instantiateStreaming).
   const download = fetch(wasmUrl);
   const bindings = await import(js);
+  // The app reads the gallery as it starts (a failed fetch leaves it unset: the app then says
+  // the scenario could not be opened).
+  if (gallery) globalThis.convergeGallery = (await gallery) ?? undefined;
   return bindings.default({ module_or_path: download });
 }
+
+/**
+ * A visit whose address names a gallery scenario (`?scenario=<id>`, in embeds too) opens it at
+ * once, and the module does not carry the gallery's texts: fetch them beside the module
+ * (web/gallery-bundle.mjs; crates/web/src/state/gallery.rs). Other visits get them after
+ * `converge-ready`, from the app.
+ */
+function galleryFirst() {
+  const id = new URLSearchParams(location.search).get('scenario');
+  if (!id || id === 'custom') return null;
+  return fetch(new URL('gallery.json', document.baseURI)).then((r) => (r.ok ? r.text() : null), () => null);
+}
+
+const gallery = galleryFirst();
 
 try {
   await skeletonShown();

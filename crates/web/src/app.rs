@@ -187,6 +187,9 @@ impl Component for App {
             self.drawn = Drawn::Announced;
             let _ = self.dispatch(Msg::Started, None);
             self.platform.announce_ready();
+            if !self.model.page.gallery.loaded() {
+                platform::fetch_gallery(ctx.link().callback(AppMsg::Model));
+            }
             if platform::take_open_terminal_request() {
                 let msg = if cfg!(feature = "terminal") {
                     Msg::Terminal(TerminalMsg::Toggle)

@@ -18,8 +18,17 @@ macro_rules! entries {
     };
 }
 
-/// The gallery, in teaching order.
-pub const GALLERY: &[GalleryEntry] = entries![
+macro_rules! gallery {
+    ($($id:literal),* $(,)?) => {
+        /// The gallery, in teaching order.
+        pub const GALLERY: &[GalleryEntry] = entries![$($id),*];
+        /// The gallery's ids, in teaching order, without the texts: the playground's module
+        /// fetches those (`gallery.json`, web/gallery-bundle.mjs) instead of carrying them.
+        pub const GALLERY_IDS: &[&str] = &[$($id),*];
+    };
+}
+
+gallery![
     "scale-up",
     "feedback-loop",
     "reconcile-loop",

@@ -54,6 +54,9 @@ pub fn gallery_panel(props: &GalleryPanelProps) -> Html {
             }
             if props.gallery_open {
                 <div id="gallery-body">
+                    if props.cards.is_empty() {
+                        <p class="muted" role="status">{ "Loading the lessons…" }</p>
+                    }
                     <ol class="cards">
                         { for props.cards.iter().map(|c| {
                             let id = c.id.to_owned();

@@ -63,7 +63,41 @@ pub fn with_starting_page<T>(f: impl FnOnce(&StartingPage<'_>) -> T) -> T {
         search,
         hash,
         storage: has_storage().then_some(read),
+        gallery: prefetched_gallery(),
     })
+}
+
+/// `gallery.json` as web/boot.js fetched it before starting the app (`convergeGallery`, when
+/// the address names a gallery scenario).
+fn prefetched_gallery() -> Option<String> {
+    let w = window()?;
+    js_sys::Reflect::get(&w, &"convergeGallery".into())
+        .ok()?
+        .as_string()
+}
+
+/// Fetches `gallery.json` (the gallery's texts, web/gallery-bundle.mjs) and answers with
+/// [`Msg::GalleryLoaded`].
+pub fn fetch_gallery(send: Callback<Msg>) {
+    wasm_bindgen_futures::spawn_local(async move {
+        let text = async {
+            let w = window().ok_or("no window")?;
+            let response = wasm_bindgen_futures::JsFuture::from(w.fetch_with_str("gallery.json"))
+                .await
+                .map_err(|_| "offline?")?;
+            let response: web_sys::Response = response.dyn_into().map_err(|_| "no response")?;
+            if !response.ok() {
+                return Err("the server has no gallery.json");
+            }
+            let text = response.text().map_err(|_| "unreadable")?;
+            wasm_bindgen_futures::JsFuture::from(text)
+                .await
+                .ok()
+                .and_then(|t| t.as_string())
+                .ok_or("unreadable")
+        };
+        send.emit(Msg::GalleryLoaded(text.await.map_err(str::to_owned)));
+    });
 }
 
 /// Whether the URL asks for a deliberate panic (`?debug-panic`), so the browser tests (and
@@ -215,11 +249,12 @@ impl Platform {
                 message,
                 target_origin,
             } => host_page::post_to_parent(&message, &target_origin),
-            Effect::ReplyToSender { message, origin } => {
-                if let Some(s) = sender {
-                    host_page::post(s, &message, &origin);
-                }
-            }
+            Effect::ReplyToSender { message, origin } => match sender {
+                Some(s) => host_page::post(s, &message, &origin),
+                // A deferred `load` (state::Deferred), answered once the gallery arrived: the
+                // host that sent it is the parent page, for `origin` only.
+                None => host_page::post_to_parent(&message, &origin),
+            },
             Effect::OpenHelpDialog => {
                 if let Some(d) = self.help.cast::<HtmlDialogElement>() {
                     if !d.open() {

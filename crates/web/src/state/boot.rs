@@ -14,9 +14,10 @@ use converge_core::view::session::Starter;
 use converge_core::view::share::ShareError;
 
 use super::embed::{self, EmbedConfig};
+use super::gallery::{self, GalleryTexts};
 use super::lesson::Lessons;
 use super::replay::{Piece, Replay, Replayed, PIECE_EVENTS};
-use super::{gallery, Effect, Model, PageState, Workspace};
+use super::{Effect, Model, PageState, Workspace};
 use crate::persist;
 
 /// Reads one localStorage item by key.
@@ -30,6 +31,9 @@ pub struct StartingPage<'a> {
     pub hash: String,
     /// Reads one localStorage item; None when the browser offers no storage.
     pub storage: Option<StorageReader<'a>>,
+    /// `gallery.json`, when web/boot.js fetched it before the app started (a visit whose
+    /// address names a gallery scenario); else the texts come later (`Msg::GalleryLoaded`).
+    pub gallery: Option<String>,
 }
 
 impl StartingPage<'_> {
@@ -68,6 +72,7 @@ struct Decided {
     /// What reading the workspace said (a share link loaded, a save that could not be read).
     notice: Option<String>,
     url_scenario: Option<String>,
+    gallery: GalleryTexts,
     /// A newcomer's first starter session in a browser with storage: the hint shows.
     first_edit_hint: bool,
 }
@@ -99,7 +104,11 @@ impl Booting {
             Some(Err(e)) => (None, Some(format!("The embed URL is not valid: {e}."))),
             None => (None, None),
         };
-        let (lessons, key, scenario_error) = initial_session(page, embed.as_ref());
+        let gallery = match &page.gallery {
+            Some(json) => GalleryTexts::from_json(json).unwrap_or_default(),
+            None => GalleryTexts::default(),
+        };
+        let (lessons, key, scenario_error) = initial_session(page, embed.as_ref(), &gallery);
         let opened = lessons.opened.is_some();
         let (mut workspace, notice) = initial_workspace(page, &key, opened);
         if let Some(t) = embed.as_ref().and_then(|c| c.theme) {
@@ -128,6 +137,7 @@ impl Booting {
                 scenario_error,
                 notice,
                 url_scenario,
+                gallery,
                 first_edit_hint,
             },
         }
@@ -164,6 +174,7 @@ impl Decided {
         model.page = PageState {
             embed: self.embed,
             url_scenario: self.url_scenario,
+            gallery: self.gallery,
             ..PageState::default()
         };
         let effects = vec![Effect::ApplyTheme(model.theme)];
@@ -188,6 +199,7 @@ fn start_over(fallback: &(Workspace, Lessons), e: &ShareError) -> (Stage, Option
 fn initial_session(
     page: &StartingPage<'_>,
     embed: Option<&EmbedConfig>,
+    gallery: &GalleryTexts,
 ) -> (Lessons, String, Option<String>) {
     let id = match embed {
         Some(c) => c.scenario.clone(),
@@ -209,7 +221,7 @@ fn initial_session(
             .ok_or_else(|| "no scenario file was opened in this browser".to_owned())
             .and_then(|t| gallery::open_text(&t))
     } else {
-        gallery::open(&id)
+        gallery::open_in(gallery, &id)
     };
     match opened {
         Ok(o) => {
@@ -287,6 +299,7 @@ mod tests {
             search: search.into(),
             hash: hash.into(),
             storage: Some(&read),
+            gallery: None,
         })
     }
 
@@ -340,6 +353,7 @@ mod tests {
             search: search.into(),
             hash: String::new(),
             storage: Some(&read),
+            gallery: None,
         }));
         let mut pieces = 0;
         loop {
@@ -385,6 +399,7 @@ mod tests {
             search: String::new(),
             hash: String::new(),
             storage: None,
+            gallery: None,
         });
         assert!(!m.first_edit_hint);
     }

@@ -324,24 +324,37 @@ impl Model {
                 return Reaction::effects(vec![reply(error(&cfg.id, id, &message))])
             }
         };
+        if matches!(envelope.request, HostRequest::Load { .. }) && !self.page.gallery.loaded() {
+            self.page.deferred = Some(super::Deferred::Host {
+                data: data.clone(),
+                origin: origin.to_owned(),
+            });
+            return Reaction::none();
+        }
         let mut reaction = match &envelope.request {
-            HostRequest::Load { scenario, step } => match gallery::open(scenario) {
-                Ok(o) => {
-                    let mut effects = Vec::new();
-                    if self.playing {
-                        effects.push(Effect::StopTicking);
+            HostRequest::Load { scenario, step } => {
+                match gallery::open_in(&self.page.gallery, scenario) {
+                    Ok(o) => {
+                        let mut effects = Vec::new();
+                        if self.playing {
+                            effects.push(Effect::StopTicking);
+                        }
+                        self.open_scenario(Some(Rc::new(o)), step - 1);
+                        effects.push(self.save());
+                        Reaction {
+                            render: true,
+                            effects,
+                        }
                     }
-                    self.open_scenario(Some(Rc::new(o)), step - 1);
-                    effects.push(self.save());
-                    Reaction {
-                        render: true,
-                        effects,
+                    Err(e) => {
+                        return Reaction::effects(vec![reply(error(
+                            &cfg.id,
+                            envelope.request_id,
+                            &e,
+                        ))])
                     }
                 }
-                Err(e) => {
-                    return Reaction::effects(vec![reply(error(&cfg.id, envelope.request_id, &e))])
-                }
-            },
+            }
             r => match to_msg(self, r) {
                 Some(m) => self.update(m),
                 None => Reaction::none(),

@@ -130,10 +130,13 @@ pub fn update(m: &mut Model, msg: LessonMsg) {
         LessonMsg::ToggleGallery => {
             m.lessons.gallery_open = !m.lessons.gallery_open;
             if m.lessons.gallery_open && m.lessons.cards.is_empty() {
-                m.lessons.cards = gallery::cards();
+                m.lessons.cards = gallery::cards(&m.page.gallery);
             }
         }
-        LessonMsg::Open(id) => match gallery::open(&id) {
+        LessonMsg::Open(id) if !m.page.gallery.loaded() => {
+            m.page.deferred = Some(super::Deferred::Lesson(id));
+        }
+        LessonMsg::Open(id) => match gallery::open_in(&m.page.gallery, &id) {
             Ok(o) => m.open_scenario(Some(Rc::new(o)), 0),
             Err(e) => m.lessons.error = Some(e),
         },
@@ -166,6 +169,47 @@ mod tests {
         let mut m = Model::default();
         m.update(Msg::Lesson(LessonMsg::Open(id.into())));
         m
+    }
+
+    #[test]
+    fn a_card_opened_before_the_gallerys_texts_arrive_opens_when_they_do() {
+        let mut m = Model::default();
+        m.page.gallery = gallery::GalleryTexts::not_loaded();
+        m.update(Msg::Lesson(LessonMsg::ToggleGallery));
+        assert!(m.lessons.cards.is_empty());
+        m.update(Msg::Lesson(LessonMsg::Open("paused-controller".into())));
+        assert_eq!(m.lessons.id(), None, "nothing to open yet");
+        let json = serde_json::to_string(
+            &converge_core::scenario::gallery::GALLERY
+                .iter()
+                .map(|e| (e.id, e.text))
+                .collect::<std::collections::BTreeMap<_, _>>(),
+        )
+        .unwrap_or_default();
+        m.update(Msg::GalleryLoaded(Ok(json)));
+        assert_eq!(m.lessons.id(), Some("paused-controller"));
+        assert!(
+            m.page.gallery.loaded(),
+            "the texts outlive opening a scenario"
+        );
+        assert_eq!(m.page.deferred, None);
+    }
+
+    #[test]
+    fn a_gallery_that_cannot_be_fetched_says_so() {
+        let mut m = Model::default();
+        m.page.gallery = gallery::GalleryTexts::not_loaded();
+        m.update(Msg::GalleryLoaded(Err("offline?".into())));
+        assert_eq!(
+            m.notice.as_deref(),
+            Some("The gallery could not be loaded (offline?).")
+        );
+        m.update(Msg::GalleryLoaded(Ok("{\"scale-up\": \"\"}".into())));
+        assert!(!m.page.gallery.loaded());
+        assert!(m
+            .notice
+            .as_deref()
+            .is_some_and(|n| n.contains("has no \"feedback-loop\"")));
     }
 
     #[test]

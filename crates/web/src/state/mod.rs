@@ -141,6 +141,8 @@ pub enum Msg {
     PageHidden,
     /// A line for the notice bar (what the platform could not do).
     Notice(String),
+    /// `gallery.json` arrived (its text), or could not be fetched (why).
+    GalleryLoaded(Result<String, String>),
     /// The app has drawn itself and listens (embed mode tells the host page).
     Started,
     /// A postMessage from the host page (embed mode): its data as JSON and its origin. Replies
@@ -205,6 +207,19 @@ pub struct PageState {
     pub url_scenario: Option<String>,
     /// The content height last reported to the host page.
     pub reported_height: i32,
+    /// The gallery's texts (fetched by the browser's module: `gallery`).
+    pub gallery: gallery::GalleryTexts,
+    /// What asked for a gallery scenario before its texts were there; done when they arrive.
+    pub deferred: Option<Deferred>,
+}
+
+/// A request for a gallery scenario that waits for the gallery's texts.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Deferred {
+    /// A card's Open.
+    Lesson(String),
+    /// An embedding host page's `load`, answered once it is done.
+    Host { data: Value, origin: String },
 }
 
 impl Default for Model {
@@ -361,6 +376,7 @@ impl Model {
             Msg::ShowHelp => Reaction::effects(vec![Effect::OpenHelpDialog]),
             Msg::HelpClosed => Reaction::effects(vec![Effect::ReturnFocusAfterHelp]),
             Msg::PageHidden => Reaction::effects(vec![self.save()]),
+            Msg::GalleryLoaded(json) => self.gallery_loaded(json),
             Msg::Started => Reaction::effects(self.announce_to_host()),
             Msg::FromHost { data, origin } => self.on_host_message(&data, &origin),
             Msg::ContentHeight(px) => Reaction::effects(self.report_height(px)),
@@ -406,6 +422,27 @@ impl Model {
         Reaction {
             render: changed,
             effects,
+        }
+    }
+
+    /// The gallery's texts arrived: the cards are drawn, and a deferred Open or host `load` is
+    /// done now.
+    fn gallery_loaded(&mut self, json: Result<String, String>) -> Reaction {
+        let deferred = self.page.deferred.take();
+        match json.and_then(|j| gallery::GalleryTexts::from_json(&j)) {
+            Ok(texts) => self.page.gallery = texts,
+            Err(e) => {
+                self.notice = Some(format!("The gallery could not be loaded ({e})."));
+                return Reaction::render();
+            }
+        }
+        if self.lessons.gallery_open && self.lessons.cards.is_empty() {
+            self.lessons.cards = gallery::cards(&self.page.gallery);
+        }
+        match deferred {
+            Some(Deferred::Lesson(id)) => self.update(Msg::Lesson(LessonMsg::Open(id))),
+            Some(Deferred::Host { data, origin }) => self.on_host_message(&data, &origin),
+            None => Reaction::render(),
         }
     }
 
@@ -520,6 +557,7 @@ impl Model {
             | Msg::ShowHelp
             | Msg::HelpClosed
             | Msg::PageHidden
+            | Msg::GalleryLoaded(_)
             | Msg::Started
             | Msg::FromHost { .. }
             | Msg::ContentHeight(_) => return false,
