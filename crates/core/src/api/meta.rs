@@ -53,6 +53,74 @@ fn array_index(token: &str) -> Option<usize> {
     token.parse().ok()
 }
 
+/// `a == b` for JSON values, with the same answer as `serde_json::Value`'s `PartialEq`, but
+/// cheaper for the common case: `Value`'s map equality looks every key of one map up in the
+/// other (a SipHash of the key each), and the engine compares whole specs and statuses on
+/// every write (a no-op update, a status kept as stored, a kubelet's last report). Objects are
+/// walked in step while their keys come in the same order, which they almost always do (both
+/// sides were built by the same code or copied from the same stored object); from the first
+/// key that differs in place, the rest is looked up as `Value` does.
+pub fn json_eq(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Object(x), Value::Object(y)) => {
+            if x.len() != y.len() {
+                return false;
+            }
+            for (i, ((ka, va), (kb, vb))) in x.iter().zip(y.iter()).enumerate() {
+                if ka != kb {
+                    // Keys are unique, so the keys matched so far are not among the rest.
+                    return x
+                        .iter()
+                        .skip(i)
+                        .all(|(k, v)| y.get(k).is_some_and(|w| json_eq(v, w)));
+                }
+                if !json_eq(va, vb) {
+                    return false;
+                }
+            }
+            true
+        }
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(p, q)| json_eq(p, q))
+        }
+        _ => a == b,
+    }
+}
+
+/// [`json_eq`] of two optional values (`Option<&Value>`'s `==`).
+pub fn json_eq_opt(a: Option<&Value>, b: Option<&Value>) -> bool {
+    match (a, b) {
+        (Some(a), Some(b)) => json_eq(a, b),
+        (None, None) => true,
+        _ => false,
+    }
+}
+
+/// RFC 7386 JSON merge patch, exactly as `json_patch::merge` applies it (kube's
+/// `jsonpatch.MergePatch` for `application/merge-patch+json`), but taking the patch by value:
+/// its values move into the document instead of being copied (a kubelet's status patch carries
+/// the whole status on every write).
+pub fn merge_patch(doc: &mut Value, patch: Value) {
+    let Value::Object(patch) = patch else {
+        *doc = patch;
+        return;
+    };
+    if !doc.is_object() {
+        *doc = Value::Object(Map::new());
+    }
+    let Value::Object(map) = doc else {
+        return;
+    };
+    for (key, value) in patch {
+        if value.is_null() {
+            // serde_json's `remove` (a swap_remove with `preserve_order`), as json_patch's.
+            map.remove(key.as_str());
+        } else {
+            merge_patch(map.entry(key).or_insert(Value::Null), value);
+        }
+    }
+}
+
 /// `metadata.<key>` as a string (empty if absent or not a string).
 pub fn meta_str<'a>(obj: &'a Value, key: &str) -> &'a str {
     obj.get("metadata")
@@ -193,7 +261,7 @@ pub fn set_or_remove(map: &mut Map<String, Value>, key: &str, v: Option<&Value>)
     match v {
         // Clients send back what they read, so the value is usually there already: compare
         // before copying (an insert over an equal value would change nothing, not even order).
-        Some(v) if map.get(key) == Some(v) => {}
+        Some(v) if map.get(key).is_some_and(|have| json_eq(have, v)) => {}
         Some(v) => {
             map.insert(key.to_owned(), v.clone());
         }

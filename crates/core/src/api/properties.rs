@@ -784,3 +784,63 @@ proptest! {
         }
     }
 }
+
+/// The same value with every object's keys in reverse order (equal as JSON, not in order).
+fn reversed(v: &Value) -> Value {
+    match v {
+        Value::Object(m) => Value::Object(
+            m.iter()
+                .rev()
+                .map(|(k, v)| (k.clone(), reversed(v)))
+                .collect(),
+        ),
+        Value::Array(a) => Value::Array(a.iter().map(reversed).collect()),
+        other => other.clone(),
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, max_shrink_iters: 100, ..ProptestConfig::default() })]
+
+    /// The engine's cheaper equality and owned merge patch answer as serde_json's `==` and
+    /// json_patch's `merge` do, key order of the result included.
+    #[test]
+    fn json_eq_and_merge_patch_agree_with_serde_json_and_json_patch(
+        a in arb_json(),
+        b in arb_json(),
+    ) {
+        let turned = reversed(&a);
+        prop_assert!(crate::api::meta::json_eq(&a, &turned));
+        prop_assert_eq!(crate::api::meta::json_eq(&a, &b), a == b);
+        prop_assert_eq!(crate::api::meta::json_eq(&turned, &b), turned == b);
+        for patch in [&b, &turned] {
+            let mut by_ref = a.clone();
+            json_patch::merge(&mut by_ref, patch);
+            let mut owned = a.clone();
+            crate::api::meta::merge_patch(&mut owned, patch.clone());
+            prop_assert_eq!(by_ref.to_string(), owned.to_string());
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 512, max_shrink_iters: 100, ..ProptestConfig::default() })]
+
+    /// Object keys order as their fields' strings do, one after another (the derived order):
+    /// the stores, informers and work queues iterate in it, so traces depend on it.
+    #[test]
+    fn object_keys_order_as_their_strings_do(
+        a in prop::collection::vec("[a-c\u{e9}/.-]{0,20}", 4),
+        b in prop::collection::vec("[a-c\u{e9}/.-]{0,20}", 4),
+        share in 0..4usize,
+    ) {
+        let mut b = b;
+        b[..share].clone_from_slice(&a[..share]);
+        let key = |v: &[String]| {
+            crate::api::ObjectKey::new(GroupResource::new(&v[0], &v[1]), &v[2], &v[3])
+        };
+        let (ka, kb) = (key(&a), key(&b));
+        prop_assert_eq!(ka.cmp(&kb), (&a[0], &a[1], &a[2], &a[3]).cmp(&(&b[0], &b[1], &b[2], &b[3])));
+        prop_assert_eq!(ka.gr.cmp(&kb.gr), (&a[0], &a[1]).cmp(&(&b[0], &b[1])));
+    }
+}

@@ -536,7 +536,7 @@ impl ApiServer {
                                 "the merge patch must be a JSON object, found {patch}"
                             )));
                         }
-                        json_patch::merge(&mut doc, &patch);
+                        super::meta::merge_patch(&mut doc, patch);
                     }
                     PatchType::Strategic => {
                         if info.rules == KindRules::Custom {

@@ -207,11 +207,11 @@ impl ApiServer {
         now: SimTime,
         info: &ResourceInfo,
         key: ObjectKey,
-        old: &Value,
+        old: &Arc<Value>,
         result: Value,
     ) -> ApiResult {
-        if result == *old {
-            return Ok(Arc::new(old.clone()));
+        if super::meta::json_eq(&result, old) {
+            return Ok(Arc::clone(old));
         }
         // No grace period may be pending (a terminating Pod stays until its kubelet deletes it).
         let no_grace_left = result

@@ -598,24 +598,30 @@ fn set_rs_condition(status: &mut Value, reason: &str, message: &str, now: SimTim
 
 /// The Pod a ReplicaSet creates: the template's labels, annotations and spec, owned by the RS.
 pub fn pod_from_template(rs: &Value, suffix: &str) -> Value {
-    let template = rs.at("/spec/template").cloned().unwrap_or(Value::Null);
+    let template = rs.at("/spec/template").unwrap_or(&Value::Null);
+    // Values are put in place after the `json!` shape is built: `json!` would copy each through
+    // its serializer (the template's spec is the biggest part of a Pod).
     let mut meta = json!({
         "name": format!("{}-{suffix}", meta::name(rs)),
         "generateName": format!("{}-", meta::name(rs)),
         "namespace": meta::namespace(rs),
-        "ownerReferences": [meta::owner_reference(rs, true)],
+        "ownerReferences": [null],
     });
+    meta["ownerReferences"][0] = meta::owner_reference(rs, true);
     for f in ["labels", "annotations"] {
-        if let Some(v) = template.at(&format!("/metadata/{f}")) {
+        if let Some(v) = template.get("metadata").and_then(|m| m.get(f)) {
             meta[f] = v.clone();
         }
     }
-    json!({
+    let mut pod = json!({
         "apiVersion": "v1",
         "kind": "Pod",
-        "metadata": meta,
-        "spec": template.get("spec").cloned().unwrap_or_else(|| json!({})),
-    })
+        "metadata": null,
+        "spec": null,
+    });
+    pod["metadata"] = meta;
+    pod["spec"] = template.get("spec").cloned().unwrap_or_else(|| json!({}));
+    pod
 }
 
 #[cfg(test)]

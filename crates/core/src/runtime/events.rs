@@ -464,14 +464,16 @@ impl EventBroadcaster {
         if !host.is_empty() {
             source_json.insert("host".into(), json!(host));
         }
-        let body = json!({
+        // Values built here are put in place after the shape: `json!` would copy each through
+        // its serializer.
+        let mut body = json!({
             "apiVersion": "v1",
             "kind": "Event",
             "metadata": {"name": name, "namespace": namespace},
-            "involvedObject": r.to_json(),
+            "involvedObject": null,
             "reason": note.reason,
             "message": message,
-            "source": Value::Object(source_json),
+            "source": null,
             "firstTimestamp": first,
             "lastTimestamp": ts,
             "count": count,
@@ -481,6 +483,8 @@ impl EventBroadcaster {
             "reportingComponent": reporting.0,
             "reportingInstance": reporting.1,
         });
+        body["involvedObject"] = r.to_json();
+        body["source"] = Value::Object(source_json);
         let create = ApiRequest::create(&self.principal, GroupResource::events(), &namespace, body);
         if count == 1 {
             return Some(EventWrite {
@@ -546,11 +550,11 @@ impl EventBroadcaster {
         }
         let namespace = event_namespace(r);
         let name = self.name_for(&r.name, now);
-        let body = json!({
+        let mut body = json!({
             "apiVersion": "v1",
             "kind": "Event",
             "metadata": {"name": name, "namespace": namespace},
-            "involvedObject": r.to_json(),
+            "involvedObject": null,
             "reason": note.reason,
             "message": note.message,
             "source": {},
@@ -562,6 +566,7 @@ impl EventBroadcaster {
             "reportingComponent": controller,
             "reportingInstance": instance,
         });
+        body["involvedObject"] = r.to_json();
         self.series.put(
             &key,
             Cached::Series(SeriesEntry {

@@ -90,14 +90,44 @@ impl Informer {
             }
         }
         self.last_resource_version = self.last_resource_version.max(ev.resource_version);
-        if let Some(old) = self.objects.remove(&ev.key) {
+        if ev.event_type != WatchEventType::Deleted {
+            match self.objects.get(&ev.key) {
+                // Most updates keep the controller owner and the pod's counts (a status write):
+                // taking the key out of the indexes and putting it back would change nothing
+                // but copy the persistent maps' paths.
+                Some(old) if Self::same_index_entry(&ev.key, old, object) => {}
+                Some(old) => {
+                    let old = Arc::clone(old);
+                    self.unindex(&ev.key, &old);
+                    self.index(&ev.key, object);
+                }
+                None => self.index(&ev.key, object),
+            }
+            self.objects.insert(ev.key.clone(), object.clone());
+        } else if let Some(old) = self.objects.remove(&ev.key) {
             self.unindex(&ev.key, &old);
         }
-        if ev.event_type != WatchEventType::Deleted {
-            self.index(&ev.key, object);
-            self.objects.insert(ev.key.clone(), object.clone());
-        }
         true
+    }
+
+    /// Whether `old` and `new` have the same place in the indexes: the same controller owner
+    /// (or none) and, for a Pod, the same active and ready contributions to its counts.
+    fn same_index_entry(key: &ObjectKey, old: &Value, new: &Value) -> bool {
+        let owner = |o| meta::controller_of(o).map(|(_, _, uid)| uid);
+        match (owner(old), owner(new)) {
+            (None, None) => true,
+            (Some(a), Some(b)) if a == b => {
+                if key.gr.resource != "pods" || !key.gr.group.is_empty() {
+                    return true;
+                }
+                let counted = |p: &Value| {
+                    let active = pod_is_active(p);
+                    (active, active && pod_is_ready(p))
+                };
+                counted(old) == counted(new)
+            }
+            _ => false,
+        }
     }
 
     /// Replaces the whole cache with a fresh list (a restart's initial sync).

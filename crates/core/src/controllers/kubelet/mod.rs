@@ -28,9 +28,9 @@ use status::{next_status_sync, owned_equal};
 use std::sync::Arc;
 
 use imbl::OrdMap;
-use serde_json::{json, Value};
+use serde_json::Value;
 
-use crate::api::meta::{self, str_at};
+use crate::api::meta::{self, json_eq_opt, str_at};
 use crate::api::{
     ApiRequest, GroupResource, ObjectKey, PatchType, RequestBody, StatusReason, Subresource, Verb,
     WatchEvent, WatchEventType,
@@ -114,7 +114,7 @@ impl Reconciler for Kubelet {
         // the periodic sync).
         let newly_deleting =
             meta::is_terminating(new) && old.is_some_and(|o| !meta::is_terminating(o));
-        if !newly_deleting && old.is_some_and(|o| o.get("spec") == new.get("spec")) {
+        if !newly_deleting && old.is_some_and(|o| json_eq_opt(o.get("spec"), new.get("spec"))) {
             let foreign = self.pods.get(&ev.key).is_some_and(|rt| {
                 rt.reported.is_some() && !owned_equal(rt.reported.as_ref(), new.get("status"))
             });
@@ -149,15 +149,13 @@ impl Reconciler for Kubelet {
         }
         let status = self.status(&rt, &pod, ctx);
         let mut wake = Self::next_wake(&rt);
-        let mut diverged = Some(&status) != pod.get("status");
-        if diverged
-            && rt.reported.as_ref() == Some(&status)
-            && owned_equal(Some(&status), pod.get("status"))
-        {
+        let mut diverged = !json_eq_opt(Some(&status), pod.get("status"));
+        let reported = json_eq_opt(rt.reported.as_ref(), Some(&status));
+        if diverged && reported && owned_equal(Some(&status), pod.get("status")) {
             // Someone else changed only what the status manager does not compare (a
             // condition's times): left alone, as kube's `needsReconcile` leaves it.
             diverged = false;
-        } else if diverged && rt.reported.as_ref() == Some(&status) {
+        } else if diverged && reported {
             // Only someone else's write differs from what kubelet reported: its status manager
             // writes the truth back at the next periodic sync.
             let due = *rt.status_sync_at.get_or_insert(next_status_sync(ctx.now));
@@ -180,7 +178,8 @@ impl Reconciler for Kubelet {
                 namespace: key.namespace.to_string(),
                 name: key.name.to_string(),
                 subresource: Some(Subresource::Status),
-                body: RequestBody::Patch(PatchType::Merge, json!({ "status": status })),
+                // A plain copy of the status: `json!` would rebuild it through its serializer.
+                body: RequestBody::Patch(PatchType::Merge, status_patch(status.clone())),
                 label_selector: None,
             };
             match ctx.send(req) {
@@ -206,6 +205,13 @@ impl Reconciler for Kubelet {
         }
         Ok(requeue(wake, ctx.now))
     }
+}
+
+/// `{"status": status}`, the status manager's merge patch.
+fn status_patch(status: Value) -> Value {
+    let mut body = serde_json::Map::new();
+    body.insert("status".into(), status);
+    Value::Object(body)
 }
 
 fn requeue(wake: Option<SimTime>, now: SimTime) -> ReconcileAction {

@@ -5,7 +5,7 @@
 
 use serde_json::{json, Value};
 
-use crate::api::meta::{self, str_at};
+use crate::api::meta::{self, json_eq, str_at};
 use crate::api::{ApiRequest, ObjectKey, StatusReason};
 use crate::conditions::{self, Cond};
 use crate::controllers::util::pods;
@@ -43,12 +43,12 @@ pub(super) fn owned_equal(a: Option<&Value>, b: Option<&Value>) -> bool {
                         if k == "conditions" {
                             owned_conditions_equal(va, vb)
                         } else {
-                            va == vb
+                            json_eq(va, vb)
                         }
                     })
                 })
         }
-        _ => a == b,
+        _ => json_eq(a, b),
     }
 }
 
