@@ -103,6 +103,13 @@ fn files() -> BTreeMap<String, String> {
     map
 }
 
+fn host_clock_unix_ms() -> i64 {
+    let since = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("the host clock is past 1970");
+    i64::try_from(since.as_millis()).expect("fits")
+}
+
 #[test]
 fn the_terminal_prints_what_the_real_kubectl_prints_for_every_case() {
     let cases = std::fs::read_to_string(root().join("cases.txt")).expect("tests/kubectl/cases.txt");
@@ -118,6 +125,7 @@ fn the_terminal_prints_what_the_real_kubectl_prints_for_every_case() {
         principal: "admin",
         files: &files,
         stdin: None,
+        clock_unix_ms: None,
     };
     let mut failures = Vec::new();
     let mut commands = 0;
@@ -146,6 +154,11 @@ fn the_terminal_prints_what_the_real_kubectl_prints_for_every_case() {
             n + 1
         );
         let real = served.kubectl(&words[1..]);
+        // kubectl describe ages Events on the host's clock; so does the runner here.
+        let ctx = Context {
+            clock_unix_ms: Some(host_clock_unix_ms()),
+            ..ctx
+        };
         let ours = kubectl::run(&mut session, ctx, line);
         if real != ours {
             failures.push(format!(

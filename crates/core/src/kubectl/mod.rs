@@ -5,13 +5,14 @@
 //! inputs of the world as any client's, and the only clock is the simulated one.
 //!
 //! [`args`] splits and parses the line; [`client`] holds the RESTMapper and sends requests;
-//! [`get`], [`write`], [`rollout`] and [`auth`] are the commands; [`encode`], [`jsonpath`] and
+//! [`get`], [`describe`], [`write`], [`rollout`] and [`auth`] are the commands; [`encode`], [`jsonpath`] and
 //! [`tabwriter`] print as kubectl's printers do. `tests/kubectl/` runs each case here and
 //! through the real kubectl and compares them byte for byte (docs/terminal.md).
 
 pub mod args;
 pub mod auth;
 pub mod client;
+pub mod describe;
 pub mod encode;
 pub mod get;
 pub mod jsonpath;
@@ -46,6 +47,10 @@ pub struct Context<'a> {
     /// Files `-f NAME` may name (the playground's editor text is `-f -` through `stdin`).
     pub files: &'a BTreeMap<String, String>,
     pub stdin: Option<&'a str>,
+    /// kubectl's own clock, in Unix milliseconds, for the ages `describe` computes itself
+    /// (event ages); `None` reads the simulated clock, as the playground's terminal does. The
+    /// oracle passes the host's clock, which the real kubectl reads.
+    pub clock_unix_ms: Option<i64>,
 }
 
 /// The commands kubectl has that this terminal does not run; they are refused by name rather
@@ -81,15 +86,14 @@ const NOT_SIMULATED: &[&str] = &[
     "alpha",
     "api-versions",
     "replace",
-    "describe",
     "version",
     "api-resources",
     "options",
 ];
 
 const COMMANDS: &[&str] = &[
-    "get", "scale", "delete", "apply", "create", "replace", "patch", "label", "annotate",
-    "rollout", "auth",
+    "get", "describe", "scale", "delete", "apply", "create", "replace", "patch", "label",
+    "annotate", "rollout", "auth",
 ];
 
 /// One command being run.
@@ -228,6 +232,7 @@ pub fn run(session: &mut Session, ctx: Context<'_>, line: &str) -> Output {
     }
     let _ = match (verb, sub) {
         ("get", _) => get::get(&mut run, &parsed),
+        ("describe", _) => describe::describe(&mut run, &parsed),
         ("scale", _) => write::scale(&mut run, &parsed),
         ("delete", _) => write::delete(&mut run, &parsed),
         ("apply", _) => write::apply(&mut run, &parsed, write::Mode::Apply),
@@ -260,6 +265,7 @@ pub fn run(session: &mut Session, ctx: Context<'_>, line: &str) -> Output {
 fn flags_of(verb: &str, sub: Option<&str>) -> &'static [FlagSpec] {
     match (verb, sub) {
         ("get", _) => get::FLAGS,
+        ("describe", _) => describe::FLAGS,
         ("scale", _) => write::SCALE_FLAGS,
         ("delete", _) => write::DELETE_FLAGS,
         ("apply", _) | ("create", _) => write::APPLY_FLAGS,
@@ -368,6 +374,7 @@ mod tests {
                 principal: "admin",
                 files: &files,
                 stdin,
+                clock_unix_ms: None,
             },
             line,
         )

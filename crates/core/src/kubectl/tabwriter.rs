@@ -7,8 +7,14 @@
 const MIN_WIDTH: usize = 6;
 const PADDING: usize = 3;
 
-/// Aligns the tab-separated `text` (lines end with `\n`).
+/// Aligns the tab-separated `text` (lines end with `\n`) with kubectl get's settings.
 pub fn align(text: &str) -> String {
+    align_with(text, MIN_WIDTH, PADDING)
+}
+
+/// Aligns `text` with the given minimum cell width and padding (`kubectl describe`'s
+/// `tabbedString` uses 0 and 2).
+pub fn align_with(text: &str, min_width: usize, padding: usize) -> String {
     let lines: Vec<Vec<&str>> = text
         .split_inclusive('\n')
         .map(|l| l.strip_suffix('\n').unwrap_or(l).split('\t').collect())
@@ -16,7 +22,8 @@ pub fn align(text: &str) -> String {
     let ends_with_newline = text.ends_with('\n');
     let mut out = String::with_capacity(text.len() * 2);
     let mut widths = Vec::new();
-    format(&lines, 0, lines.len(), &mut widths, &mut out);
+    let settings = (min_width, padding);
+    format(&lines, 0, lines.len(), &mut widths, &mut out, settings);
     if !ends_with_newline && out.ends_with('\n') {
         out.pop();
     }
@@ -33,6 +40,7 @@ fn format(
     line1: usize,
     widths: &mut Vec<usize>,
     out: &mut String,
+    (min_width, padding): (usize, usize),
 ) {
     let column = widths.len();
     let mut this = line0;
@@ -43,13 +51,13 @@ fn format(
         }
         write_lines(lines, line0, this, widths, out);
         line0 = this;
-        let mut w = MIN_WIDTH;
+        let mut w = min_width;
         while this < line1 && column + 1 < lines[this].len() {
-            w = w.max(width(lines[this][column]) + PADDING);
+            w = w.max(width(lines[this][column]) + padding);
             this += 1;
         }
         widths.push(w);
-        format(lines, line0, this, widths, out);
+        format(lines, line0, this, widths, out, (min_width, padding));
         widths.pop();
         line0 = this;
     }

@@ -31,6 +31,7 @@ pub fn run_on(world: &World, stdin: Option<&str>, line: &str) -> Ran {
         principal: USER,
         files: &files,
         stdin,
+        clock_unix_ms: None,
     };
     let output = run(&mut session, ctx, line);
     Ran {
@@ -41,7 +42,8 @@ pub fn run_on(world: &World, stdin: Option<&str>, line: &str) -> Ran {
 
 /// The commands Tab completes.
 pub const VERBS: &[&str] = &[
-    "annotate", "apply", "auth", "create", "delete", "get", "label", "patch", "rollout", "scale",
+    "annotate", "apply", "auth", "create", "delete", "describe", "get", "label", "patch",
+    "rollout", "scale",
 ];
 
 /// The words that may complete the last word of `line`, sorted and without duplicates.
