@@ -242,7 +242,9 @@ pub fn status_counts(all: &[RsCounts], new_rs: Option<&RsCounts>) -> [i64; 5] {
 }
 
 /// `ComputeHash`: FNV-32a over the template (canonical JSON here) and the collision count,
-/// encoded with `SafeEncodeString`.
+/// encoded with `SafeEncodeString`. kube hashes the typed template (`DeepHashObject`), where a
+/// member written as `null` (the `creationTimestamp: null` a typed template carries, as kubectl
+/// rollout undo sends it) is the same as an absent one: the canonical JSON leaves nulls out.
 pub fn pod_template_hash(template: &Value, collision_count: Option<i64>) -> String {
     let mut bytes = canonical_json(template).into_bytes();
     if let Some(c) = collision_count {
@@ -254,7 +256,11 @@ pub fn pod_template_hash(template: &Value, collision_count: Option<i64>) -> Stri
 fn canonical_json(v: &Value) -> String {
     match v {
         Value::Object(m) => {
-            let mut keys: Vec<&String> = m.keys().collect();
+            let mut keys: Vec<&String> = m
+                .iter()
+                .filter(|(_, v)| !v.is_null())
+                .map(|(k, _)| k)
+                .collect();
             keys.sort();
             let inner: Vec<String> = keys
                 .iter()
@@ -272,16 +278,44 @@ fn canonical_json(v: &Value) -> String {
 
 /// `EqualIgnoreHash`: templates equal once the pod-template-hash label is dropped (and a
 /// `labels` map left empty by that is dropped too). Compares in place: the controller asks this
-/// of every ReplicaSet on every sync, so it must not copy templates.
+/// of every ReplicaSet on every sync, so it must not copy templates. kube compares typed
+/// templates with `apiequality.Semantic.DeepEqual`, where a `null` member is an absent one
+/// ([`semantic_eq`]); so the template `kubectl rollout undo` writes back, with
+/// `creationTimestamp: null`, finds its old ReplicaSet.
 pub fn equal_ignore_hash(a: &Value, b: &Value) -> bool {
     match (a, b) {
         (Value::Object(x), Value::Object(y)) => {
-            x.len() == y.len()
-                && x.iter().all(|(k, v)| match y.get(k) {
-                    Some(w) if k == "metadata" => metadata_equal_ignore_hash(v, w),
-                    Some(w) => v == w,
-                    None => false,
-                })
+            non_null(x) == non_null(y)
+                && x.iter()
+                    .filter(|(_, v)| !v.is_null())
+                    .all(|(k, v)| match y.get(k) {
+                        Some(w) if k == "metadata" => metadata_equal_ignore_hash(v, w),
+                        Some(w) => semantic_eq(v, w),
+                        None => false,
+                    })
+        }
+        _ => a == b,
+    }
+}
+
+/// How many members are not `null`.
+fn non_null(m: &serde_json::Map<String, Value>) -> usize {
+    m.values().filter(|v| !v.is_null()).count()
+}
+
+/// JSON equality as typed equality sees it: an object member whose value is `null` decodes to
+/// the field's zero value, as an absent one does (`Semantic.DeepEqual` of the decoded objects).
+/// Nothing else is taken as absent: `0`, `""`, `{}` and `[]` can differ from an absent pointer.
+pub fn semantic_eq(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Object(x), Value::Object(y)) => {
+            non_null(x) == non_null(y)
+                && x.iter()
+                    .filter(|(_, v)| !v.is_null())
+                    .all(|(k, v)| y.get(k).is_some_and(|w| semantic_eq(v, w)))
+        }
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(v, w)| semantic_eq(v, w))
         }
         _ => a == b,
     }
@@ -300,7 +334,7 @@ enum LabelsIgnoringHash<'a> {
 
 fn labels_ignoring_hash(meta: &serde_json::Map<String, Value>) -> LabelsIgnoringHash<'_> {
     match meta.get("labels") {
-        None => LabelsIgnoringHash::Absent,
+        None | Some(Value::Null) => LabelsIgnoringHash::Absent,
         Some(Value::Object(l)) if l.keys().all(|k| k == POD_TEMPLATE_HASH) => {
             LabelsIgnoringHash::Absent
         }
@@ -313,11 +347,15 @@ fn metadata_equal_ignore_hash(a: &Value, b: &Value) -> bool {
     let (Value::Object(x), Value::Object(y)) = (a, b) else {
         return a == b;
     };
-    let others = |m: &serde_json::Map<String, Value>| m.keys().filter(|k| *k != "labels").count();
+    let others = |m: &serde_json::Map<String, Value>| {
+        m.iter()
+            .filter(|(k, v)| *k != "labels" && !v.is_null())
+            .count()
+    };
     let others_equal = others(x) == others(y)
         && x.iter()
-            .filter(|(k, _)| *k != "labels")
-            .all(|(k, v)| y.get(k) == Some(v));
+            .filter(|(k, v)| *k != "labels" && !v.is_null())
+            .all(|(k, v)| y.get(k).is_some_and(|w| semantic_eq(v, w)));
     if !others_equal {
         return false;
     }
@@ -626,6 +664,29 @@ mod tests {
     }
 
     #[test]
+    fn a_null_member_is_an_absent_one_to_the_hash_and_to_equal_ignore_hash() {
+        // The template kubectl rollout undo writes back (a typed PodTemplateSpec marshalled:
+        // `creationTimestamp: null`) is the ReplicaSet's own.
+        let rs = json!({"metadata": {"labels": {"app": "web", POD_TEMPLATE_HASH: "abc"}},
+            "spec": {"containers": [{"name": "app", "image": "nginx:1.25"}]}});
+        let undone = json!({"metadata": {"creationTimestamp": null, "labels": {"app": "web"}},
+            "spec": {"containers": [{"name": "app", "image": "nginx:1.25", "resources": {}}]}});
+        assert!(
+            !equal_ignore_hash(&rs, &undone),
+            "{{}} is not absent: a struct pointer"
+        );
+        let undone = json!({"metadata": {"creationTimestamp": null, "labels": {"app": "web"}},
+            "spec": {"containers": [{"name": "app", "image": "nginx:1.25", "command": null}]}});
+        assert!(equal_ignore_hash(&rs, &undone));
+        let plain = json!({"metadata": {"labels": {"app": "web"}},
+            "spec": {"containers": [{"name": "app", "image": "nginx:1.25"}]}});
+        assert_eq!(
+            pod_template_hash(&plain, None),
+            pod_template_hash(&undone, None)
+        );
+    }
+
+    #[test]
     fn pod_template_hash_is_stable_and_changes_with_the_template() {
         let t1 = json!({"metadata": {"labels": {"app": "web"}}, "spec": {"containers": [{"name": "app", "image": "nginx:1.25"}]}});
         let t1b = json!({"spec": {"containers": [{"image": "nginx:1.25", "name": "app"}]}, "metadata": {"labels": {"app": "web"}}});
@@ -639,7 +700,7 @@ mod tests {
     }
 
     /// The definition: both templates copied, the hash label (and a `labels` left empty)
-    /// removed, then compared.
+    /// removed, then compared as typed objects are (`semantic_eq`).
     fn equal_ignore_hash_by_copying(a: &Value, b: &Value) -> bool {
         let strip = |t: &Value| {
             let mut t = t.clone();
@@ -656,7 +717,7 @@ mod tests {
             }
             t
         };
-        strip(a) == strip(b)
+        semantic_eq(&strip(a), &strip(b))
     }
 
     #[test]
@@ -683,6 +744,9 @@ mod tests {
             json!({"metadata": {"annotations": {"a": "1"}}, "spec": spec}),
             json!({"metadata": {"labels": {"pod-template-hash": "h1"}, "annotations": {"a": "1"}}, "spec": spec}),
             json!({"metadata": {"labels": {"app": "web"}}}),
+            json!({"metadata": {"labels": null}, "spec": spec}),
+            json!({"metadata": {"creationTimestamp": null, "labels": {"app": "web"}}, "spec": spec}),
+            json!({"metadata": {"labels": {"app": "web"}}, "spec": {"containers": [{"name": "app", "image": "nginx:1.25", "args": null}]}}),
         ];
         for a in &templates {
             for b in &templates {
