@@ -1,12 +1,15 @@
 //! View models for the playground: plain structs derived from the engine's public API, so the
 //! web crate only formats. Everything here is deterministic and tested natively.
 
+pub mod chart;
 pub mod events;
+pub mod sequence;
 pub mod session;
 pub mod share;
 pub mod status;
 pub mod timeline;
 pub mod tree;
+pub mod why;
 
 use serde_json::Value;
 

@@ -139,6 +139,8 @@ pub struct Platform {
     help: NodeRef,
     /// What had focus when the help dialog opened, to give it back when it closes.
     help_return: Option<HtmlElement>,
+    /// The element to focus once the view is drawn (`Effect::FocusAfterRender`).
+    focus_after_render: Option<&'static str>,
     keys: Option<Closure<dyn Fn(web_sys::KeyboardEvent)>>,
     pagehide: Option<Closure<dyn Fn(web_sys::Event)>>,
     host: Option<Closure<dyn Fn(web_sys::MessageEvent)>>,
@@ -154,6 +156,7 @@ impl Platform {
             measuring_step: false,
             help,
             help_return: None,
+            focus_after_render: None,
             keys: None,
             pagehide: None,
             host: None,
@@ -226,6 +229,7 @@ impl Platform {
                 }
             }
             Effect::ReturnFocusAfterHelp => self.return_focus_after_help(),
+            Effect::FocusAfterRender(id) => self.focus_after_render = Some(id),
         }
         None
     }
@@ -253,6 +257,15 @@ impl Platform {
 
     /// After every render: a step marked as started is measured now that the DOM is patched.
     pub fn rendered(&mut self) {
+        if let Some(id) = self.focus_after_render.take() {
+            if let Some(el) = window()
+                .and_then(|w| w.document())
+                .and_then(|d| d.get_element_by_id(id))
+                .and_then(|e| e.dyn_into::<HtmlElement>().ok())
+            {
+                let _ = el.focus();
+            }
+        }
         if self.measuring_step {
             self.measuring_step = false;
             performance_mark("converge-step-end");

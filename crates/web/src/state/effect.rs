@@ -47,6 +47,9 @@ pub enum Effect {
     OpenHelpDialog,
     /// The help dialog closed: give focus back to what had it.
     ReturnFocusAfterHelp,
+    /// Once the view is drawn, move focus to the element with this id (a panel that just
+    /// opened, such as the "Why?" chain).
+    FocusAfterRender(&'static str),
 }
 
 /// What one update did: whether the view must re-render, and the effects to perform in order.
