@@ -11,6 +11,7 @@ use serde_json::Value;
 use crate::api::ObjectKey;
 use crate::engine::World;
 use crate::time::SimTime;
+use crate::view::escape;
 
 /// Width of the plotting area, in SVG units.
 pub const PLOT_W: u32 = 400;
@@ -67,8 +68,8 @@ pub struct Series {
 /// One run of a condition's status.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Segment {
-    pub x: f32,
-    pub w: f32,
+    pub x: u32,
+    pub w: u32,
     /// `True`, `False`, `Unknown`, or empty while the condition is absent.
     pub status: String,
 }
@@ -100,12 +101,107 @@ pub struct Chart {
     pub bands: Vec<Band>,
     /// The shown moment.
     pub cursor: SimTime,
-    pub cursor_x: f32,
+    pub cursor_x: u32,
     /// How many of the object's changes the chart is drawn from.
     pub changes: usize,
 }
 
 impl Chart {
+    /// The chart as SVG markup (hidden from screen readers: [`Chart::lines`] is its text),
+    /// scaled to its container's width.
+    pub fn svg(&self) -> String {
+        use std::fmt::Write;
+        let right = LEFT + PLOT_W;
+        let legend_h = (self.counts.len() as u32).div_ceil(2) * 12 + 6;
+        let height = self.height + legend_h;
+        let mut o = format!(
+            r#"<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {} {height}" style="max-width:{}px" aria-hidden="true" focusable="false">"#,
+            self.width, self.width
+        );
+        for (i, s) in self.counts.iter().enumerate() {
+            let x = LEFT + 4 + (i as u32 % 2) * 200;
+            let y = 10 + (i as u32 / 2) * 12;
+            let _ = write!(
+                o,
+                r#"<line class="line s{slot}" x1="{x}" x2="{x2}" y1="{ly}" y2="{ly}"/><text class="tick" x="{tx}" y="{y}">{field}</text>"#,
+                slot = s.slot.min(5),
+                x2 = x + 14,
+                ly = y - 3,
+                tx = x + 18,
+                field = s.field
+            );
+        }
+        let _ = write!(o, r#"<g transform="translate(0 {legend_h})">"#);
+        let plot = |o: &mut String, series: &[Series], top: u32, h: u32, max: i64| {
+            if series.is_empty() {
+                return;
+            }
+            let _ = write!(
+                o,
+                r#"<line class="axis" x1="{LEFT}" x2="{right}" y1="{0}" y2="{0}"/><text class="tick" x="{1}" y="{2}" text-anchor="end">{max}</text><text class="tick" x="{1}" y="{0}" text-anchor="end">0</text>"#,
+                top + h,
+                LEFT - 4,
+                top + 8
+            );
+            for s in series {
+                let _ = write!(
+                    o,
+                    r#"<path class="line s{}" d="{}"/>"#,
+                    s.slot.min(5),
+                    s.path
+                );
+            }
+        };
+        plot(&mut o, &self.counts, 0, COUNTS_H, self.counts_max);
+        if !self.generations.is_empty() {
+            let _ = write!(
+                o,
+                r#"<text class="tick" x="{}" y="{}">metadata.generation (dashed), status.observedGeneration</text>"#,
+                LEFT + 4,
+                self.generations_y + 8
+            );
+        }
+        plot(
+            &mut o,
+            &self.generations,
+            self.generations_y,
+            GENERATIONS_H,
+            self.generations_max,
+        );
+        for b in &self.bands {
+            for s in &b.segments {
+                let class = match s.status.as_str() {
+                    "True" => "true",
+                    "False" => "false",
+                    "" => "absent",
+                    _ => "unknown",
+                };
+                let _ = write!(
+                    o,
+                    r#"<rect class="seg {class}" x="{}" y="{}" width="{}" height="{BAND_H}"/>"#,
+                    s.x, b.y, s.w
+                );
+            }
+            let _ = write!(
+                o,
+                r#"<text class="band-name" x="{}" y="{}">{}</text>"#,
+                LEFT + 4,
+                b.y + 12,
+                escape(&b.type_)
+            );
+        }
+        let _ = write!(
+            o,
+            r#"<line class="cursor" x1="{0}" x2="{0}" y1="0" y2="{1}"/><text class="tick" x="{LEFT}" y="{2}">{3}</text><text class="tick" x="{right}" y="{2}" text-anchor="end">{4}</text></g></svg>"#,
+            self.cursor_x,
+            self.height - 14,
+            self.height - 2,
+            self.from,
+            self.to
+        );
+        o
+    }
+
     /// The chart's text alternative, one line each: the range, every line, every band, the
     /// cursor.
     pub fn lines(&self) -> Vec<String> {
@@ -168,8 +264,10 @@ pub fn chart(world: &World, key: &ObjectKey, shown: SimTime) -> Option<Chart> {
         .collect();
     let (first, _) = *versions.first()?;
     let to = world.now().as_ms().max(first + 1);
-    let span = (to - first) as f32;
-    let x = |t: u64| LEFT as f32 + (t.saturating_sub(first)) as f32 * PLOT_W as f32 / span;
+    // Integer SVG units: whole pixels are fine at this size, and the wasm keeps no float
+    // formatting for them.
+    let span = to - first;
+    let x = |t: u64| LEFT + (t.saturating_sub(first) * u64::from(PLOT_W) / span) as u32;
     let end_x = x(to);
 
     let series = |fields: &[(&'static str, bool)], top: u32, height: u32| {
@@ -189,9 +287,9 @@ pub fn chart(world: &World, key: &ObjectKey, shown: SimTime) -> Option<Chart> {
             .max()
             .unwrap_or(0)
             .max(1);
-        let y = |v: i64| top as f32 + height as f32 * (1.0 - v as f32 / max as f32);
+        let y = |v: i64| top + height - (v.clamp(0, max) * i64::from(height) / max) as u32;
         // Equal values would hide each other: each observed line sits a little higher.
-        let lift = |slot: usize| slot as f32 * 1.5;
+        let lift = |slot: usize| (slot as u32 * 3 / 2).min(top + height);
         let mut observed = 0;
         let out: Vec<Series> = found
             .into_iter()
@@ -208,13 +306,13 @@ pub fn chart(world: &World, key: &ObjectKey, shown: SimTime) -> Option<Chart> {
                     let next = r.get(i + 1).map_or(end_x, |(n, _)| x(*n));
                     match v {
                         Some(v) => {
-                            let (x0, y0) = (x(*t), y(*v) - lift(slot));
+                            let (x0, y0) = (x(*t), y(*v).saturating_sub(lift(slot)));
                             if drawing {
-                                path.push_str(&format!(" H{x0:.1} V{y0:.1}"));
+                                path.push_str(&format!(" H{x0} V{y0}"));
                             } else {
-                                path.push_str(&format!(" M{x0:.1} {y0:.1}"));
+                                path.push_str(&format!(" M{x0} {y0}"));
                             }
-                            path.push_str(&format!(" H{next:.1}"));
+                            path.push_str(&format!(" H{next}"));
                             drawing = true;
                         }
                         None => drawing = false,
@@ -276,7 +374,7 @@ pub fn chart(world: &World, key: &ObjectKey, shown: SimTime) -> Option<Chart> {
                     let next = r.get(j + 1).map_or(end_x, |(n, _)| x(*n));
                     Segment {
                         x: x(*t),
-                        w: (next - x(*t)).max(0.5),
+                        w: next.saturating_sub(x(*t)).max(1),
                         status: s.clone(),
                     }
                 })
@@ -371,13 +469,15 @@ mod tests {
             c.bands[1].text
         );
         // The cursor is at the end; scrubbed back, it moves left.
-        assert!((c.cursor_x - (LEFT + PLOT_W) as f32).abs() < 0.1);
+        assert_eq!(c.cursor_x, LEFT + PLOT_W);
         let back = chart(&world, &web(), scale).unwrap();
         assert!(back.cursor_x < c.cursor_x);
         assert_eq!(
             back.lines().last().map(String::as_str),
             Some(format!("Cursor at the shown moment, {scale}.").as_str())
         );
+        let svg = c.svg();
+        assert!(svg.contains(r#"<text class="band-name" x="34" y=""#) && svg.ends_with("</svg>"));
         // Paths are step lines.
         assert!(c.counts[0].path.starts_with('M') && c.counts[0].path.contains(" V"));
     }

@@ -8,6 +8,7 @@
 use crate::api::{ObjectKey, WatchEventType};
 use crate::engine::world::key_text;
 use crate::engine::{EventKind, StepReport};
+use crate::view::escape;
 use crate::view::why::WhyView;
 
 /// The API server's lane.
@@ -85,6 +86,66 @@ impl Sequence {
     /// The y of row `i`'s arrow.
     pub fn row_y(i: usize) -> u32 {
         TOP + ROW_H * i as u32 + ROW_H / 2
+    }
+
+    /// The diagram as SVG markup (hidden from screen readers: [`Sequence::row_text`] is its
+    /// text). Every label is escaped.
+    pub fn svg(&self) -> String {
+        use std::fmt::Write;
+        let (w, h) = (self.width(), self.height());
+        let mut o = format!(
+            r#"<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {w} {h}" width="{w}" height="{h}" aria-hidden="true" focusable="false"><defs><marker id="arrow" viewBox="0 0 8 8" refX="8" refY="4" markerWidth="7" markerHeight="7" orient="auto-start-reverse"><path d="M0 0 L8 4 L0 8 z" class="head"/></marker></defs>"#
+        );
+        for (i, l) in self.lanes.iter().enumerate() {
+            let x = Self::lane_x(i);
+            let _ = write!(
+                o,
+                r#"<text class="lane-name" x="{x}" y="16" text-anchor="middle">{}</text><line class="lifeline" x1="{x}" x2="{x}" y1="{}" y2="{h}"/>"#,
+                escape(&fit(l, 1)),
+                TOP - 6
+            );
+        }
+        for (i, r) in self.rows.iter().enumerate() {
+            let y = Self::row_y(i);
+            let kind = match r.kind {
+                ArrowKind::Request => "req",
+                ArrowKind::Response => "resp",
+                ArrowKind::Delivery => "watch",
+                ArrowKind::Note => "note",
+            };
+            let _ = write!(
+                o,
+                r#"<g class="{kind}{}{}{}"><title>{}</title>"#,
+                if r.refused { " bad" } else { "" },
+                if r.in_chain { " chain" } else { "" },
+                if r.selected { " mine" } else { "" },
+                escape(&r.label)
+            );
+            let (x1, x2) = (Self::lane_x(r.from), Self::lane_x(r.to));
+            if r.kind == ArrowKind::Note {
+                let _ = write!(
+                    o,
+                    r#"<rect x="{}" y="{}" width="{}" height="{}" rx="3"/><text x="{x1}" y="{}" text-anchor="middle">{}</text>"#,
+                    x1 - LANE_W / 2 + 4,
+                    y - ROW_H / 2 + 3,
+                    LANE_W - 8,
+                    ROW_H - 6,
+                    y + 4,
+                    escape(&r.short)
+                );
+            } else {
+                let _ = write!(
+                    o,
+                    r#"<line x1="{x1}" x2="{x2}" y1="{0}" y2="{0}" marker-end="url(#arrow)"/><text x="{1}" y="{y}" text-anchor="middle">{2}</text>"#,
+                    y + 4,
+                    (x1 + x2) / 2,
+                    escape(&r.short)
+                );
+            }
+            o.push_str("</g>");
+        }
+        o.push_str("</svg>");
+        o
     }
 
     /// Row `i` as one line of text, for screen readers and tests:
@@ -406,7 +467,11 @@ mod tests {
             .iter()
             .any(|r| r.label == "update deployments/status default/web"));
         assert!(s.rows.iter().any(|r| r.selected));
-        // A refusal is red with its code; a label too long for its lanes is cut.
+        // The markup marks the chain and escapes what it draws.
+        let svg = s.svg();
+        assert!(svg.starts_with("<svg ") && svg.ends_with("</svg>"));
+        assert!(svg.contains(r#"<g class="req chain"#) || svg.contains(r#"<g class="resp chain"#));
+        // A label too long for its lanes is cut.
         assert_eq!(fit("abcdef", 1), "abcdef");
         assert!(fit(&"x".repeat(100), 1).ends_with('…'));
     }

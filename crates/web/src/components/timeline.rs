@@ -3,7 +3,7 @@
 //! list for screen readers) or one column of cards per actor with the field changes of the
 //! selected entry.
 
-use converge_core::view::sequence::{ArrowKind, Sequence, LANE_W, ROW_H, TOP};
+use converge_core::view::sequence::Sequence;
 use converge_core::view::timeline::Lane;
 use web_sys::HtmlInputElement;
 use yew::prelude::*;
@@ -121,7 +121,6 @@ pub fn timeline_panel(props: &TimelinePanelProps) -> Html {
 /// The sequence diagram: lanes' names and lines, one arrow or note per row, and the same rows as
 /// an ordered list (visually hidden) for screen readers and tests.
 fn sequence_diagram(seq: &Sequence, send: &Callback<Msg>) -> Html {
-    let (w, h) = (seq.width(), seq.height());
     let idle = seq.folded;
     let fold_note = if seq.folding {
         format!("{idle} watch deliveries that queued nothing are folded.")
@@ -142,67 +141,12 @@ fn sequence_diagram(seq: &Sequence, send: &Callback<Msg>) -> Html {
                 <p class="muted">{ "Nothing happened in these steps." }</p>
             } else {
                 <div class="sequence-scroll" tabindex="0" role="region" aria-label="Sequence diagram (scrolls; the same rows are listed as text)">
-                <svg viewBox={format!("0 0 {w} {h}")} width={w.to_string()} height={h.to_string()} aria-hidden="true" focusable="false">
-                    <defs>
-                        <marker id="arrow" viewBox="0 0 8 8" refX="8" refY="4" markerWidth="7" markerHeight="7" orient="auto-start-reverse">
-                            <path d="M0 0 L8 4 L0 8 z" class="head" />
-                        </marker>
-                    </defs>
-                    { for seq.lanes.iter().enumerate().map(|(i, l)| {
-                        let x = Sequence::lane_x(i);
-                        html! {
-                            <g>
-                                <text class="lane-name" x={x.to_string()} y="16" text-anchor="middle">{ fit_lane(l) }</text>
-                                <line class="lifeline" x1={x.to_string()} x2={x.to_string()} y1={(TOP - 6).to_string()} y2={h.to_string()} />
-                            </g>
-                        }
-                    }) }
-                    { for seq.rows.iter().enumerate().map(|(i, r)| {
-                        let y = Sequence::row_y(i);
-                        let cls = classes!(
-                            match r.kind { ArrowKind::Request => "req", ArrowKind::Response => "resp", ArrowKind::Delivery => "watch", ArrowKind::Note => "note" },
-                            r.refused.then_some("bad"),
-                            r.in_chain.then_some("chain"),
-                            r.selected.then_some("mine"),
-                        );
-                        let (x1, x2) = (Sequence::lane_x(r.from), Sequence::lane_x(r.to));
-                        if r.kind == ArrowKind::Note {
-                            html! {
-                                <g class={cls}>
-                                    <title>{ r.label.clone() }</title>
-                                    <rect x={(x1 - LANE_W / 2 + 4).to_string()} y={(y - ROW_H / 2 + 3).to_string()} width={(LANE_W - 8).to_string()} height={(ROW_H - 6).to_string()} rx="3" />
-                                    <text x={x1.to_string()} y={(y + 4).to_string()} text-anchor="middle">{ r.short.clone() }</text>
-                                </g>
-                            }
-                        } else {
-                            let mid = (x1 + x2) / 2;
-                            html! {
-                                <g class={cls}>
-                                    <title>{ r.label.clone() }</title>
-                                    <line x1={x1.to_string()} x2={x2.to_string()} y1={(y + 4).to_string()} y2={(y + 4).to_string()} marker-end="url(#arrow)" />
-                                    <text x={mid.to_string()} y={y.to_string()} text-anchor="middle">{ r.short.clone() }</text>
-                                </g>
-                            }
-                        }
-                    }) }
-                </svg>
+                { Html::from_html_unchecked(AttrValue::from(seq.svg())) }
                 </div>
             }
             <ol class="visually-hidden" id="sequence-text" aria-label="The sequence diagram as text">
                 { for (0..seq.rows.len()).map(|i| html! { <li>{ seq.row_text(i) }</li> }) }
             </ol>
         </div>
-    }
-}
-
-/// A lane's name cut to its width.
-fn fit_lane(name: &str) -> String {
-    let room = (LANE_W as usize * 2 / 13).saturating_sub(1);
-    if name.chars().count() <= room {
-        name.to_owned()
-    } else {
-        let mut s: String = name.chars().take(room - 1).collect();
-        s.push('…');
-        s
     }
 }
