@@ -158,7 +158,7 @@ impl Chart {
                 o,
                 r#"<text class="tick" x="{}" y="{}">metadata.generation (dashed), status.observedGeneration</text>"#,
                 LEFT + 4,
-                self.generations_y + 8
+                self.generations_y - 3
             );
         }
         plot(
