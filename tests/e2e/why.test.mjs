@@ -5,7 +5,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  serve, launch, openPage, screenshot, codeEditor, editorText, retypeLine,
+  serve, launch, openPage, screenshot, codeEditor, editorText, retypeLine, axeViolations,
 } from './harness.mjs';
 
 let server;
@@ -160,6 +160,8 @@ test('the sequence diagram and the convergence chart, as text and as pictures (l
     assert.match(chart[chart.length - 1], /^Cursor at the shown moment, t=\d+\.\d{3}s\.$/);
     assert.equal(await page.locator('#chart path.line').count(), chart.filter((l) => /^(spec|status|metadata)\./.test(l)).length);
 
+    // axe-core's rules hold with the chain, the diagram and the chart on screen.
+    assert.deepEqual(await axeViolations(page), [], name);
     const overflow = await page.evaluate(() => document.documentElement.scrollWidth > window.innerWidth);
     assert.equal(overflow, false, `${name}: no horizontal scrolling of the page`);
     await screenshot(page, name);
