@@ -94,7 +94,7 @@ impl Sequence {
         use std::fmt::Write;
         let (w, h) = (self.width(), self.height());
         let mut o = format!(
-            r#"<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {w} {h}" width="{w}" height="{h}" aria-hidden="true" focusable="false"><defs><marker id="arrow" viewBox="0 0 8 8" refX="8" refY="4" markerWidth="7" markerHeight="7" orient="auto-start-reverse"><path d="M0 0 L8 4 L0 8 z" class="head"/></marker></defs>"#
+            r#"<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {w} {h}" width="{w}" height="{h}" aria-hidden="true" focusable="false"><defs><marker id="arrow" viewBox="0 0 8 8" refX="8" refY="4" markerWidth="7" markerHeight="7" markerUnits="userSpaceOnUse" orient="auto-start-reverse"><path d="M0 0 L8 4 L0 8 z" class="head"/></marker></defs>"#
         );
         for (i, l) in self.lanes.iter().enumerate() {
             let x = Self::lane_x(i);
