@@ -164,6 +164,7 @@ test('the RBAC switch lets app write /status, and a share link keeps it off', as
   assert.equal(await rbac.isChecked(), true);
   await rbac.uncheck();
   await page.waitForFunction(() => /RBAC is off/.test(document.querySelector('#rbac-note')?.textContent ?? ''));
+  await page.getByRole('button', { name: 'Cards', exact: true }).click();
   assert.ok([...(await page.locator('.lane .entry').allInnerTexts())].some((t) => /rbac off/.test(t)));
   await page.getByLabel('Act as').selectOption('app');
   await page.getByLabel('Write').selectOption('status');

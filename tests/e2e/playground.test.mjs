@@ -156,12 +156,12 @@ test('a share link reproduces the same timeline in a fresh browser context', asy
   const url = await page.getByLabel(/Share link/).inputValue();
   assert.match(url, /#w1\.[A-Za-z0-9_-]+$/);
   assert.equal(await page.evaluate(() => history.length), historyLength, 'Share does not add history entries');
-  const lanes = await text(page, '.lanes');
+  const lanes = await text(page, '#sequence-text');
   const clock = await text(page, '#clock');
   const fresh = await openPage(browser, url, {});
   await fresh.page.waitForFunction(() => document.querySelector('#steps')?.textContent === '8 steps');
   assert.equal(await text(fresh.page, '#clock'), clock);
-  assert.equal(await text(fresh.page, '.lanes'), lanes);
+  assert.equal(await text(fresh.page, '#sequence-text'), lanes);
   assert.equal(await text(fresh.page, '#generation'), '2');
   assert.deepEqual(problems, []);
   assert.deepEqual(fresh.problems, []);
@@ -226,6 +226,7 @@ test('screenshots: light, dark and phone width after a scale-up', async () => {
     await page.getByRole('button', { name: 'Apply' }).click();
     for (let i = 0; i < 6; i++) await page.getByRole('button', { name: 'Step', exact: true }).click();
     await page.waitForFunction(() => document.querySelector('#steps')?.textContent === '9 steps');
+    await page.getByRole('button', { name: 'Cards', exact: true }).click();
     await page.locator('.lane .entry').first().click();
     await page.locator('#entry-diff').waitFor();
     const overflow = await page.evaluate(() => document.documentElement.scrollWidth > window.innerWidth);

@@ -53,7 +53,8 @@ test('kubectl get, scale and a 403 with --as print what kubectl prints, with exi
 
   const scaled = await run(page, 'kubectl scale deploy web --replicas=5');
   assert.equal(await seen(scaled.locator('.term-out')), 'deployment.apps/web scaled');
-  // The write went through the API server as the user's request: the timeline shows it.
+  // The write went through the API server as the user's request: the timeline's cards show it.
+  await page.getByRole('button', { name: 'Cards', exact: true }).click();
   await page.waitForFunction(() => /patch deployments\/scale default\/web 200/.test(document.querySelector('.timeline')?.textContent ?? ''));
 
   const denied = await run(page, `kubectl --as app patch deploy web --subresource=status --type=merge -p '{"status":{"readyReplicas":9}}'`);
@@ -217,6 +218,7 @@ test('the status-protection lesson: the reader forges status from the terminal a
   assert.equal(await denied.locator('.term-exit').innerText(), 'exit 1');
   // The refused request is the reader's, in app's lane of the timeline, before the scenario's own
   // forgery at 10s.
+  await page.getByRole('button', { name: 'Cards', exact: true }).click();
   await page.waitForFunction(() => /patch deployments\/status default\/web 403/.test(
     [...document.querySelectorAll('.timeline .lane')].find((l) => /user:app/.test(l.textContent))?.textContent ?? ''));
   assert.equal(await page.locator('#clock').innerText(), 't=0.000s');

@@ -18,7 +18,7 @@ use crate::components::{
 use crate::platform::shortcuts::Shortcut;
 use crate::platform::{self, Platform};
 use crate::state::lesson::LessonMsg;
-use crate::state::{Model, Msg, Reaction, Ready, TerminalMsg};
+use crate::state::{Model, Msg, Reaction, Ready, TerminalMsg, TimelineView};
 
 /// What reaches the root: a model message, or a host page's message with the window that sent
 /// it (replies go there; the state never sees a window).
@@ -438,16 +438,31 @@ impl App {
     }
 
     fn status(&self) -> Html {
+        let m = &self.model;
         memo(PanelInputs::Status(StatusPanelProps {
-            view: self.model.status_view(),
-            events: self.model.events_view(),
+            view: m.status_view(),
+            events: m.events_view(),
+            selected: m.selected.clone(),
+            why: m.why.clone(),
+            step: m.shown().steps(),
+            first_step: m.first_kept_step(),
+            chart: m.chart_view(),
+            send: self.send.clone(),
         }))
     }
 
     fn timeline(&self) -> Html {
         let m = &self.model;
+        let view = m.page.timeline_view;
+        let cards = view == TimelineView::Cards;
         memo(PanelInputs::Timeline(TimelinePanelProps {
-            lanes: m.timeline_lanes(),
+            view,
+            lanes: if cards {
+                m.timeline_lanes()
+            } else {
+                Vec::new()
+            },
+            sequence: (!cards).then(|| m.sequence_view()),
             upto: m.shown().steps(),
             min: m.first_kept_step(),
             max: m.world.steps(),

@@ -1,14 +1,34 @@
 //! View models for the playground: plain structs derived from the engine's public API, so the
 //! web crate only formats. Everything here is deterministic and tested natively.
 
+pub mod chart;
 pub mod events;
+pub mod sequence;
 pub mod session;
 pub mod share;
 pub mod status;
 pub mod timeline;
 pub mod tree;
+pub mod why;
 
 use serde_json::Value;
+
+/// `text` escaped for XML/HTML text and attribute values: the sequence diagram and the chart
+/// are SVG markup built here, and their labels hold user-written strings (names, messages).
+pub fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
 
 /// The editor's two syntaxes.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -53,6 +73,14 @@ pub fn format(text: &str, syntax: Syntax) -> Result<String, crate::parse::ParseE
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn markup_is_escaped() {
+        assert_eq!(
+            escape(r#"<a href="x">'&'</a>"#),
+            "&lt;a href=&quot;x&quot;&gt;&#39;&amp;&#39;&lt;/a&gt;"
+        );
+    }
 
     #[test]
     fn editable_drops_status_and_managed_fields_but_keeps_the_resource_version() {

@@ -7,6 +7,7 @@
 //! format and turn their own DOM events into `crate::state::Msg`; they decide nothing and
 //! perform no effect.
 
+pub mod chart;
 pub mod editor;
 pub mod editor_panel;
 pub mod faults;
@@ -23,6 +24,7 @@ pub mod timeline;
 pub mod toolbar;
 pub mod topbar;
 mod tree_keys;
+pub mod why;
 
 pub use editor::CodeEditor;
 pub use editor_panel::EditorPanelProps;

@@ -9,7 +9,8 @@ use converge_core::engine::world::key_text;
 use converge_core::view::tree::{self, health_label, Row};
 use yew::prelude::*;
 
-use crate::state::Msg;
+use super::why::why_button;
+use crate::state::{Msg, WhyOf};
 
 /// What the panel draws from.
 #[derive(PartialEq)]
@@ -67,6 +68,7 @@ pub fn object_tree(props: &ObjectTreeProps) -> Html {
                                     <span class="name">{ r.name.clone() }</span>
                                 </button>
                                 <span class={classes!("badge", badge_class(label))}>{ label }</span>
+                                { why_button(format!("Why is {} {} {label}?", r.kind, r.name), Msg::Why(r.key.clone(), WhyOf::Badge), send) }
                                 if let Some((who, h)) = &r.trouble {
                                     <span class="trouble">{ format!("{}: {}", health_label(*h), who) }</span>
                                 }

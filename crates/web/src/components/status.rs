@@ -2,9 +2,18 @@
 //! (changed ones highlighted) and the conditions table of the selected object, from core's
 //! `StatusView`.
 
+use std::rc::Rc;
+
+use converge_core::api::ObjectKey;
+use converge_core::view::chart::Chart;
 use converge_core::view::events::EventRow;
 use converge_core::view::status::StatusView;
+use converge_core::view::why::{condition_field_path, status_field_path, WhyView};
 use yew::prelude::*;
+
+use super::chart::convergence_chart;
+use super::why::{why_button, why_chain};
+use crate::state::{Msg, WhyOf};
 
 /// The conditions table's columns (also each cell's label when the table is stacked).
 const CONDITION_COLUMNS: [&str; 6] = [
@@ -26,24 +35,47 @@ pub struct StatusPanelProps {
     pub view: Option<StatusView>,
     /// The Events about the selected object, oldest first.
     pub events: Vec<EventRow>,
+    pub selected: Option<ObjectKey>,
+    /// The open "Why?" chain.
+    pub why: Option<Rc<Result<WhyView, String>>>,
+    /// The shown step, and the oldest one the history keeps.
+    pub step: u64,
+    pub first_step: u64,
+    /// The selected object's convergence chart.
+    pub chart: Option<Chart>,
+    pub send: Callback<Msg>,
 }
 
 /// Drawn through `super::MemoPanel`, so only when these props change.
 pub fn status_panel(props: &StatusPanelProps) -> Html {
-    let Some(v) = &props.view else {
+    let send = &props.send;
+    let why = props.why.as_ref().map(|w| {
+        why_chain(
+            w,
+            props.step,
+            props.first_step,
+            props.selected.as_ref(),
+            send,
+        )
+    });
+    let (Some(v), Some(key)) = (&props.view, &props.selected) else {
         return html! {
             <section class="pane status" aria-labelledby="status-h">
                 <h2 id="status-h">{ "Status" }</h2>
+                { why.unwrap_or_default() }
                 <p class="muted">{ "Select an object." }</p>
             </section>
         };
     };
+    let ask = |field: String| Msg::Why(key.clone(), WhyOf::Field(field));
     let num = |x: Option<i64>| x.map_or("–".to_owned(), |n| n.to_string());
     html! {
         <section class="pane status" aria-labelledby="status-h">
             <h2 id="status-h">{ "Status" }</h2>
             <div class="generations">
-                <div><span class="muted">{ "generation" }</span><strong id="generation">{ num(v.generation) }</strong></div>
+                <div><span class="muted">{ "generation" }</span><strong id="generation">{ num(v.generation) }</strong>
+                    if let Some(g) = v.generation { { why_button(format!("Why is metadata.generation {g}?"), ask("metadata.generation".into()), send) } }
+                </div>
                 <div><span class="muted">{ "observedGeneration" }</span><strong id="observed-generation">{ num(v.observed_generation) }</strong></div>
                 if v.generation.is_some() && !v.reports_observed {
                     <span id="generation-badge" class="badge">{ "not in this kind's status" }</span>
@@ -53,17 +85,24 @@ pub fn status_panel(props: &StatusPanelProps) -> Html {
                     </span>
                 }
             </div>
+            { why.unwrap_or_default() }
             if let Some(line) = &v.rollout {
                 <p class="rollout"><span class="muted">{ "kubectl rollout status: " }</span><code id="rollout">{ line.clone() }</code></p>
             }
             <table class="fields">
                 <caption class="visually-hidden">{ "status fields; changed in the last step are highlighted" }</caption>
                 <tbody>
-                { for v.fields.iter().map(|f| html! {
-                    <tr class={classes!(f.changed.then_some("changed"))} data-field={f.path.clone()}>
-                        <th scope="row">{ field_path(&f.path) }</th>
-                        <td>{ f.value.clone() }{ if f.changed { html!{ <span class="visually-hidden">{ " (changed)" }</span> } } else { html!{} } }</td>
-                    </tr>
+                { for v.fields.iter().map(|f| {
+                    let endpoints = !v.reports_observed && f.path.starts_with("/endpoints");
+                    let path = status_field_path(&f.path, endpoints);
+                    let label = format!("Why is {path} {}?", f.value);
+                    html! {
+                        <tr class={classes!(f.changed.then_some("changed"))} data-field={f.path.clone()}>
+                            <th scope="row">{ field_path(&f.path) }</th>
+                            <td>{ f.value.clone() }{ if f.changed { html!{ <span class="visually-hidden">{ " (changed)" }</span> } } else { html!{} } }</td>
+                            <td class="why-cell">{ why_button(label, ask(path), send) }</td>
+                        </tr>
+                    }
                 }) }
                 </tbody>
             </table>
@@ -75,7 +114,7 @@ pub fn status_panel(props: &StatusPanelProps) -> Html {
                     <tbody role="rowgroup">
                     { for v.conditions.iter().map(|c| html! {
                         <tr role="row" class={classes!(c.changed.then_some("changed"))} data-condition={c.type_.clone()}>
-                            <td role="cell" data-label={CONDITION_COLUMNS[0]}>{ c.type_.clone() }</td>
+                            <td role="cell" data-label={CONDITION_COLUMNS[0]}><span>{ c.type_.clone() }{ " " }{ why_button(format!("Why is {} {}?", c.type_, c.status), ask(condition_field_path(&c.type_)), send) }</span></td>
                             <td role="cell" data-label={CONDITION_COLUMNS[1]} class={classes!(match c.status.as_str() { "True" => "ok", "False" => "bad", _ => "warn" })}>{ c.status.clone() }</td>
                             <td role="cell" data-label={CONDITION_COLUMNS[2]}>{ c.reason.clone() }</td>
                             <td role="cell" data-label={CONDITION_COLUMNS[3]}>{ c.message.clone() }</td>
@@ -87,6 +126,7 @@ pub fn status_panel(props: &StatusPanelProps) -> Html {
                 </table>
                 </div>
             }
+            if let Some(c) = &props.chart { { convergence_chart(c) } }
             { events_table(&props.events) }
         </section>
     }

@@ -1,16 +1,23 @@
-//! The timeline panel: the scrubber (Live, Fork from here), one lane per actor up to the shown
-//! step, and the field changes of the selected entry.
+//! The timeline panel: the scrubber (Live, Fork from here), and up to the shown step either the
+//! sequence diagram (the default; geometry from core's `view::sequence`, the same rows as a
+//! list for screen readers) or one column of cards per actor with the field changes of the
+//! selected entry.
 
+use converge_core::view::sequence::Sequence;
 use converge_core::view::timeline::Lane;
 use web_sys::HtmlInputElement;
 use yew::prelude::*;
 
-use crate::state::Msg;
+use crate::state::{Msg, TimelineView};
 
 /// What the panel draws from.
 #[derive(PartialEq)]
 pub struct TimelinePanelProps {
+    pub view: TimelineView,
+    /// The cards (empty in the sequence view).
     pub lanes: Vec<Lane>,
+    /// The sequence diagram (None in the card view).
+    pub sequence: Option<Sequence>,
     /// The shown step.
     pub upto: u64,
     /// The first step the scrubber reaches back to.
@@ -27,7 +34,9 @@ pub struct TimelinePanelProps {
 /// Drawn through `super::MemoPanel`, so only when these props change.
 pub fn timeline_panel(props: &TimelinePanelProps) -> Html {
     let TimelinePanelProps {
+        view,
         lanes,
+        sequence,
         upto,
         min,
         max,
@@ -56,6 +65,12 @@ pub fn timeline_panel(props: &TimelinePanelProps) -> Html {
                 <button onclick={send.reform(|_| Msg::Scrub(None))} disabled={!scrubbed}>{ "Live" }</button>
                 <button id="fork" onclick={send.reform(|_| Msg::Fork)} disabled={!scrubbed}>{ "Fork from here" }</button>
             </div>
+            <div class="timeline-views" role="group" aria-label="Timeline view">
+                <button aria-pressed={(*view == TimelineView::Sequence).to_string()} onclick={send.reform(|_| Msg::SetTimelineView(TimelineView::Sequence))}>{ "Sequence" }</button>
+                <button aria-pressed={(*view == TimelineView::Cards).to_string()} onclick={send.reform(|_| Msg::SetTimelineView(TimelineView::Cards))}>{ "Cards" }</button>
+            </div>
+            if let Some(seq) = sequence { { sequence_diagram(seq, send) } }
+            if *view == TimelineView::Cards {
             <div class="lanes">
                 { for lanes.iter().map(|lane| html! {
                     <div class="lane">
@@ -80,7 +95,8 @@ pub fn timeline_panel(props: &TimelinePanelProps) -> Html {
                     </div>
                 }) }
             </div>
-            if let Some(e) = detail {
+            }
+            if let Some(e) = detail.filter(|_| *view == TimelineView::Cards) {
                 <div class="diff" id="entry-diff" role="region" aria-label="Changes caused by the selected entry">
                     <h3>{ e.label.clone() }</h3>
                     if e.changes.is_empty() { <p class="muted">{ "No object changed." }</p> }
@@ -99,5 +115,38 @@ pub fn timeline_panel(props: &TimelinePanelProps) -> Html {
                 </div>
             }
         </section>
+    }
+}
+
+/// The sequence diagram: lanes' names and lines, one arrow or note per row, and the same rows as
+/// an ordered list (visually hidden) for screen readers and tests.
+fn sequence_diagram(seq: &Sequence, send: &Callback<Msg>) -> Html {
+    let idle = seq.folded;
+    let fold_note = if seq.folding {
+        format!("{idle} watch deliveries that queued nothing are folded.")
+    } else {
+        format!("{idle} watch deliveries that queued nothing are drawn.")
+    };
+    let folding = seq.folding;
+    html! {
+        <div class="sequence" id="sequence">
+            <p class="muted sequence-note">
+                if seq.older > 0 { { format!("The newest {} rows; {} older left out. ", seq.rows.len(), seq.older) } }
+                <span id="folded">{ fold_note }</span>{ " " }
+                <button class="fold" onclick={send.reform(move |_| Msg::ShowIdleDeliveries(folding))}>
+                    { if folding { format!("Show them ({idle})") } else { "Fold them".to_owned() } }
+                </button>
+            </p>
+            if seq.rows.is_empty() {
+                <p class="muted">{ "Nothing happened in these steps." }</p>
+            } else {
+                <div class="sequence-scroll" tabindex="0" role="region" aria-label="Sequence diagram (scrolls; the same rows are listed as text)">
+                { Html::from_html_unchecked(AttrValue::from(seq.svg())) }
+                </div>
+            }
+            <ol class="visually-hidden" id="sequence-text" aria-label="The sequence diagram as text">
+                { for (0..seq.rows.len()).map(|i| html! { <li>{ seq.row_text(i) }</li> }) }
+            </ol>
+        </div>
     }
 }

@@ -170,11 +170,11 @@ pub struct Platform {
     hash_timer: Option<Timeout>,
     /// A step was marked as started: measure it once the DOM is patched.
     measuring_step: bool,
-    /// The terminal opened: focus its command line once it is drawn.
-    focus_terminal: bool,
     help: NodeRef,
     /// What had focus when the help dialog opened, to give it back when it closes.
     help_return: Option<HtmlElement>,
+    /// The element to focus once the view is drawn (`Effect::FocusAfterRender`).
+    focus_after_render: Option<&'static str>,
     keys: Option<Closure<dyn Fn(web_sys::KeyboardEvent)>>,
     pagehide: Option<Closure<dyn Fn(web_sys::Event)>>,
     host: Option<Closure<dyn Fn(web_sys::MessageEvent)>>,
@@ -188,9 +188,9 @@ impl Platform {
             ticker: None,
             hash_timer: None,
             measuring_step: false,
-            focus_terminal: false,
             help,
             help_return: None,
+            focus_after_render: None,
             keys: None,
             pagehide: None,
             host: None,
@@ -264,8 +264,9 @@ impl Platform {
                 }
             }
             Effect::ReturnFocusAfterHelp => self.return_focus_after_help(),
-            Effect::FocusTerminal => self.focus_terminal = true,
+            Effect::FocusTerminal => self.focus_after_render = Some("terminal-input"),
             Effect::LoadTerminalBuild => return load_terminal_build().err().map(Msg::Notice),
+            Effect::FocusAfterRender(id) => self.focus_after_render = Some(id),
         }
         None
     }
@@ -293,12 +294,12 @@ impl Platform {
 
     /// After every render: a step marked as started is measured now that the DOM is patched.
     pub fn rendered(&mut self) {
-        if std::mem::take(&mut self.focus_terminal) {
-            let input = web_sys::window()
+        if let Some(id) = self.focus_after_render.take() {
+            if let Some(el) = window()
                 .and_then(|w| w.document())
-                .and_then(|d| d.get_element_by_id("terminal-input"))
-                .and_then(|e| e.dyn_into::<HtmlElement>().ok());
-            if let Some(el) = input {
+                .and_then(|d| d.get_element_by_id(id))
+                .and_then(|e| e.dyn_into::<HtmlElement>().ok())
+            {
                 let _ = el.focus();
             }
         }

@@ -52,6 +52,9 @@ pub enum Effect {
     LoadTerminalBuild,
     /// The help dialog closed: give focus back to what had it.
     ReturnFocusAfterHelp,
+    /// Once the view is drawn, move focus to the element with this id (a panel that just
+    /// opened, such as the "Why?" chain).
+    FocusAfterRender(&'static str),
 }
 
 /// What one update did: whether the view must re-render, and the effects to perform in order.
@@ -101,6 +104,51 @@ mod tests {
                 _ => None,
             })
             .collect()
+    }
+
+    #[test]
+    fn why_opens_a_chain_with_focus_and_a_hop_scrubs_and_selects() {
+        use super::super::{TimelineView, WhyOf, WHY_HEADING};
+        let mut m = Model::default();
+        let web = m.selected.clone().expect("the starter selects web");
+        let r = m.update(Msg::Why(
+            web.clone(),
+            WhyOf::Field("status.readyReplicas".into()),
+        ));
+        assert!(r.render);
+        assert!(r.effects.contains(&Effect::FocusAfterRender(WHY_HEADING)));
+        let chain = m.why.clone().expect("a chain");
+        let rows = &chain.as_ref().as_ref().expect("walked").rows;
+        assert!(rows
+            .last()
+            .is_some_and(|r| r.text.contains("root: request by alice")));
+        // The root leads to alice's create, one step before the live world.
+        let root = rows.last().expect("a root");
+        let (step, key) = (
+            root.step.expect("a step"),
+            root.object.clone().expect("web"),
+        );
+        assert!(step < m.world.steps());
+        m.update(Msg::FollowHop(step, key.clone()));
+        assert_eq!(m.cursor, Some(step));
+        assert_eq!(m.selected.as_ref(), Some(&key));
+        assert!(m.why.is_some(), "the chain stays open");
+        // A badge's chain leads with the verdict; a field the object lacks is a message.
+        m.update(Msg::Why(web.clone(), WhyOf::Badge));
+        let chain = m.why.clone().expect("a chain");
+        assert!(chain
+            .as_ref()
+            .as_ref()
+            .is_ok_and(|v| v.rows[0].text.starts_with("kstatus=")));
+        m.update(Msg::Why(web, WhyOf::Field("status.nothing".into())));
+        assert!(m.why.as_deref().is_some_and(|w| w.is_err()));
+        m.update(Msg::CloseWhy);
+        assert!(m.why.is_none());
+        // The timeline's form is the page's; the sequence diagram by default.
+        assert_eq!(m.page.timeline_view, TimelineView::Sequence);
+        m.update(Msg::SetTimelineView(TimelineView::Cards));
+        assert_eq!(m.page.timeline_view, TimelineView::Cards);
+        assert!(!m.sequence_view().folding || !m.page.idle_deliveries);
     }
 
     #[test]

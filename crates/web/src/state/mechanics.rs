@@ -8,12 +8,15 @@ use converge_core::api::{ApiRequest, ObjectKey};
 use converge_core::engine::{Fault, Input, StepReport};
 use converge_core::parse;
 use converge_core::view;
+use converge_core::view::chart::{chart, Chart};
 use converge_core::view::events::{events_of, EventRow};
+use converge_core::view::sequence::{sequence, Sequence};
 use converge_core::view::session::{self, SessionAction};
 use converge_core::view::status::{status_view, StatusView};
 use converge_core::view::timeline::{self, Lane};
+use converge_core::view::why::{badge_field_path, badge_note, why_view};
 
-use super::{FaultMsg, Model, Target, MAX_EVENTS_PER_TICK, REPORTS_KEPT, SPEEDS, TICK_MS};
+use super::{FaultMsg, Model, Target, WhyOf, MAX_EVENTS_PER_TICK, REPORTS_KEPT, SPEEDS, TICK_MS};
 
 /// Timeline entries shown at once.
 pub const TIMELINE_ENTRIES: usize = 80;
@@ -252,16 +255,80 @@ impl Model {
             .unwrap_or_default()
     }
 
-    /// The timeline's lanes up to the shown step.
-    pub fn timeline_lanes(&self) -> Vec<Lane> {
+    /// The reports up to the shown step.
+    fn shown_reports(&self) -> Vec<(u64, &StepReport)> {
         let upto = self.shown().steps();
-        let shown_reports: Vec<(u64, &StepReport)> = self
-            .reports
+        self.reports
             .iter()
             .filter(|(s, _)| *s <= upto)
             .map(|(s, r)| (*s, r))
-            .collect();
-        timeline::lanes(&shown_reports, TIMELINE_ENTRIES)
+            .collect()
+    }
+
+    /// The timeline's lanes up to the shown step.
+    pub fn timeline_lanes(&self) -> Vec<Lane> {
+        timeline::lanes(&self.shown_reports(), TIMELINE_ENTRIES)
+    }
+
+    /// The sequence diagram of the same events as the cards (the newest `TIMELINE_ENTRIES`
+    /// up to the shown step), the open chain and the selected object highlighted.
+    pub fn sequence_view(&self) -> Sequence {
+        let reports = self.shown_reports();
+        // The events the cards would show: the newest TIMELINE_ENTRIES.
+        let mut budget = TIMELINE_ENTRIES;
+        let mut from = reports.len();
+        while from > 0 && budget > 0 {
+            from -= 1;
+            budget = budget.saturating_sub(reports[from].1.events.len());
+        }
+        let why = self.why.as_deref().and_then(|w| w.as_ref().ok());
+        sequence(
+            &reports[from..],
+            !self.page.idle_deliveries,
+            why,
+            self.selected.as_ref(),
+        )
+    }
+
+    /// The selected object's convergence chart over the live world's remembered changes, the
+    /// cursor at the shown moment.
+    pub fn chart_view(&self) -> Option<Chart> {
+        let key = self.selected.as_ref()?;
+        chart(&self.world, key, self.shown().now())
+    }
+
+    /// Opens the chain of `of` on `key` in the shown world, and selects `key`.
+    pub(super) fn open_why(&mut self, key: ObjectKey, of: WhyOf) {
+        let w = self.shown();
+        let chain = match (&of, w.object(&key)) {
+            (_, None) => Err(format!(
+                "{} does not exist at {}",
+                converge_core::engine::world::key_text(&key),
+                w.now()
+            )),
+            (WhyOf::Field(f), Some(_)) => why_view(w, &key, f, None),
+            (WhyOf::Badge, Some(obj)) => why_view(
+                w,
+                &key,
+                badge_field_path(obj),
+                badge_note(obj, w.now().unix_ms()),
+            ),
+        };
+        self.why = Some(std::rc::Rc::new(chain));
+        if self.selected.as_ref() != Some(&key) {
+            self.load(Some(key));
+        }
+    }
+
+    /// Follows a hop: the world after its step (live when that is the newest), its object
+    /// selected. A step older than the kept history is not followed.
+    pub(super) fn follow_hop(&mut self, step: u64, key: ObjectKey) {
+        if step < self.world.steps() && self.history.at(step).is_none() {
+            return;
+        }
+        self.playing = false;
+        self.cursor = (step < self.world.steps()).then_some(step);
+        self.load(Some(key));
     }
 
     /// The first step the timeline can be scrubbed back to.

@@ -24,6 +24,7 @@ use converge_core::view::session::{self, SessionAction, Starter};
 use converge_core::view::share::ShareError;
 pub use converge_core::view::share::{Target, Theme, Workspace};
 use converge_core::view::tree::{Layout, Row, Tree};
+use converge_core::view::why::WhyView;
 use converge_core::view::{self, Syntax};
 use serde_json::Value;
 
@@ -43,6 +44,9 @@ use crate::persist;
 pub const HISTORY_STEPS: usize = 400;
 /// Step reports kept for the timeline.
 pub const REPORTS_KEPT: usize = 400;
+
+/// The id of the "Why?" chain's heading, which takes focus when a chain opens.
+pub const WHY_HEADING: &str = "why-h";
 
 /// Principals the user can act as.
 pub const PRINCIPALS: &[&str] = &[
@@ -90,6 +94,25 @@ pub enum FaultMsg {
     RemoveNode(String),
 }
 
+/// What a "Why?" button asks about.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum WhyOf {
+    /// A field path (`status.readyReplicas`, `status.conditions[type=Available].status`).
+    Field(String),
+    /// The tree badge: kstatus' verdict over the object as last written.
+    Badge,
+}
+
+/// How the timeline draws its steps.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum TimelineView {
+    /// The sequence diagram (`view::sequence`).
+    #[default]
+    Sequence,
+    /// One column of cards per actor (`view::timeline`).
+    Cards,
+}
+
 /// Everything that can happen to the playground: the reader's input, the play timer, the page
 /// (share link, help dialog, leaving) and the host page of an embed.
 #[derive(Clone, Debug, PartialEq)]
@@ -120,6 +143,14 @@ pub enum Msg {
     /// Continue from the scrubbed step, dropping what came after.
     Fork,
     SelectEntry(Option<(u64, u64, String)>),
+    /// A "Why?" button: open the chain of this object's field in the shown world.
+    Why(ObjectKey, WhyOf),
+    CloseWhy,
+    /// A hop of the open chain: scrub to its step and select its object.
+    FollowHop(u64, ObjectKey),
+    SetTimelineView(TimelineView),
+    /// Draw the watch deliveries that queued nothing (false: fold them into a count).
+    ShowIdleDeliveries(bool),
     Fault(FaultMsg),
     SetTheme(Theme),
     DismissNotice,
@@ -182,6 +213,8 @@ pub struct Model {
     pub target: Target,
     pub outcome: Option<ApplyOutcome>,
     pub selected_entry: Option<(u64, u64, String)>,
+    /// The open "Why?" chain (or why it could not be walked), kept while its hops are followed.
+    pub why: Option<Rc<Result<WhyView, String>>>,
     pub theme: Theme,
     pub notice: Option<String>,
     /// The newcomer's hint (what to try first) is shown. `Model::boot` sets it on a browser's
@@ -207,6 +240,10 @@ pub struct PageState {
     pub url_scenario: Option<String>,
     /// The content height last reported to the host page.
     pub reported_height: i32,
+    /// The timeline's form: the sequence diagram or the cards.
+    pub timeline_view: TimelineView,
+    /// The sequence diagram draws the deliveries that queued nothing.
+    pub idle_deliveries: bool,
     /// The gallery's texts (fetched by the browser's module: `gallery`).
     pub gallery: gallery::GalleryTexts,
     /// What asked for a gallery scenario before its texts were there; done when they arrive.
@@ -291,6 +328,7 @@ impl Model {
             target: w.target,
             outcome: None,
             selected_entry: None,
+            why: None,
             theme: w.theme,
             notice: None,
             first_edit_hint: false,
@@ -393,8 +431,12 @@ impl Model {
         let theme_before = self.theme;
         let playing_before = self.playing;
         let is_tick = matches!(msg, Msg::Tick);
+        let opens_why = matches!(msg, Msg::Why(..));
         let hinted = self.first_edit_hint;
         let changed = self.reduce(msg);
+        if opens_why {
+            effects.push(Effect::FocusAfterRender(WHY_HEADING));
+        }
         if changed {
             self.follow_watch();
             self.refresh_tree();
@@ -538,6 +580,14 @@ impl Model {
             }
             Msg::Fork => self.fork(),
             Msg::SelectEntry(e) => self.selected_entry = e,
+            Msg::Why(key, of) => {
+                self.open_why(key, of);
+                return true;
+            }
+            Msg::CloseWhy => self.why = None,
+            Msg::FollowHop(step, key) => self.follow_hop(step, key),
+            Msg::SetTimelineView(v) => self.page.timeline_view = v,
+            Msg::ShowIdleDeliveries(on) => self.page.idle_deliveries = on,
             Msg::Fault(f) => {
                 let fault = fault_for(f, &self.node_names());
                 self.perform(SessionAction::Apply {
