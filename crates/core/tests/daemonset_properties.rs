@@ -4,6 +4,8 @@
 //! current than desired, and observedGeneration never runs ahead of generation; once nothing
 //! happens for a while, every eligible node runs an updated, available pod.
 
+mod common;
+
 use converge_core::api::{ApiRequest, GroupResource, ObjectKey, PatchType};
 use converge_core::engine::{ClusterConfig, Fault, Input, NodeSpec, World};
 use proptest::prelude::*;
@@ -118,12 +120,7 @@ fn ds_key() -> ObjectKey {
 }
 
 fn rv(world: &World) -> String {
-    world
-        .object(&ds_key())
-        .and_then(|d| d.pointer("/metadata/resourceVersion"))
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-        .to_owned()
+    common::rv_of(world, &ds_key())
 }
 
 /// `fresh`: the status was just written, so it must not claim more ready pods than the
@@ -200,14 +197,7 @@ fn world() -> World {
 
 /// Steps the world until `ms` of simulated time have passed, checking after every step.
 fn run_for(world: &mut World, ms: u64) -> Result<(), TestCaseError> {
-    let until = world.now().as_ms() + ms;
-    while world.next_event_time().is_some_and(|t| t.as_ms() <= until) {
-        let before = rv(world);
-        world.step();
-        check(world, rv(world) != before, false)?;
-    }
-    world.advance(until.saturating_sub(world.now().as_ms()));
-    check(world, false, false)
+    common::run_for(world, ms, rv, check)
 }
 
 proptest! {

@@ -6,6 +6,8 @@
 //! nothing happens for a while, the slices list exactly the selected pods that have an IP, with
 //! the store's readiness.
 
+mod common;
+
 use std::collections::{BTreeMap, BTreeSet};
 
 use converge_core::api::{ApiRequest, GroupResource, PatchType};
@@ -293,14 +295,7 @@ fn world() -> World {
 
 /// Steps the world until `ms` of simulated time have passed, checking after every step.
 fn run_for(world: &mut World, ms: u64) -> Result<(), TestCaseError> {
-    let until = world.now().as_ms() + ms;
-    while world.next_event_time().is_some_and(|t| t.as_ms() <= until) {
-        let before = slice_rvs(world);
-        world.step();
-        check(world, slice_rvs(world) != before, false)?;
-    }
-    world.advance(until.saturating_sub(world.now().as_ms()));
-    check(world, false, false)
+    common::run_for(world, ms, slice_rvs, check)
 }
 
 proptest! {

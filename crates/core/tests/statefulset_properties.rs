@@ -5,6 +5,8 @@
 //! once nothing happens for a while, every ordinal exists, is ready, and every Pod at or above
 //! the partition is at the update revision.
 
+mod common;
+
 use converge_core::api::{ApiRequest, GroupResource, ObjectKey, PatchType};
 use converge_core::engine::{ClusterConfig, Input, World};
 use proptest::prelude::*;
@@ -98,12 +100,7 @@ fn owned<'a>(objects: impl Iterator<Item = (&'a ObjectKey, &'a Value)>, uid: &st
 }
 
 fn rv(world: &World) -> String {
-    world
-        .object(&key())
-        .and_then(|d| d.pointer("/metadata/resourceVersion"))
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-        .to_owned()
+    common::rv_of(world, &key())
 }
 
 /// `fresh`: the status was just written, so it must not claim more than the controller's
@@ -211,14 +208,7 @@ fn world() -> World {
 
 /// Steps the world until `ms` of simulated time have passed, checking after every step.
 fn run_for(world: &mut World, ms: u64) -> Result<(), TestCaseError> {
-    let until = world.now().as_ms() + ms;
-    while world.next_event_time().is_some_and(|t| t.as_ms() <= until) {
-        let before = rv(world);
-        world.step();
-        check(world, rv(world) != before, false)?;
-    }
-    world.advance(until.saturating_sub(world.now().as_ms()));
-    check(world, false, false)
+    common::run_for(world, ms, rv, check)
 }
 
 proptest! {
