@@ -87,6 +87,29 @@ pub fn json_eq(a: &Value, b: &Value) -> bool {
     }
 }
 
+/// How many members of `m` are not `null`.
+pub fn non_null_len(m: &serde_json::Map<String, Value>) -> usize {
+    m.values().filter(|v| !v.is_null()).count()
+}
+
+/// JSON equality as typed equality sees it: an object member whose value is `null` decodes to
+/// the field's zero value, as an absent one does (`Semantic.DeepEqual` of the decoded objects).
+/// Nothing else is taken as absent: `0`, `""`, `{}` and `[]` can differ from an absent pointer.
+pub fn semantic_eq(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Object(x), Value::Object(y)) => {
+            non_null_len(x) == non_null_len(y)
+                && x.iter()
+                    .filter(|(_, v)| !v.is_null())
+                    .all(|(k, v)| y.get(k).is_some_and(|w| semantic_eq(v, w)))
+        }
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(v, w)| semantic_eq(v, w))
+        }
+        _ => a == b,
+    }
+}
+
 /// [`json_eq`] of two optional values (`Option<&Value>`'s `==`).
 pub fn json_eq_opt(a: Option<&Value>, b: Option<&Value>) -> bool {
     match (a, b) {

@@ -280,42 +280,19 @@ fn canonical_json(v: &Value) -> String {
 /// `labels` map left empty by that is dropped too). Compares in place: the controller asks this
 /// of every ReplicaSet on every sync, so it must not copy templates. kube compares typed
 /// templates with `apiequality.Semantic.DeepEqual`, where a `null` member is an absent one
-/// ([`semantic_eq`]); so the template `kubectl rollout undo` writes back, with
+/// ([`meta::semantic_eq`]); so the template `kubectl rollout undo` writes back, with
 /// `creationTimestamp: null`, finds its old ReplicaSet.
 pub fn equal_ignore_hash(a: &Value, b: &Value) -> bool {
     match (a, b) {
         (Value::Object(x), Value::Object(y)) => {
-            non_null(x) == non_null(y)
+            meta::non_null_len(x) == meta::non_null_len(y)
                 && x.iter()
                     .filter(|(_, v)| !v.is_null())
                     .all(|(k, v)| match y.get(k) {
                         Some(w) if k == "metadata" => metadata_equal_ignore_hash(v, w),
-                        Some(w) => semantic_eq(v, w),
+                        Some(w) => meta::semantic_eq(v, w),
                         None => false,
                     })
-        }
-        _ => a == b,
-    }
-}
-
-/// How many members are not `null`.
-fn non_null(m: &serde_json::Map<String, Value>) -> usize {
-    m.values().filter(|v| !v.is_null()).count()
-}
-
-/// JSON equality as typed equality sees it: an object member whose value is `null` decodes to
-/// the field's zero value, as an absent one does (`Semantic.DeepEqual` of the decoded objects).
-/// Nothing else is taken as absent: `0`, `""`, `{}` and `[]` can differ from an absent pointer.
-pub fn semantic_eq(a: &Value, b: &Value) -> bool {
-    match (a, b) {
-        (Value::Object(x), Value::Object(y)) => {
-            non_null(x) == non_null(y)
-                && x.iter()
-                    .filter(|(_, v)| !v.is_null())
-                    .all(|(k, v)| y.get(k).is_some_and(|w| semantic_eq(v, w)))
-        }
-        (Value::Array(x), Value::Array(y)) => {
-            x.len() == y.len() && x.iter().zip(y).all(|(v, w)| semantic_eq(v, w))
         }
         _ => a == b,
     }
@@ -355,7 +332,7 @@ fn metadata_equal_ignore_hash(a: &Value, b: &Value) -> bool {
     let others_equal = others(x) == others(y)
         && x.iter()
             .filter(|(k, v)| *k != "labels" && !v.is_null())
-            .all(|(k, v)| y.get(k).is_some_and(|w| semantic_eq(v, w)));
+            .all(|(k, v)| y.get(k).is_some_and(|w| meta::semantic_eq(v, w)));
     if !others_equal {
         return false;
     }
@@ -700,7 +677,7 @@ mod tests {
     }
 
     /// The definition: both templates copied, the hash label (and a `labels` left empty)
-    /// removed, then compared as typed objects are (`semantic_eq`).
+    /// removed, then compared as typed objects are (`meta::semantic_eq`).
     fn equal_ignore_hash_by_copying(a: &Value, b: &Value) -> bool {
         let strip = |t: &Value| {
             let mut t = t.clone();
@@ -717,7 +694,7 @@ mod tests {
             }
             t
         };
-        semantic_eq(&strip(a), &strip(b))
+        meta::semantic_eq(&strip(a), &strip(b))
     }
 
     #[test]
