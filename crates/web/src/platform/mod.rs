@@ -30,6 +30,10 @@ fn storage() -> Option<web_sys::Storage> {
     window().and_then(|w| w.local_storage().ok().flatten())
 }
 
+fn session_storage() -> Option<web_sys::Storage> {
+    window().and_then(|w| w.session_storage().ok().flatten())
+}
+
 /// Reads one localStorage item (None: absent, or no storage).
 pub fn stored(key: &str) -> Option<String> {
     storage().and_then(|s| s.get_item(key).ok().flatten())
@@ -381,8 +385,7 @@ fn load_terminal_build() -> Result<(), String> {
     if terminal_build().is_none() {
         return Err("This build of Converge has no kubectl terminal.".into());
     }
-    let session = w.session_storage().ok().flatten();
-    let (Some(local), Some(session)) = (storage(), session) else {
+    let (Some(local), Some(session)) = (storage(), session_storage()) else {
         return Err(
             "The kubectl terminal needs this site's storage to load: the page reloads \
                     into it with your session saved."
@@ -408,7 +411,7 @@ fn load_terminal_build() -> Result<(), String> {
 /// is used up. The caller opens it, or in a build without it (its download failed and boot.js
 /// fell back) says so.
 pub fn take_open_terminal_request() -> bool {
-    let Some(s) = window().and_then(|w| w.session_storage().ok().flatten()) else {
+    let Some(s) = session_storage() else {
         return false;
     };
     let asked = s

@@ -107,6 +107,13 @@ impl Lessons {
         }
     }
 
+    /// Draws the gallery's cards the first time it is shown with its texts there.
+    pub fn fill_cards(&mut self, texts: &gallery::GalleryTexts) {
+        if self.gallery_open && self.cards.is_empty() {
+            self.cards = gallery::cards(texts);
+        }
+    }
+
     /// The object to select now, once.
     pub fn take_focus(&mut self) -> Option<ObjectKey> {
         self.pending_focus.take()
@@ -129,9 +136,7 @@ pub fn update(m: &mut Model, msg: LessonMsg) {
     match msg {
         LessonMsg::ToggleGallery => {
             m.lessons.gallery_open = !m.lessons.gallery_open;
-            if m.lessons.gallery_open && m.lessons.cards.is_empty() {
-                m.lessons.cards = gallery::cards(&m.page.gallery);
-            }
+            m.lessons.fill_cards(&m.page.gallery);
         }
         LessonMsg::Open(id) if !m.page.gallery.loaded() => {
             m.page.deferred = Some(super::Deferred::Lesson(id));

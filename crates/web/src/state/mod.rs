@@ -478,9 +478,7 @@ impl Model {
                 return Reaction::render();
             }
         }
-        if self.lessons.gallery_open && self.lessons.cards.is_empty() {
-            self.lessons.cards = gallery::cards(&self.page.gallery);
-        }
+        self.lessons.fill_cards(&self.page.gallery);
         match deferred {
             Some(Deferred::Lesson(id)) => self.update(Msg::Lesson(LessonMsg::Open(id))),
             Some(Deferred::Host { data, origin }) => self.on_host_message(&data, &origin),
