@@ -181,6 +181,42 @@ test('a later visit starts with the terminal, which opens at once and closes wit
   await context.close();
 });
 
+test('kubectl explain prints the served schema of a field, and names a field that does not exist', async () => {
+  const { page, context, problems } = await openPage(browser, server.url, { plainEditor: true });
+  await open(page);
+  // Tab completes the verb, as for the others.
+  await input(page).pressSequentially('kubectl expl');
+  await input(page).press('Tab');
+  assert.equal(await input(page).inputValue(), 'kubectl explain ');
+  await input(page).pressSequentially('deployment.status.observedGeneration');
+  await input(page).press('Enter');
+  await page.waitForFunction(() => document.querySelectorAll('.term-log .term-entry').length > 0);
+  const field = entries(page).last();
+  const lines = (await seen(field.locator('.term-out'))).split('\n');
+  assert.deepEqual(lines.slice(0, 8), [
+    'GROUP:      apps', 'KIND:       Deployment', 'VERSION:    v1', '',
+    'FIELD: observedGeneration <integer>', '', '', 'DESCRIPTION:',
+  ]);
+  // The description, wrapped at 76 columns under a four-space indent.
+  const description = lines.slice(8).filter((l) => l.trim() !== '');
+  assert.ok(description.every((l) => l.startsWith('    ') && l.length <= 80), description.join('\n'));
+  assert.match(description.map((l) => l.trim()).join(' '),
+    /^The metadata\.generation this status describes\. While it is below generation, the controller has not yet acted on the latest spec/);
+  assert.equal(await field.locator('.term-exit').innerText(), 'exit 0');
+
+  const listed = await run(page, 'kubectl explain deploy.spec.strategy');
+  const text = await seen(listed.locator('.term-out'));
+  assert.match(text, /^FIELD: strategy <DeploymentStrategy>$/m);
+  assert.match(text, /^ {2}rollingUpdate\t<RollingUpdateDeployment>$/m);
+  assert.match(text, /^ {2}type\t<string>\n {2}enum: Recreate, RollingUpdate$/m);
+
+  const missing = await run(page, 'kubectl explain deployment.spec.nope');
+  assert.equal(await seen(missing.locator('.term-err')), 'error: field "nope" does not exist');
+  assert.equal(await missing.locator('.term-exit').innerText(), 'exit 1');
+  assert.deepEqual(problems, []);
+  await context.close();
+});
+
 test('lesson steps done in the terminal: kubectl scale completes a step, rollout status waits, --as app gets 403', async () => {
   const { page, context, problems } = await openPage(browser, `${server.url}?scenario=scale-up`, { plainEditor: true });
   const progress = () => page.locator('#lesson-progress').innerText();

@@ -5,7 +5,7 @@
 //! inputs of the world as any client's, and the only clock is the simulated one.
 //!
 //! [`args`] splits and parses the line; [`client`] holds the RESTMapper and sends requests;
-//! [`get`], [`describe`], [`write`], [`rollout`] and [`auth`] are the commands; [`encode`], [`jsonpath`] and
+//! [`get`], [`describe`], [`write`], [`rollout`], [`auth`] and [`explain`] are the commands; [`encode`], [`jsonpath`] and
 //! [`tabwriter`] print as kubectl's printers do. `tests/kubectl/` runs each case here and
 //! through the real kubectl and compares them byte for byte (docs/terminal.md).
 
@@ -14,6 +14,7 @@ pub mod auth;
 pub mod client;
 pub mod describe;
 pub mod encode;
+pub mod explain;
 pub mod get;
 pub mod jsonpath;
 pub mod rollout;
@@ -64,7 +65,6 @@ const NOT_SIMULATED: &[&str] = &[
     "cp",
     "top",
     "edit",
-    "explain",
     "run",
     "expose",
     "set",
@@ -93,7 +93,7 @@ const NOT_SIMULATED: &[&str] = &[
 
 const COMMANDS: &[&str] = &[
     "get", "describe", "scale", "delete", "apply", "create", "replace", "patch", "label",
-    "annotate", "rollout", "auth",
+    "annotate", "rollout", "auth", "explain",
 ];
 
 /// One command being run.
@@ -248,6 +248,7 @@ pub fn run(session: &mut Session, ctx: Context<'_>, line: &str) -> Output {
             );
             None
         }
+        ("explain", _) => explain::explain(&mut run, &parsed),
         ("auth", Some("can-i")) => auth::can_i(&mut run, &parsed),
         ("auth", Some("whoami")) => auth::whoami(&mut run, &parsed),
         ("auth", _) => {
@@ -274,6 +275,7 @@ fn flags_of(verb: &str, sub: Option<&str>) -> &'static [FlagSpec] {
         ("label", _) | ("annotate", _) => write::LABEL_FLAGS,
         ("rollout", _) => rollout::FLAGS,
         ("auth", Some("can-i")) => auth::CAN_I_FLAGS,
+        ("explain", _) => explain::FLAGS,
         _ => &[],
     }
 }

@@ -42,8 +42,8 @@ pub fn run_on(world: &World, stdin: Option<&str>, line: &str) -> Ran {
 
 /// The commands Tab completes.
 pub const VERBS: &[&str] = &[
-    "annotate", "apply", "auth", "create", "delete", "describe", "get", "label", "patch",
-    "rollout", "scale",
+    "annotate", "apply", "auth", "create", "delete", "describe", "explain", "get", "label",
+    "patch", "rollout", "scale",
 ];
 
 /// The words that may complete the last word of `line`, sorted and without duplicates.

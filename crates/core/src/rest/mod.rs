@@ -16,6 +16,7 @@ pub mod openapi;
 pub mod protobuf;
 pub mod respond;
 pub mod route;
+pub mod schema;
 pub mod session;
 pub mod table;
 pub mod watch;

@@ -2,12 +2,14 @@
 //! [cli-runtime pkg/resource/query_param_verifier_v3.go `supportsQueryParamV3`]: the root
 //! (`/openapi/v3`, one entry per group version, keys without a leading slash as kube's
 //! `gvToAPIPath` writes them) and per group version a PATCH operation per kind that lists the
-//! `fieldValidation` parameter, so kubectl leaves validation to the server. No schemas are
-//! served, and no strategic-merge request body is advertised, so kubectl computes apply patches
-//! from its compiled-in types, as it does for built-in kinds.
+//! `fieldValidation` parameter, so kubectl leaves validation to the server, and the component
+//! schemas `kubectl explain` reads ([`schema`]). No strategic-merge request body is advertised,
+//! so kubectl computes apply patches from its compiled-in types, as it does for built-in kinds
+//! [kubectl pkg/cmd/apply/patcher.go `gvkSupportsPatchOpenAPIV3`].
 
 use serde_json::{json, Map, Value};
 
+use super::schema;
 use crate::api::{ApiServer, ResourceInfo};
 use crate::KUBERNETES_VERSION;
 
@@ -83,13 +85,11 @@ pub fn group_version(server: &ApiServer, path: &str) -> Option<Value> {
         .into_iter()
         .find(|(g, v)| gv_path(g, v) == path)?;
     let mut paths = Map::new();
-    for info in server
+    let kinds: Vec<&ResourceInfo> = server
         .resources()
-        .filter(|i| i.gr.group == g && i.versions.contains(&v))
-    {
-        if info.gr.resource == "bindings" {
-            continue;
-        }
+        .filter(|i| i.gr.group == g && i.versions.contains(&v) && i.gr.resource != "bindings")
+        .collect();
+    for info in &kinds {
         paths.insert(
             patch_path(info, &v),
             json!({"patch": {
@@ -105,7 +105,7 @@ pub fn group_version(server: &ApiServer, path: &str) -> Option<Value> {
         "openapi": "3.0.0",
         "info": {"title": "Kubernetes (Converge)", "version": format!("v{KUBERNETES_VERSION}.0")},
         "paths": paths,
-        "components": {"schemas": {}},
+        "components": {"schemas": schema::components(server, kinds.into_iter(), &v)},
     }))
 }
 
