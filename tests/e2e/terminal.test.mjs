@@ -182,7 +182,7 @@ test('a later visit starts with the terminal, which opens at once and closes wit
 });
 
 test('kubectl explain prints the served schema of a field, and names a field that does not exist', async () => {
-  const { page, context, problems } = await openPage(browser, server.url, { plainEditor: true });
+  const { page, context, problems } = await openPage(browser, server.url, { plainEditor: true, colorScheme: 'dark' });
   await open(page);
   // Tab completes the verb, as for the others.
   await input(page).pressSequentially('kubectl expl');
@@ -209,6 +209,7 @@ test('kubectl explain prints the served schema of a field, and names a field tha
   assert.match(text, /^FIELD: strategy <DeploymentStrategy>$/m);
   assert.match(text, /^ {2}rollingUpdate\t<RollingUpdateDeployment>$/m);
   assert.match(text, /^ {2}type\t<string>\n {2}enum: Recreate, RollingUpdate$/m);
+  await screenshot(page, 'terminal-explain-dark');
 
   const missing = await run(page, 'kubectl explain deployment.spec.nope');
   assert.equal(await seen(missing.locator('.term-err')), 'error: field "nope" does not exist');
