@@ -408,6 +408,14 @@ mod tests {
             ("kubectl apply -f -", None),
             ("kubectl create -f -", Some("{not yaml: [")),
             ("kubectl create -f -", Some("- 1\n- 2")),
+            ("kubectl explain", None),
+            ("kubectl explain .", None),
+            ("kubectl explain deploy..spec", None),
+            ("kubectl explain deploy.spec[0]", None),
+            ("kubectl explain deploy.spec.nope", None),
+            ("kubectl explain nope.spec", None),
+            ("kubectl explain deploy -o json", None),
+            ("kubectl explain deploy --api-version=a/b/c", None),
         ];
         for (line, stdin) in refused {
             let out = run_line(&mut s, stdin, line);
@@ -461,6 +469,9 @@ mod tests {
         "auth",
         "can-i",
         "whoami",
+        "explain",
+        "deploy.spec.replicas",
+        "--recursive",
         "deploy",
         "deploy/web",
         "web",
