@@ -11,6 +11,7 @@ use serde_json::Value;
 use super::args::{flag, FlagSpec, Parsed, Takes};
 use super::client::{Call, Mapping};
 use super::Run;
+use crate::rest::openapi;
 
 pub const FLAGS: &[FlagSpec] = &[
     flag("recursive", None, Takes::Bool),
@@ -81,11 +82,7 @@ pub fn explain(run: &mut Run<'_, '_>, parsed: &Parsed) -> Option<()> {
         run.server_error(&root);
         return None;
     }
-    let gv_path = if group.is_empty() {
-        format!("api/{version}")
-    } else {
-        format!("apis/{group}/{version}")
-    };
+    let gv_path = openapi::gv_path(&group, &version);
     let Some(url) = root.body["paths"][&gv_path]["serverRelativeURL"].as_str() else {
         run.fail(&format!("couldn't find resource for \"{gvr}\""));
         return None;
@@ -156,8 +153,8 @@ fn split(
             .map(str::to_owned)
             .collect(),
         Some(rest) if match_prefix && !rest.is_empty() => {
-            // `deploymentsx.spec` starts with `deployments`: kubectl's prefix test matches and
-            // parses what follows as a path of its own.
+            // `deployments.appsx.spec` starts with `deployments.apps`: kubectl's prefix test
+            // matches, and what follows (`x.spec`) is parsed as a path whose first node it drops.
             rest.split('.').skip(1).map(str::to_owned).collect()
         }
         _ => nodes[1..].iter().map(|s| (*s).to_owned()).collect(),
@@ -303,16 +300,12 @@ impl<'d> Explain<'d> {
         gvr: &str,
         out: &mut String,
     ) -> Result<(), Thrown> {
-        let prefix = if group.is_empty() {
-            "/api".to_owned()
-        } else {
-            format!("/apis/{group}")
-        };
+        let prefix = openapi::gv_path(group, version);
         let searched = [
-            format!("{prefix}/{version}/{resource}"),
-            format!("{prefix}/{version}/{resource}/{{name}}"),
-            format!("{prefix}/{version}/namespaces/{{namespace}}/{resource}"),
-            format!("{prefix}/{version}/namespaces/{{namespace}}/{resource}/{{name}}"),
+            format!("/{prefix}/{resource}"),
+            format!("/{prefix}/{resource}/{{name}}"),
+            format!("/{prefix}/namespaces/{{namespace}}/{resource}"),
+            format!("/{prefix}/namespaces/{{namespace}}/{resource}/{{name}}"),
         ];
         let mut gvk: Option<&Value> = None;
         for path in &searched {

@@ -13,8 +13,9 @@ use super::schema;
 use crate::api::{ApiServer, ResourceInfo};
 use crate::KUBERNETES_VERSION;
 
-/// `api/v1` or `apis/<group>/<version>`.
-fn gv_path(group: &str, version: &str) -> String {
+/// `api/v1` or `apis/<group>/<version>`: a group version's key in `/openapi/v3`, and its paths'
+/// prefix after the leading slash.
+pub fn gv_path(group: &str, version: &str) -> String {
     if group.is_empty() {
         format!("api/{version}")
     } else {

@@ -7,17 +7,25 @@
 //! added, `x-kubernetes-group-version-kind` set].
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::OnceLock;
 
 use serde_json::{json, Map, Value};
 
-use crate::api::{ApiServer, GroupResource, ResourceInfo};
+use crate::api::{ApiServer, GroupResource, ObjectKey, ResourceInfo};
 
 const SOURCE: &str = include_str!("schemas.yaml");
 const REF_PREFIX: &str = "#/components/schemas/";
 const OBJECT_META: &str = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta";
 
-/// Every built-in definition by its full name, expanded to OpenAPI.
-pub fn builtin() -> BTreeMap<String, Value> {
+/// Every built-in definition by its full name, expanded to OpenAPI: read once, since every
+/// group version's document (which kubectl also reads before each create, apply and replace)
+/// draws on it.
+pub fn builtin() -> &'static BTreeMap<String, Value> {
+    static BUILTIN: OnceLock<BTreeMap<String, Value>> = OnceLock::new();
+    BUILTIN.get_or_init(expand)
+}
+
+fn expand() -> BTreeMap<String, Value> {
     let source: Value = serde_yaml_ng::from_str(SOURCE).expect("schemas.yaml parses");
     let mut short: BTreeMap<String, String> = BTreeMap::new();
     for (package, defs) in source.as_object().into_iter().flatten() {
@@ -136,9 +144,7 @@ fn custom_name(group: &str, version: &str, kind: &str) -> String {
 fn custom(server: &ApiServer, info: &ResourceInfo, version: &str) -> Option<Value> {
     let crds = GroupResource::new("apiextensions.k8s.io", "customresourcedefinitions");
     let name = format!("{}.{}", info.gr.resource, info.gr.group);
-    let (_, crd) = server
-        .list_objects(&crds, None)
-        .find(|(k, _)| k.name.as_str() == name)?;
+    let crd = server.get(&ObjectKey::new(crds, "", &name))?;
     let served = crd["spec"]["versions"]
         .as_array()?
         .iter()
@@ -213,13 +219,13 @@ pub fn components<'a>(
             } else {
                 custom_name(&info.gr.group, version, &info.kind)
             };
-            refs(&envelope(info, version), &mut wanted);
-            out.insert(name, envelope(info, version));
+            let schema = envelope(info, version);
+            refs(&schema, &mut wanted);
+            out.insert(name, schema);
         }
     }
-    let mut seen = BTreeSet::new();
     while let Some(name) = wanted.pop_first() {
-        if !seen.insert(name.clone()) {
+        if out.contains_key(&name) {
             continue;
         }
         if let Some(def) = all.get(&name) {
@@ -244,7 +250,7 @@ mod tests {
             }
         }
         let all = builtin();
-        for (name, def) in &all {
+        for (name, def) in all {
             let mut r = BTreeSet::new();
             refs(def, &mut r);
             for target in r {
