@@ -181,6 +181,34 @@ test('a later visit starts with the terminal, which opens at once and closes wit
   await context.close();
 });
 
+test('a command is on its timeline card, and a share link carries it to the cards and the history', async () => {
+  const { page, context, problems } = await openPage(browser, server.url, { plainEditor: true });
+  await open(page);
+  const command = 'kubectl scale deploy web --replicas=4';
+  await run(page, command);
+  await run(page, 'kubectl get deploy web -o name');
+  await page.getByRole('button', { name: 'Cards', exact: true }).click();
+  const card = (p) => p.locator('.lane li', { hasText: 'patch deployments/scale default/web 200' });
+  assert.equal(await seen(card(page).locator('.command')), `sent by ${command}`);
+  await page.getByRole('button', { name: 'Share' }).click();
+  const url = await page.getByLabel(/Share link/).inputValue();
+  const steps = await page.locator('#steps').innerText();
+
+  // Someone else opens the link: the same cards, and the command is in the terminal's history.
+  const fresh = await openPage(browser, url, { plainEditor: true });
+  await fresh.page.waitForFunction((s) => document.querySelector('#steps')?.textContent === s, steps);
+  await fresh.page.getByRole('button', { name: 'Cards', exact: true }).click();
+  assert.equal(await seen(card(fresh.page).locator('.command')), `sent by ${command}`);
+  await open(fresh.page);
+  assert.equal(await entries(fresh.page).count(), 0, 'the scrollback stayed in the first tab');
+  await input(fresh.page).press('ArrowUp');
+  assert.equal(await input(fresh.page).inputValue(), command, 'the read was not logged; the scale was');
+  assert.deepEqual(problems, []);
+  assert.deepEqual(fresh.problems, []);
+  await fresh.context.close();
+  await context.close();
+});
+
 test('kubectl explain prints the served schema of a field, and names a field that does not exist', async () => {
   const { page, context, problems } = await openPage(browser, server.url, { plainEditor: true, colorScheme: 'dark' });
   await open(page);

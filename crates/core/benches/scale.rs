@@ -68,9 +68,7 @@ fn large_starter() -> World {
 /// tab's Apply and "Run until converged" (tests/e2e/engine.test.mjs).
 fn large_starter_rolling_update(world: &mut World) -> usize {
     let patch = json!({"spec": {"template": {"spec": {"containers": [{"name": "app", "image": "nginx:1.28"}]}}}});
-    let apply = SessionAction::Apply {
-        input: patch_as("alice", deployments(), "default", "web", patch),
-    };
+    let apply = SessionAction::apply(patch_as("alice", deployments(), "default", "web", patch));
     perform(world, &apply);
     perform(world, &SessionAction::RunUntilConverged).processed as usize
 }

@@ -48,7 +48,7 @@ fn bench_starter(c: &mut Criterion, starter: Starter, label: &str) {
     });
     let refs: Vec<(u64, &StepReport)> = reports.iter().map(|(s, r)| (*s, r)).collect();
     g.bench_function("timeline_lanes_80", |b| {
-        b.iter(|| black_box(timeline::lanes(&refs, 80)))
+        b.iter(|| black_box(timeline::lanes(&refs, 80, |_| None)))
     });
     if let Some(key) = &deployment {
         let obj = world.object(key).cloned().unwrap_or_default();

@@ -24,7 +24,7 @@ fn dir() -> PathBuf {
 }
 
 fn apply(input: Input) -> SessionAction {
-    SessionAction::Apply { input }
+    SessionAction::apply(input)
 }
 
 fn request(request: ApiRequest) -> SessionAction {
@@ -293,6 +293,47 @@ fn sessions() -> Vec<(&'static str, Workspace)> {
     };
     out.push(("large-starter-without-its-actions", w));
 
+    // Requests the terminal sent: each carries its command line (the two creates read different
+    // editor texts); one command sends two.
+    let mut w = Workspace::fresh(Starter::Small);
+    let cm = GroupResource::new("", "configmaps");
+    let typed = |line: &str, request: ApiRequest| SessionAction::Apply {
+        input: Input::Request { request },
+        command: Some(line.to_owned()),
+    };
+    let configmap = |name: &str| json!({"kind": "ConfigMap", "apiVersion": "v1", "metadata": {"name": name, "creationTimestamp": null}});
+    w.actions.extend([
+        typed(
+            "kubectl create -f -",
+            ApiRequest::create("admin", cm.clone(), "default", configmap("a")),
+        ),
+        typed(
+            "kubectl create -f -",
+            ApiRequest::create("admin", cm.clone(), "default", configmap("b")),
+        ),
+        typed(
+            r#"kubectl patch deploy web --type merge -p '{"spec":{"replicas":5}}'"#,
+            ApiRequest::patch(
+                "admin",
+                deployments(),
+                "default",
+                "web",
+                PatchType::Merge,
+                json!({"spec": {"replicas": 5}}),
+            ),
+        ),
+        SessionAction::RunUntilConverged,
+        typed(
+            "kubectl delete configmap a b",
+            ApiRequest::delete("admin", cm.clone(), "default", "a"),
+        ),
+        typed(
+            "kubectl delete configmap a b",
+            ApiRequest::delete("admin", cm, "default", "b"),
+        ),
+    ]);
+    out.push(("terminal-commands", w));
+
     out
 }
 
@@ -335,6 +376,7 @@ fn damaged_saves() -> Vec<(&'static str, String)> {
     let clock = share::to_json(&all[2].1);
     let faults = share::to_json(&all[4].1);
     let images = share::to_json(&all[5].1);
+    let terminal = share::to_json(&all[7].1);
     vec![
         (
             "seed is a string",
@@ -546,6 +588,10 @@ fn damaged_saves() -> Vec<(&'static str, String)> {
         (
             "extra fields are ignored",
             base.replacen("\"seed\":1,", "\"seed\":1,\"extra\":[1],", 1),
+        ),
+        (
+            "command is a number",
+            terminal.replacen("\"command\":\"kubectl create -f -\"", "\"command\":7", 1),
         ),
     ]
 }

@@ -13,9 +13,7 @@ fn played() -> Workspace {
     let mut w = Workspace::default();
     w.actions.extend([
         SessionAction::Step,
-        SessionAction::Apply {
-            input: Input::Advance { ms: 1_600 },
-        },
+        SessionAction::apply(Input::Advance { ms: 1_600 }),
         SessionAction::NextEvent,
     ]);
     w.cursor = Some(3);
@@ -133,11 +131,9 @@ fn a_save_missing_a_field_names_it() {
 #[test]
 fn out_of_bounds_fields_are_refused_naming_the_field() {
     let mut w = played();
-    w.actions.push(SessionAction::Apply {
-        input: Input::Advance {
-            ms: MAX_ADVANCE_MS + 1,
-        },
-    });
+    w.actions.push(SessionAction::apply(Input::Advance {
+        ms: MAX_ADVANCE_MS + 1,
+    }));
     assert_eq!(
         from_hash(&to_hash(&w)).map_err(|e| one_line(&e)),
         Err(format!(

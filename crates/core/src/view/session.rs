@@ -29,15 +29,38 @@ pub enum SessionAction {
     /// A user request or fault, applied now.
     Apply {
         input: Input,
+        /// The terminal's command line that sent this request (`kubectl scale deploy web
+        /// --replicas=5`), shown on its timeline card and carried by saves and share links. It
+        /// is the log's, not the engine's: the world sees only `input`, so traces and hashes do
+        /// not depend on it. None for the editor, the fault panel and the scenarios.
+        command: Option<String>,
     },
+}
+
+impl SessionAction {
+    /// `input` applied now, sent by no terminal command.
+    pub fn apply(input: Input) -> SessionAction {
+        SessionAction::Apply {
+            input,
+            command: None,
+        }
+    }
+
+    /// The terminal command line that sent this action's request, if one did.
+    pub fn command(&self) -> Option<&str> {
+        match self {
+            SessionAction::Apply {
+                command: Some(c), ..
+            } => Some(c),
+            _ => None,
+        }
+    }
 }
 
 /// The fault panel's RBAC switch: the engine's [`Input::SetRbac`] (a scenario's
 /// `rbac.enforce` fault), applied now, so replays, share links and the trace keep it.
 pub fn set_rbac(enforced: bool) -> SessionAction {
-    SessionAction::Apply {
-        input: Input::SetRbac { enforced },
-    }
+    SessionAction::apply(Input::SetRbac { enforced })
 }
 
 /// The starter clusters.
@@ -86,9 +109,7 @@ impl Starter {
             body,
         );
         vec![
-            SessionAction::Apply {
-                input: Input::Request { request },
-            },
+            SessionAction::apply(Input::Request { request }),
             SessionAction::RunUntilConverged,
         ]
     }
@@ -100,7 +121,7 @@ pub fn perform(world: &mut World, action: &SessionAction) -> StepReport {
         SessionAction::Step => world.step(),
         SessionAction::NextEvent => world.step_to_next_time(),
         SessionAction::RunUntilConverged => world.run_until_converged(RUN_MAX_EVENTS, RUN_MAX_MS),
-        SessionAction::Apply { input } => world.apply(input.clone()),
+        SessionAction::Apply { input, .. } => world.apply(input.clone()),
     }
 }
 
@@ -212,9 +233,7 @@ mod tests {
             "web",
             spoofed,
         );
-        actions.push(SessionAction::Apply {
-            input: Input::Request { request },
-        });
+        actions.push(SessionAction::apply(Input::Request { request }));
         let mut codes = Vec::new();
         let after = replay(Starter::Small, 1, &actions, |_, r| {
             codes.extend(r.requests().map(|q| q.code))
@@ -253,9 +272,7 @@ mod tests {
             "web",
             w.object(&key).cloned().unwrap_or_default(),
         );
-        actions.push(SessionAction::Apply {
-            input: Input::Request { request },
-        });
+        actions.push(SessionAction::apply(Input::Request { request }));
         let mut codes = Vec::new();
         let w = replay(Starter::Small, 1, &actions, |_, r| {
             codes.extend(r.requests().map(|q| q.code))

@@ -16,6 +16,8 @@ pub struct TimelineEntry {
     /// HTTP code for requests, None for watch events and other events.
     pub code: Option<u16>,
     pub message: String,
+    /// The terminal command line that sent this request, on the user's requests only.
+    pub command: Option<String>,
     /// (object, field changes) the entry caused.
     pub changes: Vec<(String, Vec<FieldChange>)>,
 }
@@ -29,7 +31,13 @@ pub struct Lane {
 
 /// Lanes for the given reports (step number, report, oldest first), holding the newest `limit`
 /// entries. Only those entries are built: a long run's report can hold thousands of events.
-pub fn lanes(reports: &[(u64, &StepReport)], limit: usize) -> Vec<Lane> {
+/// `command` names the terminal command that made a step (the session log's
+/// `SessionAction::command`), put on that step's user requests.
+pub fn lanes(
+    reports: &[(u64, &StepReport)],
+    limit: usize,
+    command: impl Fn(u64) -> Option<String>,
+) -> Vec<Lane> {
     let mut all: Vec<(String, TimelineEntry)> = Vec::new();
     let mut budget = limit;
     let mut from = reports.len();
@@ -76,10 +84,16 @@ pub fn lanes(reports: &[(u64, &StepReport)], limit: usize) -> Vec<Lane> {
                         label,
                         code: None,
                         message: String::new(),
+                        command: None,
                         changes,
                     },
                 ));
             } else {
+                let command = if e.lane.starts_with("user:") {
+                    command(step)
+                } else {
+                    None
+                };
                 for (i, req) in e.requests.iter().enumerate() {
                     all.push((
                         e.lane.clone(),
@@ -90,6 +104,7 @@ pub fn lanes(reports: &[(u64, &StepReport)], limit: usize) -> Vec<Lane> {
                             label: req.summary(),
                             code: Some(req.code),
                             message: req.message.clone(),
+                            command: command.clone(),
                             changes: if i == 0 { changes.clone() } else { Vec::new() },
                         },
                     ));
@@ -124,7 +139,7 @@ mod tests {
             reports.push((w.steps(), r))
         });
         let refs: Vec<(u64, &StepReport)> = reports.iter().map(|(s, r)| (*s, r)).collect();
-        let lanes = lanes(&refs, 10_000);
+        let lanes = lanes(&refs, 10_000, |_| None);
         assert_eq!(lanes[0].actor, "user:alice");
         assert!(
             lanes[0].entries[0].label.starts_with("create deployments"),
@@ -133,5 +148,23 @@ mod tests {
         );
         assert_eq!(lanes[0].entries[0].code, Some(201));
         assert!(lanes.iter().any(|l| l.actor.contains("deployment")));
+    }
+
+    #[test]
+    fn a_terminal_command_is_on_its_steps_user_requests_only() {
+        let mut reports = Vec::new();
+        replay(Starter::Small, 1, &Starter::Small.actions(), |w, r| {
+            reports.push((w.steps(), r))
+        });
+        let refs: Vec<(u64, &StepReport)> = reports.iter().map(|(s, r)| (*s, r)).collect();
+        let cmd = "kubectl create deployment web --image=nginx:1.27";
+        let lanes = lanes(&refs, 10_000, |step| (step == 1).then(|| cmd.to_owned()));
+        assert_eq!(lanes[0].entries[0].command.as_deref(), Some(cmd));
+        let others: Vec<&TimelineEntry> = lanes
+            .iter()
+            .flat_map(|l| l.entries.iter())
+            .filter(|e| e.command.is_some())
+            .collect();
+        assert_eq!(others.len(), 1, "{others:?}");
     }
 }

@@ -237,9 +237,7 @@ pub(crate) mod tests {
         let request = ApiRequest::update("alice", key.gr.clone(), "default", "web", obj);
         let r = perform(
             &mut world,
-            &SessionAction::Apply {
-                input: Input::Request { request },
-            },
+            &SessionAction::apply(Input::Request { request }),
         );
         reports.push((world.steps(), r));
         let r = perform(&mut world, &SessionAction::RunUntilConverged);

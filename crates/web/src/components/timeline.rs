@@ -87,6 +87,7 @@ pub fn timeline_panel(props: &TimelinePanelProps) -> Html {
                                             <span class="muted">{ format!("#{} {:.3}s ", e.step, e.time_ms as f64 / 1000.0) }</span>
                                             { e.label.clone() }
                                         </button>
+                                        if let Some(cmd) = &e.command { <p class="command muted">{ "sent by " }<code>{ cmd.clone() }</code></p> }
                                         if !e.message.is_empty() { <p class="message">{ e.message.clone() }</p> }
                                     </li>
                                 }

@@ -381,11 +381,11 @@ mod tests {
     #[test]
     fn a_save_past_the_event_bound_starts_over_in_pieces_with_a_notice() {
         let mut saved = Workspace::default();
-        saved.actions.extend(
-            (0..80).map(|_| converge_core::view::session::SessionAction::Apply {
-                input: converge_core::engine::Input::Advance { ms: 86_400_000 },
-            }),
-        );
+        saved.actions.extend((0..80).map(|_| {
+            converge_core::view::session::SessionAction::apply(
+                converge_core::engine::Input::Advance { ms: 86_400_000 },
+            )
+        }));
         let text = persist::to_json(&saved);
         let (m, _) = boot_in_pieces("", &[(persist::STORAGE_KEY, &text)]);
         let (whole, _) = boot("", "", &[(persist::STORAGE_KEY, &text)]);

@@ -91,11 +91,9 @@ pub struct ControllerRow {
 impl Model {
     pub(super) fn tick(&mut self) {
         match SPEEDS.get(self.speed).and_then(|s| s.1) {
-            Some(per_second) => self.perform(SessionAction::Apply {
-                input: Input::Advance {
-                    ms: per_second * u64::from(TICK_MS) / 1000,
-                },
-            }),
+            Some(per_second) => self.perform(SessionAction::apply(Input::Advance {
+                ms: per_second * u64::from(TICK_MS) / 1000,
+            })),
             None => {
                 for _ in 0..MAX_EVENTS_PER_TICK {
                     if self.world.is_converged() || self.world.next_event_time().is_none() {
@@ -132,7 +130,7 @@ impl Model {
         if let Some(world) = self.history.fork(step) {
             // Each action is one world step, on top of the steps that built the base world (a
             // scenario's objects): keep the actions that led to the snapshot.
-            let base_steps = self.world.steps().saturating_sub(self.actions.len() as u64);
+            let base_steps = self.base_steps();
             self.lessons.fork(&world);
             self.world = world;
             self.actions
@@ -211,9 +209,7 @@ impl Model {
                 ApiRequest::update_status(p, key.gr.clone(), &key.namespace, &key.name, doc)
             }
         };
-        self.perform(SessionAction::Apply {
-            input: Input::Request { request },
-        });
+        self.perform(SessionAction::apply(Input::Request { request }));
         let answer = self
             .reports
             .back()
@@ -267,7 +263,23 @@ impl Model {
 
     /// The timeline's lanes up to the shown step.
     pub fn timeline_lanes(&self) -> Vec<Lane> {
-        timeline::lanes(&self.shown_reports(), TIMELINE_ENTRIES)
+        timeline::lanes(&self.shown_reports(), TIMELINE_ENTRIES, |step| {
+            self.action_at(step)
+                .and_then(SessionAction::command)
+                .map(str::to_owned)
+        })
+    }
+
+    /// The steps that built the base world (a scenario's objects) before the logged actions.
+    fn base_steps(&self) -> u64 {
+        self.world.steps().saturating_sub(self.actions.len() as u64)
+    }
+
+    /// The logged action that made world step `step` (each action is one step, on top of the
+    /// steps that built the base world).
+    pub(super) fn action_at(&self, step: u64) -> Option<&SessionAction> {
+        let i = step.checked_sub(self.base_steps() + 1)?;
+        self.actions.get(usize::try_from(i).ok()?)
     }
 
     /// The sequence diagram of the same events as the cards (the newest `TIMELINE_ENTRIES`

@@ -307,6 +307,7 @@ impl Model {
         mut lessons: Lessons,
     ) -> Self {
         let focus = lessons.take_focus();
+        let terminal = Terminal::from_log(&w.actions);
         let mut m = Model {
             starter: w.starter,
             seed: w.seed,
@@ -334,7 +335,7 @@ impl Model {
             first_edit_hint: false,
             lessons,
             page: PageState::default(),
-            terminal: Terminal::default(),
+            terminal,
         };
         if m.cursor.is_some_and(|c| m.history.at(c).is_none()) {
             m.cursor = None;
@@ -588,9 +589,7 @@ impl Model {
             Msg::ShowIdleDeliveries(on) => self.page.idle_deliveries = on,
             Msg::Fault(f) => {
                 let fault = fault_for(f, &self.node_names());
-                self.perform(SessionAction::Apply {
-                    input: Input::Fault { fault },
-                })
+                self.perform(SessionAction::apply(Input::Fault { fault }))
             }
             Msg::SetTheme(t) => self.theme = t,
             Msg::DismissNotice => self.notice = None,

@@ -235,9 +235,8 @@ mod tests {
     #[test]
     fn the_event_bound_stops_the_replay_where_core_does() {
         let mut w = Workspace::fresh(Starter::Small);
-        w.actions.extend((0..20).map(|_| SessionAction::Apply {
-            input: Input::Advance { ms: 60_000 },
-        }));
+        w.actions
+            .extend((0..20).map(|_| SessionAction::apply(Input::Advance { ms: 60_000 })));
         let core = by_core(&w, &Lessons::default(), 10).map(|_| ());
         let (ours, _) = in_pieces(
             Ok(Replay::new(w, Lessons::default(), Some(10))),

@@ -13,7 +13,6 @@ use converge_core::engine::Input;
 #[cfg(feature = "terminal")]
 use converge_core::kubectl::terminal::{common_prefix, complete, run_on};
 use converge_core::kubectl::watch::Watch;
-#[cfg(feature = "terminal")]
 use converge_core::view::session::SessionAction;
 
 use super::{Effect, Model, Reaction};
@@ -58,6 +57,27 @@ pub struct Terminal {
     /// What Tab found when several words match.
     pub completions: Vec<String>,
     pub watch: Option<Box<Watch>>,
+}
+
+impl Terminal {
+    /// A closed terminal whose Up/Down history holds the commands `actions` logged (a saved or
+    /// shared session's writes from the terminal), oldest first, the newest [`HISTORY_KEPT`].
+    pub fn from_log(actions: &[SessionAction]) -> Terminal {
+        let mut history: Vec<String> = Vec::new();
+        for line in actions.iter().filter_map(SessionAction::command) {
+            // One command's several requests, or the same line typed again, are one entry, as
+            // the live history keeps them.
+            if history.last().map(String::as_str) != Some(line) {
+                history.push(line.to_owned());
+            }
+        }
+        let drop = history.len().saturating_sub(HISTORY_KEPT);
+        history.drain(..drop);
+        Terminal {
+            history,
+            ..Terminal::default()
+        }
+    }
 }
 
 /// `kubectl edit TYPE NAME` (or `TYPE/NAME`, with `-n`): the `kubectl get ... -o json` that reads
@@ -257,6 +277,7 @@ impl Model {
         for request in ran.requests {
             self.perform(SessionAction::Apply {
                 input: Input::Request { request },
+                command: Some(line.clone()),
             });
         }
         let mut output = ran.output;
@@ -509,5 +530,49 @@ mod tests {
         );
         assert_eq!(e.code, Some(0));
         assert!(m.terminal.watch.is_none());
+    }
+
+    #[test]
+    fn a_share_link_carries_each_command_to_its_cards_and_the_history() {
+        let scale = "kubectl scale deploy web --replicas=5";
+        let delete = "kubectl delete pods -l app=web";
+        let mut m = Model::default();
+        typed(&mut m, "kubectl label deploy web tier=front");
+        typed(&mut m, scale);
+        typed(&mut m, "kubectl get deploy");
+        typed(&mut m, delete);
+        m.perform(SessionAction::Step);
+        let sent_by = |m: &Model, line: &str| -> Vec<String> {
+            m.timeline_lanes()
+                .iter()
+                .flat_map(|l| l.entries.iter())
+                .filter(|e| e.command.as_deref() == Some(line))
+                .map(|e| e.label.clone())
+                .collect()
+        };
+        assert_eq!(sent_by(&m, delete).len(), 3, "a DELETE of each Pod");
+        assert_eq!(
+            sent_by(&m, scale),
+            ["patch deployments/scale default/web 200"]
+        );
+        let link = crate::persist::to_hash(&m.workspace());
+        let (opened, _) = Model::boot(&super::super::StartingPage {
+            search: String::new(),
+            hash: link,
+            storage: None,
+            gallery: None,
+        });
+        assert_eq!(opened.actions, m.actions);
+        assert_eq!(sent_by(&opened, scale), sent_by(&m, scale));
+        assert_eq!(sent_by(&opened, delete), sent_by(&m, delete));
+        assert_eq!(
+            opened.terminal.history,
+            ["kubectl label deploy web tier=front", scale, delete],
+            "reads are not logged, so `get` is not in the link"
+        );
+        assert!(
+            opened.terminal.entries.is_empty(),
+            "the scrollback is the tab's"
+        );
     }
 }

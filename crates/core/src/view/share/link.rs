@@ -107,7 +107,14 @@ pub enum ActionV1 {
     Step,
     NextEvent,
     RunUntilConverged,
-    Apply { input: InputV1 },
+    Apply {
+        input: InputV1,
+        /// The terminal command that sent the request. Added after format v1 was first written;
+        /// absent when None, so the actions the editor and the faults log read and write as
+        /// they always did.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        command: Option<String>,
+    },
 }
 
 /// A user request, fault or setting applied now.
@@ -481,8 +488,9 @@ impl From<&SessionAction> for ActionV1 {
             SessionAction::Step => ActionV1::Step,
             SessionAction::NextEvent => ActionV1::NextEvent,
             SessionAction::RunUntilConverged => ActionV1::RunUntilConverged,
-            SessionAction::Apply { input } => ActionV1::Apply {
+            SessionAction::Apply { input, command } => ActionV1::Apply {
                 input: input.into(),
+                command: command.clone(),
             },
         }
     }
@@ -494,8 +502,9 @@ impl From<ActionV1> for SessionAction {
             ActionV1::Step => SessionAction::Step,
             ActionV1::NextEvent => SessionAction::NextEvent,
             ActionV1::RunUntilConverged => SessionAction::RunUntilConverged,
-            ActionV1::Apply { input } => SessionAction::Apply {
+            ActionV1::Apply { input, command } => SessionAction::Apply {
                 input: input.into(),
+                command,
             },
         }
     }
@@ -818,7 +827,7 @@ mod tests {
             },
         ];
         for input in inputs {
-            let action = SessionAction::Apply { input };
+            let action = SessionAction::apply(input);
             let text = serde_json::to_string(&action).unwrap_or_default();
             let back: Result<SessionAction, _> = serde_json::from_str(&text);
             assert_eq!(back.ok(), Some(action), "{text}");

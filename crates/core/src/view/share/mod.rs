@@ -104,6 +104,7 @@ impl Workspace {
         for (i, action) in self.actions.iter().enumerate() {
             if let SessionAction::Apply {
                 input: Input::Advance { ms },
+                ..
             } = action
             {
                 if *ms > MAX_ADVANCE_MS {
