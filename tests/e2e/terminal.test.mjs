@@ -190,6 +190,8 @@ test('a command is on its timeline card, and a share link carries it to the card
   await page.getByRole('button', { name: 'Cards', exact: true }).click();
   const card = (p) => p.locator('.lane li', { hasText: 'patch deployments/scale default/web 200' });
   assert.equal(await seen(card(page).locator('.command')), `sent by ${command}`);
+  await card(page).scrollIntoViewIfNeeded();
+  await screenshot(page, 'terminal-command-card');
   await page.getByRole('button', { name: 'Share' }).click();
   const url = await page.getByLabel(/Share link/).inputValue();
   const steps = await page.locator('#steps').innerText();
@@ -199,7 +201,9 @@ test('a command is on its timeline card, and a share link carries it to the card
   await fresh.page.waitForFunction((s) => document.querySelector('#steps')?.textContent === s, steps);
   await fresh.page.getByRole('button', { name: 'Cards', exact: true }).click();
   assert.equal(await seen(card(fresh.page).locator('.command')), `sent by ${command}`);
-  await open(fresh.page);
+  // (Focus is on the Cards button, whose keys are its own: the toolbar's button opens it.)
+  await fresh.page.getByRole('button', { name: 'Terminal' }).click();
+  await input(fresh.page).waitFor({ timeout: 60_000 });
   assert.equal(await entries(fresh.page).count(), 0, 'the scrollback stayed in the first tab');
   await input(fresh.page).press('ArrowUp');
   assert.equal(await input(fresh.page).inputValue(), command, 'the read was not logged; the scale was');
