@@ -31,8 +31,8 @@ use crate::time::SimTime;
 
 pub(crate) use evaluate::evaluate_in;
 use fire::response_text_for;
-pub use results::{ActionResponse, AuditRecord, ExpectationResult, RunOptions, RunProblem};
 use results::Names;
+pub use results::{ActionResponse, AuditRecord, ExpectationResult, RunOptions, RunProblem};
 
 #[derive(Clone, Debug)]
 enum Planned {
