@@ -54,7 +54,7 @@ pub fn run(args: &RunArgs) -> CommandResult {
             .map(|e| {
                 json!({
                     "time_ms": e.time.as_ms(),
-                    "lane": e.lane,
+                    "lane": &*e.lane,
                     "line": &*e.line,
                     "requests": e.requests,
                     "changes": e.changed.iter().map(|k| k.path()).collect::<Vec<_>>(),

@@ -820,6 +820,11 @@ proptest! {
             crate::api::meta::merge_patch(&mut owned, patch.clone());
             prop_assert_eq!(by_ref.to_string(), owned.to_string());
         }
+        // Compacting keeps the value and its key order.
+        let mut compacted = turned.clone();
+        crate::api::meta::compact(&mut compacted);
+        prop_assert_eq!(&compacted, &turned);
+        prop_assert_eq!(compacted.to_string(), turned.to_string());
     }
 }
 

@@ -52,8 +52,9 @@ pub(super) struct State {
     pub(super) gc_started: OrdSet<String>,
     /// Every Event's lease: it expires `EVENT_TTL_MS` after its last write (kube-apiserver's
     /// `--event-ttl`, an etcd lease renewed on every write), by key and in expiry order.
-    pub(super) event_leases: OrdMap<ObjectKey, SimTime>,
-    pub(super) lease_order: OrdSet<(SimTime, ObjectKey)>,
+    /// Both hold the store's own key (shared), not a copy each.
+    pub(super) event_leases: OrdMap<Arc<ObjectKey>, SimTime>,
+    pub(super) lease_order: OrdSet<(SimTime, Arc<ObjectKey>)>,
 }
 
 /// kube-apiserver's `--event-ttl` default, 1 h.
@@ -636,21 +637,29 @@ impl ApiServer {
         if let Some(old) = self.state.store.get(&key).cloned() {
             self.queue_graph_changes(&old, &obj);
         }
+        let events = key.gr.is_events();
+        if events {
+            // Events are most of the stored objects (five per Pod) and are written once or a
+            // few times: stored without the maps' spare room.
+            super::meta::compact(&mut obj);
+        }
         let obj = Arc::new(obj);
-        self.state.store.put_shared(key.clone(), Arc::clone(&obj));
-        if key.gr.is_events() {
+        let shared_key = self.state.store.put_shared(key.clone(), Arc::clone(&obj));
+        if events {
             self.drop_lease(&key);
             let expiry = now.plus_ms(EVENT_TTL_MS);
-            self.state.event_leases.insert(key.clone(), expiry);
-            self.state.lease_order.insert((expiry, key.clone()));
+            self.state
+                .event_leases
+                .insert(Arc::clone(&shared_key), expiry);
+            self.state.lease_order.insert((expiry, shared_key));
         }
         self.emit(now, event, key, Arc::clone(&obj), rv);
         obj
     }
 
     pub(super) fn drop_lease(&mut self, key: &ObjectKey) {
-        if let Some(old) = self.state.event_leases.remove(key) {
-            self.state.lease_order.remove(&(old, key.clone()));
+        if let Some((shared, old)) = self.state.event_leases.remove_with_key(key) {
+            self.state.lease_order.remove(&(old, shared));
         }
     }
 
@@ -669,7 +678,7 @@ impl ApiServer {
             }
             self.drop_lease(&key);
             if self.remove(t, &key).is_some() {
-                gone.push(key);
+                gone.push((*key).clone());
             }
         }
         gone

@@ -111,14 +111,16 @@ impl Store {
     }
 
     /// [`Self::put`] of an object shared with others (the watch event that announces it).
-    pub fn put_shared(&mut self, key: ObjectKey, obj: Arc<Value>) {
+    /// Returns the stored key, for indexes kept elsewhere to share.
+    pub fn put_shared(&mut self, key: ObjectKey, obj: Arc<Value>) -> Arc<ObjectKey> {
         self.note_write(&key);
         if let Some(old) = self.objects.get(&key).cloned() {
             self.unindex(&key, &old);
         }
         let key = Arc::new(key);
         self.index(&key, &obj);
-        self.objects.insert(key, obj);
+        self.objects.insert(Arc::clone(&key), obj);
+        key
     }
 
     pub fn remove(&mut self, key: &ObjectKey) -> Option<Arc<Value>> {

@@ -20,7 +20,7 @@ use super::world::{Event, RunState, World};
 use super::ApiServer;
 use crate::api::meta;
 use crate::api::{ApiRequest, ApiResult, GroupResource, ObjectKey, WatchEvent, WatchEventType};
-use crate::runtime::{Client, Reconciler};
+use crate::runtime::{Client, EventWrite, Reconciler};
 use crate::time::SimTime;
 
 /// The client handed to reconcilers and users: applies injected failures, sends to the API
@@ -143,14 +143,21 @@ impl World {
             let before = rec.requests.len();
             let dropped = writes.is_empty() && broadcaster.drops_when_silent();
             for w in writes {
-                let mut answer = rec.send(w.request.clone());
-                if let (Err(e), Some(create)) = (&answer, &w.create_if_missing) {
+                // The bodies move to the server: the stored Event is the request's own body,
+                // not a copy of it.
+                let EventWrite {
+                    request,
+                    create_if_missing,
+                    key,
+                } = w;
+                let mut answer = rec.send(request);
+                if let (Err(e), Some(create)) = (&answer, create_if_missing) {
                     if e.reason == crate::api::StatusReason::NotFound {
-                        answer = rec.send(create.clone());
+                        answer = rec.send(create);
                     }
                 }
                 if let Ok(stored) = answer {
-                    broadcaster.written(&w, &stored);
+                    broadcaster.written(&key, &stored);
                 }
             }
             reports.push((

@@ -244,7 +244,8 @@ pub struct EventWrite {
     /// What to send instead when the request answers NotFound (`recordEvent` re-creates a
     /// patched event that is gone).
     pub create_if_missing: Option<ApiRequest>,
-    key: String,
+    /// The logger's key for [`EventBroadcaster::written`].
+    pub key: String,
 }
 
 /// One component's event broadcaster and correlator state.
@@ -648,10 +649,10 @@ impl EventBroadcaster {
     }
 
     /// `EventCorrelator.UpdateState`: the logger remembers the event as the server stored it.
-    pub fn written(&mut self, write: &EventWrite, stored: &Value) {
+    pub fn written(&mut self, key: &str, stored: &Value) {
         if let EventApi::CoreV1 { .. } = self.api {
             self.logged.put(
-                &write.key,
+                key,
                 Cached::Logged(Logged {
                     count: stored.get("count").and_then(Value::as_i64).unwrap_or(1),
                     first_timestamp: meta::str_at(stored, "/firstTimestamp").to_owned(),
@@ -716,7 +717,7 @@ mod tests {
                     })
                     .unwrap_or_default(),
             };
-            b.written(w, &stored);
+            b.written(&w.key, &stored);
         }
         writes.into_iter().map(|w| w.request).collect()
     }

@@ -18,7 +18,7 @@ pub mod workqueue;
 
 pub use client::{Client, Ctx};
 pub use environment::{Environment, ImageBehaviour, KubeletTiming};
-pub use events::{EventApi, EventBroadcaster, EventNote, EventType, ObjectRef};
+pub use events::{EventApi, EventBroadcaster, EventNote, EventType, EventWrite, ObjectRef};
 pub use explain::Explanation;
 pub use informer::Informer;
 pub use reconcile::{ReconcileAction, ReconcileError, ReconcileOutcome, Reconciler};

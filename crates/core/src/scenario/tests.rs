@@ -1070,16 +1070,16 @@ expect:
         .run
         .audit()
         .iter()
-        .find(|a| a.verb == "delete" && a.principal == "admin")
+        .find(|a| a.verb == crate::api::Verb::Delete && &*a.principal == "admin")
         .expect("the delete was sent");
     let first_at_20s = {
         let mut names: Vec<String> = out
             .run
             .audit()
             .iter()
-            .filter(|a| a.verb == "create" && a.resource == "pods" && a.code == 201)
+            .filter(|a| a.verb == crate::api::Verb::Create && a.resource == "pods" && a.code == 201)
             .take(2)
-            .map(|a| a.name.clone())
+            .map(|a| a.name.to_string())
             .collect();
         names.sort();
         names[0].clone()
@@ -1101,7 +1101,11 @@ fn a_selection_that_matches_nothing_is_a_problem_not_a_request() {
         problem.message,
         "no object matches the target of delete pods/default/{app=nope} as admin"
     );
-    assert!(!out.run.audit().iter().any(|a| a.verb == "delete"));
+    assert!(!out
+        .run
+        .audit()
+        .iter()
+        .any(|a| a.verb == crate::api::Verb::Delete));
 }
 
 #[test]

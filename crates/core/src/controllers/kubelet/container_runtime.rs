@@ -2,6 +2,8 @@
 //! and their errors as containerd reports them, container start, readiness, exits with the
 //! CrashLoopBackOff back-off, and termination with preStop hooks.
 
+use std::sync::Arc;
+
 use rand::Rng;
 use serde_json::Value;
 
@@ -87,11 +89,63 @@ pub(super) struct PodRuntime {
     pub(super) last_termination: Option<Termination>,
     pub(super) pod_ip: String,
     /// The status last written (kubelet's cached status); None before the first write.
-    pub(super) reported: Option<Value>,
+    pub(super) reported: Option<Reported>,
     /// When the periodic sync will put back a status someone else changed.
     pub(super) status_sync_at: Option<SimTime>,
     /// The readiness probe's worker, for a pod with a readiness probe.
     pub(super) probe: Option<Probe>,
+}
+
+/// kubelet's cached status: a Pod whose `status` is exactly the status last written, members
+/// in the same order. Usually the Pod the API server stored with it (or the informer's copy),
+/// shared, so a kubelet holds a pointer per Pod rather than a second copy of every status, and
+/// a runtime's clone on every reconcile copies no JSON.
+#[derive(Clone, Debug)]
+pub(super) struct Reported(Arc<Value>);
+
+impl Reported {
+    /// The status `status`, shared with `pod` when `pod`'s status is the same value with its
+    /// members in the same order (what kubelet builds its next status from), else kept alone.
+    pub(super) fn of(status: Value, pod: Option<&Arc<Value>>) -> Reported {
+        match pod {
+            Some(p) if p.get("status").is_some_and(|s| same_in_order(s, &status)) => {
+                Reported(Arc::clone(p))
+            }
+            _ => {
+                let mut alone = serde_json::Map::new();
+                alone.insert("status".into(), status);
+                Reported(Arc::new(Value::Object(alone)))
+            }
+        }
+    }
+
+    pub(super) fn status(&self) -> &Value {
+        self.0.get("status").unwrap_or(&Value::Null)
+    }
+}
+
+impl PartialEq for Reported {
+    fn eq(&self, other: &Reported) -> bool {
+        self.status() == other.status()
+    }
+}
+
+impl Eq for Reported {}
+
+/// Equal JSON with every object's members in the same order.
+fn same_in_order(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len()
+                && x.iter()
+                    .zip(y.iter())
+                    .all(|((ka, va), (kb, vb))| ka == kb && same_in_order(va, vb))
+        }
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(p, q)| same_in_order(p, q))
+        }
+        _ => a == b,
+    }
 }
 
 /// A container instance that exited.

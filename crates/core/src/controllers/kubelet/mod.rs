@@ -22,7 +22,7 @@ mod status;
 pub use container_runtime::normalized_image;
 pub use status::{go_duration, STATUS_SYNC_PERIOD_MS};
 
-use container_runtime::{PodRuntime, Stage};
+use container_runtime::{PodRuntime, Reported, Stage};
 use status::{next_status_sync, owned_equal};
 
 use std::sync::Arc;
@@ -116,7 +116,9 @@ impl Reconciler for Kubelet {
             meta::is_terminating(new) && old.is_some_and(|o| !meta::is_terminating(o));
         if !newly_deleting && old.is_some_and(|o| json_eq_opt(o.get("spec"), new.get("spec"))) {
             let foreign = self.pods.get(&ev.key).is_some_and(|rt| {
-                rt.reported.is_some() && !owned_equal(rt.reported.as_ref(), new.get("status"))
+                rt.reported
+                    .as_ref()
+                    .is_some_and(|r| !owned_equal(Some(r.status()), new.get("status")))
             });
             if !foreign {
                 return Vec::new();
@@ -150,7 +152,7 @@ impl Reconciler for Kubelet {
         let status = self.status(&rt, &pod, ctx);
         let mut wake = Self::next_wake(&rt);
         let mut diverged = !json_eq_opt(Some(&status), pod.get("status"));
-        let reported = json_eq_opt(rt.reported.as_ref(), Some(&status));
+        let reported = json_eq_opt(rt.reported.as_ref().map(Reported::status), Some(&status));
         if diverged && reported && owned_equal(Some(&status), pod.get("status")) {
             // Someone else changed only what the status manager does not compare (a
             // condition's times): left alone, as kube's `needsReconcile` leaves it.
@@ -167,7 +169,7 @@ impl Reconciler for Kubelet {
         }
         rt.status_sync_at = None;
         if !diverged {
-            rt.reported = Some(status.clone());
+            rt.reported = Some(Reported::of(status.clone(), Some(&pod)));
         }
         self.pods.insert(key.clone(), rt);
         if diverged {
@@ -183,9 +185,9 @@ impl Reconciler for Kubelet {
                 label_selector: None,
             };
             match ctx.send(req) {
-                Ok(_) => {
+                Ok(stored) => {
                     if let Some(rt) = self.pods.get_mut(key) {
-                        rt.reported = Some(status);
+                        rt.reported = Some(Reported::of(status, Some(&stored)));
                     }
                 }
                 Err(e) if e.reason == StatusReason::NotFound => {

@@ -107,7 +107,7 @@ impl Kubelet {
         let api = pod.get("status");
         let mut status = match &rt.reported {
             Some(r) => {
-                let mut base = r.clone();
+                let mut base = r.status().clone();
                 let foreign: Vec<Value> = api
                     .and_then(|s| s.get("conditions"))
                     .and_then(Value::as_array)

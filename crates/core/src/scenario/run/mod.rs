@@ -16,6 +16,8 @@ mod evaluate;
 mod fire;
 mod results;
 
+use std::sync::Arc;
+
 use serde_json::Value;
 
 use super::compile::{Compiled, CompiledAction, CompiledExpectation, When};
@@ -24,11 +26,12 @@ use super::lesson::{LessonGuide, LessonProgress};
 use super::predicates::Check;
 use super::ScenarioError;
 use crate::api::ObjectKey;
-use crate::engine::{EventRecord, Input, StepReport, StopReason, World};
+use crate::engine::{EventRecord, Input, RequestRecord, StepReport, StopReason, World};
 use crate::time::SimTime;
 
 pub(crate) use evaluate::evaluate_in;
 use fire::response_text_for;
+use results::Names;
 pub use results::{ActionResponse, AuditRecord, ExpectationResult, RunOptions, RunProblem};
 
 #[derive(Clone, Debug)]
@@ -51,24 +54,46 @@ pub(crate) enum Source {
 #[derive(Clone, Debug, PartialEq)]
 pub struct RunEvent {
     pub time: SimTime,
-    /// Timeline lane: `user:alice`, `deployment-controller`, `kubelet/node-1`, `engine`.
-    pub lane: String,
+    /// Timeline lane: `user:alice`, `deployment-controller`, `kubelet/node-1`, `engine` (one
+    /// copy per lane, shared by its events).
+    pub lane: Arc<str>,
     /// The trace line (shared with the world's trace).
-    pub line: std::sync::Arc<str>,
+    pub line: Arc<str>,
     /// How many API requests the event sent.
     pub requests: usize,
     /// The objects its writes changed, in write order.
     pub changed: Vec<ObjectKey>,
 }
 
-impl From<EventRecord> for RunEvent {
-    fn from(ev: EventRecord) -> RunEvent {
+impl RunEvent {
+    fn new(ev: EventRecord, names: &mut Names) -> RunEvent {
+        // Exactly as long as it is: collected in place, the vector would keep the room of the
+        // (larger) changes it came from.
+        let mut changed = Vec::with_capacity(ev.changes.len());
+        changed.extend(ev.changes.into_iter().map(|c| c.key));
         RunEvent {
             time: ev.time,
-            lane: ev.lane,
+            lane: names.intern(&ev.lane),
             requests: ev.requests.len(),
-            changed: ev.changes.into_iter().map(|c| c.key).collect(),
+            changed,
             line: ev.line,
+        }
+    }
+}
+
+impl AuditRecord {
+    fn new(time_ms: u64, r: &RequestRecord, names: &mut Names) -> AuditRecord {
+        AuditRecord {
+            time_ms,
+            principal: names.intern(&r.principal),
+            verb: r.verb,
+            group: r.group.as_str().into(),
+            resource: r.resource.as_str().into(),
+            subresource: r.subresource,
+            namespace: r.namespace.as_str().into(),
+            name: r.name.as_str().into(),
+            code: r.code,
+            message: r.message.clone(),
         }
     }
 }
@@ -89,6 +114,8 @@ pub struct ScenarioRun {
     copies: Vec<Option<Value>>,
     events: Vec<RunEvent>,
     audit: Vec<AuditRecord>,
+    /// The lanes and principals `events` and `audit` share.
+    names: Names,
     problems: Vec<RunProblem>,
     processed: u64,
     feedback_loop: bool,
@@ -134,18 +161,19 @@ impl ScenarioRun {
                 .map(|a| (a.at_ms, fault_count + a.index, Planned::Action(a.index))),
         );
         plan.sort_by_key(|(t, order, _)| (*t, *order));
+        let mut names = Names::default();
         let audit = world
             .api()
             .audit()
             .map(|e| AuditRecord {
                 time_ms: e.time.as_ms(),
-                principal: e.principal.clone(),
-                verb: e.verb.as_str().to_owned(),
-                group: e.gr.group.to_string(),
-                resource: e.gr.resource.to_string(),
-                subresource: e.subresource.map(|s| s.as_str().to_owned()),
-                namespace: e.namespace.clone(),
-                name: e.name.clone(),
+                principal: names.intern(&e.principal),
+                verb: e.verb,
+                group: e.gr.group.clone(),
+                resource: e.gr.resource.clone(),
+                subresource: e.subresource,
+                namespace: e.namespace.as_str().into(),
+                name: e.name.as_str().into(),
                 code: e.code,
                 message: e.message.clone(),
             })
@@ -161,6 +189,7 @@ impl ScenarioRun {
             expectations,
             events: Vec::new(),
             audit,
+            names,
             problems: Vec::new(),
             processed: 0,
             feedback_loop: false,
@@ -173,8 +202,10 @@ impl ScenarioRun {
         };
         run.sent = vec![None; run.actions.len()];
         for report in setup {
-            run.events
-                .extend(report.events.into_iter().map(RunEvent::from));
+            for ev in report.events {
+                let ev = RunEvent::new(ev, &mut run.names);
+                run.events.push(ev);
+            }
         }
         run.lesson = lesson.map(|g| {
             let mut progress = LessonProgress::start(&run.world, 0);
@@ -369,20 +400,11 @@ impl ScenarioRun {
         }
         for ev in report.events {
             for r in &ev.requests {
-                self.audit.push(AuditRecord {
-                    time_ms: ev.time.as_ms(),
-                    principal: r.principal.clone(),
-                    verb: r.verb.as_str().to_owned(),
-                    group: r.group.clone(),
-                    resource: r.resource.clone(),
-                    subresource: r.subresource.map(|s| s.as_str().to_owned()),
-                    namespace: r.namespace.clone(),
-                    name: r.name.clone(),
-                    code: r.code,
-                    message: r.message.clone(),
-                });
+                let record = AuditRecord::new(ev.time.as_ms(), r, &mut self.names);
+                self.audit.push(record);
             }
-            self.events.push(RunEvent::from(ev));
+            let ev = RunEvent::new(ev, &mut self.names);
+            self.events.push(ev);
         }
     }
 

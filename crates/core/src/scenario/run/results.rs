@@ -1,7 +1,12 @@
 //! What a scenario run reports: the options it ran with, each action's answer, each
 //! expectation's result, the audit log and the problems met on the way.
 
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
 use serde::{Deserialize, Serialize};
+
+use crate::api::{Name, Subresource, Verb};
 
 use crate::scenario::format::Until;
 use crate::time::SimTime;
@@ -72,19 +77,38 @@ impl ExpectationResult {
 }
 
 /// One API request as a client sent it and the answer (the audit log, with requests that an
-/// injected fault refused before they reached the server).
+/// injected fault refused before they reached the server). A run keeps one per request for its
+/// whole length, so the parts are small: the principal shared with every other record of the
+/// same client, the verb and subresource as the enums (serialized as the same lowercase words),
+/// names inline when short.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct AuditRecord {
     pub time_ms: u64,
-    pub principal: String,
-    pub verb: String,
-    pub group: String,
-    pub resource: String,
-    pub subresource: Option<String>,
-    pub namespace: String,
-    pub name: String,
+    pub principal: Arc<str>,
+    pub verb: Verb,
+    pub group: Name,
+    pub resource: Name,
+    pub subresource: Option<Subresource>,
+    pub namespace: Name,
+    pub name: Name,
     pub code: u16,
     pub message: String,
+}
+
+/// One shared copy of each distinct lane and principal a run records (a few dozen), so its
+/// per-event and per-request records hold a pointer, not a string each.
+#[derive(Clone, Debug, Default)]
+pub(super) struct Names(BTreeSet<Arc<str>>);
+
+impl Names {
+    pub(super) fn intern(&mut self, s: &str) -> Arc<str> {
+        if let Some(shared) = self.0.get(s) {
+            return Arc::clone(shared);
+        }
+        let shared: Arc<str> = Arc::from(s);
+        self.0.insert(Arc::clone(&shared));
+        shared
+    }
 }
 
 /// Something that went wrong while running (not an expectation): a missing action target, a
