@@ -20,11 +20,16 @@ const GATES = {
   desktop: { performance: 98, accessibility: 100, 'best-practices': 100, seo: 100 },
 };
 // Gates this build cannot meet yet, and the floor the run holds instead (each with its reason).
-// None: mobile performance, held to a floor of 50 until session 9, scores 97-100 (medians of 3;
-// single runs 91-100) with the machine's load at 1.9-7.8 since the boot and the editor's creation
-// are cut into browser tasks and the wasm is fetched after the first paint (BENCHMARKS.md,
-// session 9).
-const NOT_MET = {};
+// Mobile performance: held to a floor of 50 until session 9, then met (medians 97-100). In
+// session 14 it scored 77-99 on one build (medians of 3: 79-97), and the score followed the
+// host's speed: Lighthouse's benchmarkIndex went from 1,528 to 2,707 within minutes on an
+// otherwise idle machine. The preset's 4x CPU slowdown is calibrated for a benchmarkIndex of
+// 1,500-2,000 (Lighthouse's throttling docs). In that range this build scored 77-90: its
+// long tasks (the lean module's start and the boot's pieces, 60-200 ms each) put TBT at
+// 450-1,100 ms. So the gate is not met on the reference CPU. It passed only when the host ran
+// faster. BENCHMARKS.md has the runs (session 14). The floor stops regressions until the long
+// tasks are cut.
+const NOT_MET = { mobile: { performance: 70 } };
 const METRICS = {
   fcp_ms: 'first-contentful-paint', lcp_ms: 'largest-contentful-paint', tbt_ms: 'total-blocking-time',
   cls: 'cumulative-layout-shift', tti_ms: 'interactive', si_ms: 'speed-index', bytes: 'total-byte-weight',
@@ -43,11 +48,12 @@ async function run(url, preset, n) {
     const { lhr } = result;
     if (lhr.runtimeError) throw new Error(`${preset} run ${n}: ${lhr.runtimeError.code} ${lhr.runtimeError.message}`);
     const scores = Object.fromEntries(CATEGORIES.map((c) => [c, Math.round(lhr.categories[c].score * 100)]));
+    const benchmarkIndex = Math.round(lhr.environment.benchmarkIndex);
     const metrics = Object.fromEntries(Object.entries(METRICS).map(([k, id]) => [k, lhr.audits[id].numericValue]));
     const failing = CATEGORIES.flatMap((c) => lhr.categories[c].auditRefs
       .filter((r) => r.weight > 0 && lhr.audits[r.id].score !== null && lhr.audits[r.id].score < 1)
       .map((r) => `${c}/${r.id} ${lhr.audits[r.id].score}`));
-    return { scores, metrics, failing };
+    return { scores, metrics, failing, benchmarkIndex };
   } finally {
     await chrome.kill();
   }
@@ -69,6 +75,8 @@ try {
       `CLS ${metrics.cls.toFixed(3)}, TTI ${metrics.tti_ms.toFixed(0)} ms, SI ${metrics.si_ms.toFixed(0)} ms, ${metrics.bytes} bytes`);
     const below = [...new Set(runs.flatMap((r) => r.failing))];
     if (below.length) console.log(`  audits below 1 in some run: ${below.join(', ')}`);
+    // The host's CPU speed in each run: the simulated CPU is 4x (mobile) slower than this.
+    console.log(`  benchmarkIndex (host CPU) ${runs.map((r) => r.benchmarkIndex).join(', ')}`);
     for (const [c, gate] of Object.entries(GATES[preset])) {
       const floor = NOT_MET[preset]?.[c];
       if (scores[c] >= gate) continue;
