@@ -132,12 +132,18 @@ mod tests {
     use super::*;
     use crate::view::session::{replay, Starter};
 
-    #[test]
-    fn the_user_lane_comes_first_and_holds_the_create() {
+    /// The small starter's reports, with the step each ended.
+    fn small_starter_reports() -> Vec<(u64, StepReport)> {
         let mut reports = Vec::new();
         replay(Starter::Small, 1, &Starter::Small.actions(), |w, r| {
             reports.push((w.steps(), r))
         });
+        reports
+    }
+
+    #[test]
+    fn the_user_lane_comes_first_and_holds_the_create() {
+        let reports = small_starter_reports();
         let refs: Vec<(u64, &StepReport)> = reports.iter().map(|(s, r)| (*s, r)).collect();
         let lanes = lanes(&refs, 10_000, |_| None);
         assert_eq!(lanes[0].actor, "user:alice");
@@ -152,10 +158,7 @@ mod tests {
 
     #[test]
     fn a_terminal_command_is_on_its_steps_user_requests_only() {
-        let mut reports = Vec::new();
-        replay(Starter::Small, 1, &Starter::Small.actions(), |w, r| {
-            reports.push((w.steps(), r))
-        });
+        let reports = small_starter_reports();
         let refs: Vec<(u64, &StepReport)> = reports.iter().map(|(s, r)| (*s, r)).collect();
         let cmd = "kubectl create deployment web --image=nginx:1.27";
         let lanes = lanes(&refs, 10_000, |step| (step == 1).then(|| cmd.to_owned()));

@@ -521,13 +521,14 @@ mod tests {
     #[test]
     fn a_refreshed_tree_equals_one_built_from_scratch_at_every_step() {
         let mut actions = Starter::Small.actions();
-        actions.push(crate::view::session::SessionAction::apply(crate::engine::script::patch_as(
-                "alice",
-                crate::api::GroupResource::new("apps", "deployments"),
-                "default",
-                "web",
-                serde_json::json!({"spec": {"replicas": 5, "template": {"spec": {"containers": [{"name": "web", "image": "nginx:1.28"}]}}}}),
-            )));
+        let rollout = crate::engine::script::patch_as(
+            "alice",
+            crate::api::GroupResource::new("apps", "deployments"),
+            "default",
+            "web",
+            serde_json::json!({"spec": {"replicas": 5, "template": {"spec": {"containers": [{"name": "web", "image": "nginx:1.28"}]}}}}),
+        );
+        actions.push(crate::view::session::SessionAction::apply(rollout));
         actions.extend(std::iter::repeat_n(
             crate::view::session::SessionAction::Step,
             60,

@@ -277,7 +277,7 @@ impl Model {
 
     /// The logged action that made world step `step` (each action is one step, on top of the
     /// steps that built the base world).
-    pub(super) fn action_at(&self, step: u64) -> Option<&SessionAction> {
+    fn action_at(&self, step: u64) -> Option<&SessionAction> {
         let i = step.checked_sub(self.base_steps() + 1)?;
         self.actions.get(usize::try_from(i).ok()?)
     }
