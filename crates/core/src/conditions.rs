@@ -16,6 +16,7 @@
 //!
 //! Time is simulated: "now" is a [`SimTime`] argument, never the OS clock.
 
+use crate::api::meta::Fields;
 use serde_json::{json, Value};
 
 use crate::api::meta::str_at;
@@ -41,11 +42,11 @@ impl ConditionStatus {
 }
 
 fn type_of(entry: &Value) -> Option<&str> {
-    entry.get("type").and_then(Value::as_str)
+    entry.field("type").and_then(Value::as_str)
 }
 
 fn status_of(entry: &Value) -> Option<&str> {
-    entry.get("status").and_then(Value::as_str)
+    entry.field("status").and_then(Value::as_str)
 }
 
 /// Removes every condition of `type_`; returns whether any was removed.
@@ -81,12 +82,12 @@ pub fn is_status_condition_present_and_equal(
 
 /// The object's `status.conditions` array, or `None` when absent or not an array.
 pub fn status_conditions(obj: &Value) -> Option<&Vec<Value>> {
-    obj.get("status")?.get("conditions")?.as_array()
+    obj.field("status")?.field("conditions")?.as_array()
 }
 
 /// [`find_status_condition`] on a `status` object's `conditions`.
 pub fn find_condition<'a>(status: &'a Value, type_: &str) -> Option<&'a Value> {
-    find_status_condition(status.get("conditions")?.as_array()?, type_)
+    find_status_condition(status.field("conditions")?.as_array()?, type_)
 }
 
 /// [`remove_status_condition`] on a `status` object's `conditions`.
@@ -219,7 +220,7 @@ pub fn set_pod_condition(status: &mut Value, cond: Cond<'_>, now: SimTime) {
     }
     if let Some(existing) = list.iter_mut().find(|c| str_at(c, "/type") == cond.type_) {
         if str_at(existing, "/status") == cond.status {
-            entry["lastTransitionTime"] = existing["lastTransitionTime"].clone();
+            entry["lastTransitionTime"] = existing.member("lastTransitionTime").clone();
         }
         *existing = entry;
     } else {
@@ -238,7 +239,7 @@ pub fn set_hpa_condition(
     message: &str,
     now: SimTime,
 ) {
-    if !status.get("conditions").is_some_and(Value::is_array) {
+    if !status.field("conditions").is_some_and(Value::is_array) {
         status["conditions"] = json!([]);
     }
     let Some(list) = status.get_mut("conditions").and_then(Value::as_array_mut) else {

@@ -19,6 +19,7 @@
 //! - nesting deeper than [`MAX_DEPTH`] arrays and objects;
 //! - syntax errors, with the underlying parser's message.
 
+use crate::api::meta::Fields;
 use std::fmt;
 
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
@@ -157,11 +158,11 @@ fn line_column(text: &str, offset: usize) -> (usize, usize) {
 /// A document that is a List is replaced by its items; every object is checked to be one.
 fn flatten(doc: Value, doc_number: usize, out: &mut Vec<Value>) -> Result<(), ParseError> {
     let is_list = doc
-        .get("kind")
+        .field("kind")
         .and_then(Value::as_str)
         .is_some_and(|k| k.ends_with("List"))
         && doc
-            .get("items")
+            .field("items")
             .is_some_and(|i| i.is_array() || i.is_null());
     if !is_list {
         out.push(doc);

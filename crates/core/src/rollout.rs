@@ -15,6 +15,7 @@
 //! conversion. Here the fields the viewers read are checked: integers (or integral numbers) where
 //! Go has integers, strings where it has strings.
 
+use crate::api::meta::Fields;
 use serde_json::Value;
 
 /// kubectl's answer: the line it prints (with its trailing newline) and whether it is done.
@@ -51,8 +52,11 @@ pub fn rollout_status(obj: &Value, revision: Option<i64>) -> Result<RolloutStatu
             "revision must be a positive integer: {revision}"
         )));
     }
-    let api_version = obj.get("apiVersion").and_then(Value::as_str).unwrap_or("");
-    let kind = obj.get("kind").and_then(Value::as_str).unwrap_or("");
+    let api_version = obj
+        .field("apiVersion")
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    let kind = obj.field("kind").and_then(Value::as_str).unwrap_or("");
     let group = match api_version.split('/').collect::<Vec<_>>().as_slice() {
         [group, _version] => *group,
         _ => "",
@@ -201,8 +205,8 @@ fn deployment(r: &Reader, revision: i64) -> Result<RolloutStatus, RolloutError> 
         None => None,
         Some(Value::Array(conds)) => conds
             .iter()
-            .find(|c| c.get("type").and_then(Value::as_str) == Some("Progressing"))
-            .map(|c| c.get("reason").and_then(Value::as_str).unwrap_or("")),
+            .find(|c| c.field("type").and_then(Value::as_str) == Some("Progressing"))
+            .map(|c| c.field("reason").and_then(Value::as_str).unwrap_or("")),
         Some(other) => {
             return Err(r.conversion_error(T, &["status", "conditions"], "an array", other))
         }

@@ -3,6 +3,7 @@
 //! own Node and the status of pods bound to it), ServiceAccount (a Pod runs as an account that
 //! exists, with its token volume), DefaultTolerationSeconds and Priority.
 
+use crate::api::meta::Fields;
 use serde_json::{json, Value};
 
 use super::meta::JsonPointer;
@@ -100,7 +101,7 @@ impl ApiServer {
             return Ok(());
         };
         let account = spec
-            .get("serviceAccountName")
+            .field("serviceAccountName")
             .and_then(Value::as_str)
             .filter(|a| !a.is_empty())
             .unwrap_or("default")
@@ -119,10 +120,10 @@ impl ApiServer {
         spec.insert("serviceAccountName".into(), json!(account));
         spec.insert("serviceAccount".into(), json!(account));
         let automount = spec
-            .get("automountServiceAccountToken")
+            .field("automountServiceAccountToken")
             .and_then(Value::as_bool)
             .or_else(|| {
-                sa.get("automountServiceAccountToken")
+                sa.field("automountServiceAccountToken")
                     .and_then(Value::as_bool)
             })
             .unwrap_or(true);
@@ -131,11 +132,11 @@ impl ApiServer {
         }
         const MOUNT: &str = "/var/run/secrets/kubernetes.io/serviceaccount";
         let mounted = |c: &Value| {
-            c.get("volumeMounts")
+            c.field("volumeMounts")
                 .and_then(Value::as_array)
                 .is_some_and(|ms| {
                     ms.iter()
-                        .any(|m| m.get("mountPath").and_then(Value::as_str) == Some(MOUNT))
+                        .any(|m| m.field("mountPath").and_then(Value::as_str) == Some(MOUNT))
                 })
         };
         let volume = format!(
@@ -179,8 +180,8 @@ pub(super) fn default_tolerations_and_priority(pod: &mut Value) {
                 "node.kubernetes.io/unreachable",
             ] {
                 let tolerated = list.iter().any(|t| {
-                    let k = t.get("key").and_then(Value::as_str).unwrap_or("");
-                    let effect = t.get("effect").and_then(Value::as_str).unwrap_or("");
+                    let k = t.field("key").and_then(Value::as_str).unwrap_or("");
+                    let effect = t.field("effect").and_then(Value::as_str).unwrap_or("");
                     (k == key || k.is_empty()) && (effect == "NoExecute" || effect.is_empty())
                 });
                 if !tolerated {
@@ -189,7 +190,7 @@ pub(super) fn default_tolerations_and_priority(pod: &mut Value) {
                 }
             }
         }
-        if spec.get("priorityClassName").is_none() {
+        if spec.field("priorityClassName").is_none() {
             spec.entry("priority").or_insert(json!(0));
             spec.entry("preemptionPolicy")
                 .or_insert(json!("PreemptLowerPriority"));

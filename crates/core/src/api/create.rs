@@ -2,6 +2,7 @@
 //! defaults and validation, PrepareForCreate), the apiextensions controller's CRD install and
 //! `POST pods/binding`.
 
+use crate::api::meta::Fields;
 use std::sync::Arc;
 
 use serde_json::{json, Value};
@@ -43,7 +44,7 @@ impl ApiServer {
     ) -> ApiResult {
         strategy::type_check(info, &obj).map_err(bad_request)?;
         if obj
-            .get("metadata")
+            .field("metadata")
             .is_some_and(|m| !m.is_object() && !m.is_null())
         {
             return Err(bad_request("metadata must be an object"));
@@ -245,7 +246,7 @@ impl ApiServer {
             if let Some(list) = conds.as_array_mut() {
                 match list
                     .iter_mut()
-                    .find(|c| c.get("type").and_then(Value::as_str) == Some("PodScheduled"))
+                    .find(|c| c.field("type").and_then(Value::as_str) == Some("PodScheduled"))
                 {
                     Some(c) => *c = cond,
                     None => list.push(cond),

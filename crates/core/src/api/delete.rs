@@ -2,6 +2,7 @@
 //! (kube's `deletionFinalizersForGarbageCollection`), graceful deletion of Pods, and the final
 //! removal with its kind-specific cleanup (a CRD's instances, a namespace's contents).
 
+use crate::api::meta::Fields;
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
@@ -26,7 +27,7 @@ pub(super) fn mark_deleting(m: &mut Map<String, Value>, at: SimTime, grace_secon
         Value::from(grace_seconds),
     );
     if let Some(g) = m
-        .get("generation")
+        .field("generation")
         .and_then(Value::as_i64)
         .filter(|g| *g > 0)
     {
@@ -48,8 +49,8 @@ impl ApiServer {
         let Some(old) = self.state.store.get(&key).map(|o| (**o).clone()) else {
             return Err(not_found(gr, name));
         };
-        if let Some(pre) = options.and_then(|o| o.get("preconditions")) {
-            if let Some(uid) = pre.get("uid").and_then(Value::as_str) {
+        if let Some(pre) = options.and_then(|o| o.field("preconditions")) {
+            if let Some(uid) = pre.field("uid").and_then(Value::as_str) {
                 if uid != meta::uid(&old) {
                     return Err(conflict_with(
                         gr,
@@ -61,7 +62,7 @@ impl ApiServer {
                     ));
                 }
             }
-            if let Some(rv) = pre.get("resourceVersion").and_then(Value::as_str) {
+            if let Some(rv) = pre.field("resourceVersion").and_then(Value::as_str) {
                 if rv != meta_str(&old, "resourceVersion") {
                     return Err(conflict_with(gr, name, &format!(
                         "Precondition failed: ResourceVersion in precondition: {rv}, ResourceVersion in object meta: {}",
@@ -71,7 +72,7 @@ impl ApiServer {
             }
         }
         let explicit = options
-            .and_then(|o| o.get("propagationPolicy"))
+            .and_then(|o| o.field("propagationPolicy"))
             .and_then(Value::as_str);
         let policy = explicit.unwrap_or("Background");
         if !matches!(policy, "Background" | "Foreground" | "Orphan") {
@@ -161,7 +162,7 @@ impl ApiServer {
         options: Option<&Value>,
     ) -> ApiResult {
         let requested = options
-            .and_then(|o| o.get("gracePeriodSeconds"))
+            .and_then(|o| o.field("gracePeriodSeconds"))
             .and_then(Value::as_i64)
             // BeforeDelete: a negative grace period is taken as 1 s.
             .map(|g| if g < 0 { 1 } else { g });

@@ -4,6 +4,7 @@
 //! writes through [`ApiServer::handle`] as [`principals::GARBAGE_COLLECTOR`], so they are audited
 //! like anyone's.
 
+use crate::api::meta::Fields;
 use serde_json::{json, Value};
 
 use super::meta::JsonPointer;
@@ -39,7 +40,7 @@ pub(super) fn waits_for_dependents(obj: &Value) -> bool {
 /// Whether `refs` name `owner_uid` with `blockOwnerDeletion: true`.
 pub(super) fn blocks_owner_deletion(refs: &[Value], owner_uid: &str) -> bool {
     refs.iter().any(|r| {
-        ref_uid(r) == Some(owner_uid) && r.get("blockOwnerDeletion") == Some(&Value::Bool(true))
+        ref_uid(r) == Some(owner_uid) && r.field("blockOwnerDeletion") == Some(&Value::Bool(true))
     })
 }
 
@@ -183,7 +184,7 @@ impl ApiServer {
         let mut refs = owner_refs(obj).to_vec();
         let mut changed = false;
         for r in &mut refs {
-            if r.get("blockOwnerDeletion") == Some(&Value::Bool(true)) {
+            if r.field("blockOwnerDeletion") == Some(&Value::Bool(true)) {
                 r["blockOwnerDeletion"] = Value::Bool(false);
                 changed = true;
             }
@@ -330,7 +331,7 @@ impl ApiServer {
                 .get_mut("ownerReferences")
                 .and_then(Value::as_array_mut)
             {
-                refs.retain(|r| r.get("uid").and_then(Value::as_str) != Some(uid.as_str()));
+                refs.retain(|r| r.field("uid").and_then(Value::as_str) != Some(uid.as_str()));
             }
             self.persist(now, key, dep, WatchEventType::Modified);
         }

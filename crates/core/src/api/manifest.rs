@@ -2,6 +2,7 @@
 //! decoder messages when they are missing or unknown), the key it would be stored under, and the
 //! create or `kubectl apply`-like patch that writes it.
 
+use crate::api::meta::Fields;
 use serde_json::Value;
 
 use super::errors::bad_request;
@@ -108,7 +109,7 @@ impl ApiServer {
                 s
             }
         };
-        let av = match obj.get("apiVersion") {
+        let av = match obj.field("apiVersion") {
             Some(Value::String(s)) if !s.is_empty() => s.as_str(),
             Some(Value::String(_)) | None => {
                 return Err(bad_request(format!(
@@ -123,7 +124,7 @@ impl ApiServer {
                 )))
             }
         };
-        let kind = match obj.get("kind") {
+        let kind = match obj.field("kind") {
             Some(Value::String(s)) if !s.is_empty() => s.as_str(),
             Some(Value::String(_)) | None => {
                 return Err(bad_request(format!(
@@ -156,8 +157,8 @@ impl ApiServer {
     }
 
     pub(super) fn kind_of(&self, body: &Value) -> Option<ResourceInfo> {
-        let av = body.get("apiVersion")?.as_str()?;
-        let kind = body.get("kind")?.as_str()?;
+        let av = body.field("apiVersion")?.as_str()?;
+        let kind = body.field("kind")?.as_str()?;
         self.state.registry.for_kind(av, kind).cloned()
     }
 }

@@ -3,6 +3,7 @@
 //! `rbac.authorization.k8s.io/v1` objects. See `docs/rbac-policy.md` for the policy table.
 
 use super::meta::JsonPointer;
+use crate::api::meta::Fields;
 use serde_json::{json, Value};
 
 use super::store::Store;
@@ -92,7 +93,7 @@ fn list_has(rule: &Value, key: &str, want: &str) -> bool {
 /// kube's `ResourceMatches`: `*` matches everything; `*/sub` matches any resource's `sub`;
 /// otherwise the combined `resource/subresource` string must be listed exactly.
 fn resource_matches(rule: &Value, combined: &str, sub: Option<&str>) -> bool {
-    rule.get("resources")
+    rule.field("resources")
         .and_then(Value::as_array)
         .is_some_and(|a| {
             a.iter().filter_map(Value::as_str).any(|r| {
@@ -103,7 +104,7 @@ fn resource_matches(rule: &Value, combined: &str, sub: Option<&str>) -> bool {
 
 fn rule_allows(rule: &Value, a: &Attributes<'_>, combined: &str) -> bool {
     let sub = a.subresource.map(Subresource::as_str);
-    let names_ok = match rule.get("resourceNames").and_then(Value::as_array) {
+    let names_ok = match rule.field("resourceNames").and_then(Value::as_array) {
         None => true,
         Some(names) if names.is_empty() => true,
         Some(names) => !a.name.is_empty() && names.iter().any(|n| n.as_str() == Some(a.name)),
@@ -115,17 +116,21 @@ fn rule_allows(rule: &Value, a: &Attributes<'_>, combined: &str) -> bool {
 }
 
 fn subject_matches(subject: &Value, user: &str, groups: &[String], binding_ns: &str) -> bool {
-    let name = subject.get("name").and_then(Value::as_str).unwrap_or("");
-    match subject.get("kind").and_then(Value::as_str).unwrap_or("") {
+    let name = subject.field("name").and_then(Value::as_str).unwrap_or("");
+    match subject.field("kind").and_then(Value::as_str).unwrap_or("") {
         "User" => name == user,
         "Group" => groups.iter().any(|g| g == name),
         "ServiceAccount" => {
             let ns = subject
-                .get("namespace")
+                .field("namespace")
                 .and_then(Value::as_str)
                 .filter(|s| !s.is_empty())
                 .unwrap_or(binding_ns);
-            user == format!("system:serviceaccount:{ns}:{name}")
+            // `user == format!("system:serviceaccount:{ns}:{name}")`, without the string.
+            user.strip_prefix("system:serviceaccount:")
+                .and_then(|rest| rest.strip_prefix(ns))
+                .and_then(|rest| rest.strip_prefix(':'))
+                == Some(name)
         }
         _ => false,
     }
@@ -169,7 +174,7 @@ fn role_rules<'s>(
             "{singular}.rbac.authorization.k8s.io \"{name}\" not found"
         )),
         Some(role) => Ok(role
-            .get("rules")
+            .field("rules")
             .and_then(Value::as_array)
             .map(|rules| rules.iter().collect())
             .unwrap_or_default()),
@@ -189,7 +194,7 @@ pub fn check(store: &Store, a: &Attributes<'_>) -> Result<(), Vec<String>> {
     let combined = a.resource_string();
     let mut errors = Vec::new();
     let mut allowed_by = |binding: &Value, binding_ns: &str| -> bool {
-        let subjects = binding.get("subjects").and_then(Value::as_array);
+        let subjects = binding.field("subjects").and_then(Value::as_array);
         let bound = subjects.is_some_and(|s| {
             s.iter()
                 .any(|s| subject_matches(s, a.user, &groups, binding_ns))
@@ -225,11 +230,11 @@ pub fn check(store: &Store, a: &Attributes<'_>) -> Result<(), Vec<String>> {
 /// authorization decision depend on the object's name.
 pub fn names_matter(store: &Store) -> bool {
     let limited = |(_, role): (&ObjectKey, &std::sync::Arc<Value>)| {
-        role.get("rules")
+        role.field("rules")
             .and_then(Value::as_array)
             .is_some_and(|rules| {
                 rules.iter().any(|r| {
-                    r.get("resourceNames")
+                    r.field("resourceNames")
                         .and_then(Value::as_array)
                         .is_some_and(|n| !n.is_empty())
                 })

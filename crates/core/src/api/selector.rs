@@ -3,6 +3,7 @@
 //! workloads.
 
 use super::meta::JsonPointer;
+use crate::api::meta::Fields;
 use serde_json::{Map, Value};
 
 /// One requirement of a selector.
@@ -116,7 +117,7 @@ impl Selector {
     /// Converts a `metav1.LabelSelector` object.
     pub fn from_label_selector(sel: &Value) -> Result<Selector, String> {
         let mut requirements = Vec::new();
-        if let Some(ml) = sel.get("matchLabels").and_then(Value::as_object) {
+        if let Some(ml) = sel.field("matchLabels").and_then(Value::as_object) {
             for (k, v) in ml {
                 let v = v
                     .as_str()
@@ -124,15 +125,15 @@ impl Selector {
                 requirements.push(Requirement::Equals(k.clone(), v.to_owned()));
             }
         }
-        if let Some(exprs) = sel.get("matchExpressions").and_then(Value::as_array) {
+        if let Some(exprs) = sel.field("matchExpressions").and_then(Value::as_array) {
             for e in exprs {
                 let key = e
-                    .get("key")
+                    .field("key")
                     .and_then(Value::as_str)
                     .unwrap_or_default()
                     .to_owned();
                 let values: Vec<String> = e
-                    .get("values")
+                    .field("values")
                     .and_then(Value::as_array)
                     .map(|vs| {
                         vs.iter()
@@ -142,7 +143,7 @@ impl Selector {
                     })
                     .unwrap_or_default();
                 let op = e
-                    .get("operator")
+                    .field("operator")
                     .and_then(Value::as_str)
                     .unwrap_or_default();
                 requirements.push(match op {
@@ -183,31 +184,31 @@ pub fn label_selector_string(sel: Option<&Value>) -> Option<String> {
         return Some(String::new());
     };
     let mut reqs: Vec<(String, String)> = Vec::new();
-    if let Some(m) = sel.get("matchLabels").and_then(Value::as_object) {
+    if let Some(m) = sel.field("matchLabels").and_then(Value::as_object) {
         for (k, v) in m {
             reqs.push((k.clone(), format!("{k}={}", v.as_str().unwrap_or(""))));
         }
     }
     for e in sel
-        .get("matchExpressions")
+        .field("matchExpressions")
         .and_then(Value::as_array)
         .into_iter()
         .flatten()
     {
         let k = e
-            .get("key")
+            .field("key")
             .and_then(Value::as_str)
             .unwrap_or("")
             .to_owned();
         let mut values: Vec<&str> = e
-            .get("values")
+            .field("values")
             .and_then(Value::as_array)
             .into_iter()
             .flatten()
             .filter_map(Value::as_str)
             .collect();
         values.sort_unstable();
-        let text = match e.get("operator").and_then(Value::as_str).unwrap_or("") {
+        let text = match e.field("operator").and_then(Value::as_str).unwrap_or("") {
             "In" => format!("{k} in ({})", values.join(",")),
             "NotIn" => format!("{k} notin ({})", values.join(",")),
             "Exists" => k.clone(),

@@ -5,6 +5,7 @@
 //! the audit entry ([`super::watch`]) and runs the garbage collector ([`super::gc`]). A refused
 //! request is rolled back whole.
 
+use crate::api::meta::Fields;
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
@@ -215,13 +216,23 @@ impl ApiServer {
                 allowed: BTreeSet::new(),
             };
         }
-        let memo_key = format!(
-            "{principal}\0{verb}\0{}\0{}\0{}\0{namespace}\0{}",
-            gr.group,
-            gr.resource,
+        // Joined by hand: `format!` of six parts cost more than the memo saved.
+        let memo_key = [
+            principal,
+            "\0",
+            verb,
+            "\0",
+            &gr.group,
+            "\0",
+            &gr.resource,
+            "\0",
             subresource.map_or("", Subresource::as_str),
+            "\0",
+            namespace,
+            "\0",
             if memo.names_matter { name } else { "" },
-        );
+        ]
+        .concat();
         if memo.allowed.contains(&memo_key) {
             return Ok(());
         }
@@ -476,8 +487,8 @@ impl ApiServer {
                 check_body(&body)?;
                 if let Some(b) = body.as_object() {
                     let body_ns = b
-                        .get("metadata")
-                        .and_then(|m| m.get("namespace"))
+                        .field("metadata")
+                        .and_then(|m| m.field("namespace"))
                         .and_then(Value::as_str)
                         .unwrap_or("");
                     if info.namespaced && !body_ns.is_empty() && body_ns != ns {
@@ -488,7 +499,7 @@ impl ApiServer {
                 if body_info.gr != info.gr {
                     return Err(bad_request(format!(
                         "the API version in the data ({}) does not match the expected API version ({}) for kind {}",
-                        body.get("apiVersion").and_then(Value::as_str).unwrap_or(""),
+                        body.field("apiVersion").and_then(Value::as_str).unwrap_or(""),
                         info.api_version(),
                         info.kind
                     )));
@@ -509,7 +520,7 @@ impl ApiServer {
                 if body_info.gr != info.gr {
                     return Err(bad_request(format!(
                         "the API version in the data ({}) does not match the expected API version ({}) for kind {}",
-                        body.get("apiVersion").and_then(Value::as_str).unwrap_or(""),
+                        body.field("apiVersion").and_then(Value::as_str).unwrap_or(""),
                         info.api_version(),
                         info.kind
                     )));

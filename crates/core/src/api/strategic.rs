@@ -7,6 +7,7 @@
 //! `$retainKeys` and `$deleteFromPrimitiveList/<list>` are honoured. `kubectl apply` and
 //! `kubectl edit` send these. The merge keys come from k8s.io/api's struct tags.
 
+use crate::api::meta::Fields;
 use serde_json::{Map, Value};
 
 /// How a list field merges: by a key of its elements, as a set of primitives, or replaced.
@@ -85,7 +86,7 @@ fn merge_map(
     doc: &mut Value,
     patch: &Map<String, Value>,
 ) -> Result<(), String> {
-    match patch.get("$patch").and_then(Value::as_str) {
+    match patch.field("$patch").and_then(Value::as_str) {
         Some("replace") => {
             let mut replaced = patch.clone();
             replaced.remove("$patch");
@@ -105,7 +106,7 @@ fn merge_map(
     let Some(target) = doc.as_object_mut() else {
         return Ok(());
     };
-    if let Some(retain) = patch.get("$retainKeys") {
+    if let Some(retain) = patch.field("$retainKeys") {
         let keep: Vec<&str> = retain
             .as_array()
             .ok_or_else(|| bad("$retainKeys must be a list of strings"))?

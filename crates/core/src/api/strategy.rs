@@ -4,6 +4,7 @@
 //! PrepareForCreate and the status write's field reset. Each kind's rules live in
 //! [`super::kinds`], one file per kind behind [`super::kinds::KindStrategy`].
 
+use crate::api::meta::Fields;
 use serde_json::{json, Value};
 
 use super::kinds::ResourceInfo;
@@ -43,26 +44,26 @@ fn validate_name(info: &ResourceInfo, name: &str, errs: &mut Vec<FieldError>) {
 
 /// Validates `metadata` (name per kind, labels, annotations, finalizers, ownerReferences).
 pub fn validate_metadata(info: &ResourceInfo, obj: &Value, errs: &mut Vec<FieldError>) {
-    let meta = obj.get("metadata");
+    let meta = obj.field("metadata");
     let name = meta
-        .and_then(|m| m.get("name"))
+        .and_then(|m| m.field("name"))
         .and_then(Value::as_str)
         .unwrap_or("");
     validate_name(info, name, errs);
     if let Some(labels) = meta
-        .and_then(|m| m.get("labels"))
+        .and_then(|m| m.field("labels"))
         .and_then(Value::as_object)
     {
         validate_labels(labels, "metadata.labels", errs);
     }
     if let Some(ann) = meta
-        .and_then(|m| m.get("annotations"))
+        .and_then(|m| m.field("annotations"))
         .and_then(Value::as_object)
     {
         validate_annotations(ann, "metadata.annotations", errs);
     }
     if let Some(fins) = meta
-        .and_then(|m| m.get("finalizers"))
+        .and_then(|m| m.field("finalizers"))
         .and_then(Value::as_array)
     {
         let names: Vec<&str> = fins.iter().filter_map(Value::as_str).collect();
@@ -80,7 +81,7 @@ pub fn validate_metadata(info: &ResourceInfo, obj: &Value, errs: &mut Vec<FieldE
         }
     }
     if let Some(refs) = meta
-        .and_then(|m| m.get("ownerReferences"))
+        .and_then(|m| m.field("ownerReferences"))
         .and_then(Value::as_array)
     {
         let mut controllers = Vec::new();
@@ -100,9 +101,9 @@ pub fn validate_metadata(info: &ResourceInfo, obj: &Value, errs: &mut Vec<FieldE
                     ));
                 }
             }
-            if r.get("controller").and_then(Value::as_bool) == Some(true) {
+            if r.field("controller").and_then(Value::as_bool) == Some(true) {
                 controllers.push(
-                    r.get("name")
+                    r.field("name")
                         .and_then(Value::as_str)
                         .unwrap_or("")
                         .to_owned(),

@@ -2,6 +2,7 @@
 //! JSON type in a field the kind defines is a 400 naming the Go field; quantities are parsed as
 //! apimachinery's `resource.ParseQuantity` parses them.
 
+use crate::api::meta::Fields;
 use serde_json::Value;
 
 use super::kinds::{split_api_version, ResourceInfo};
@@ -230,7 +231,7 @@ pub fn type_check(info: &ResourceInfo, obj: &Value) -> Result<(), String> {
     // kube's decoder error around the field's own message.
     let undecodable = |e: String| {
         let (_, version) = split_api_version(
-            obj.get("apiVersion")
+            obj.field("apiVersion")
                 .and_then(Value::as_str)
                 .unwrap_or("v1"),
         );

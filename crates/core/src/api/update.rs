@@ -5,6 +5,7 @@
 //! a main-resource write keeps the stored status and may bump `metadata.generation`, a status
 //! write keeps the stored spec (the kind's `ResetFieldsStatus`).
 
+use crate::api::meta::Fields;
 use std::sync::Arc;
 
 use serde_json::{Map, Value};
@@ -34,7 +35,7 @@ impl ApiServer {
         let (key, old) = self.write_target(info, ns, name, &new, principal, None)?;
         if info.status_subresource {
             if let Some(o) = new.as_object_mut() {
-                set_or_remove(o, "status", old.get("status"));
+                set_or_remove(o, "status", old.field("status"));
             }
         }
         let mut result = self.keep_server_metadata(info, name, &old, new)?;
@@ -100,7 +101,7 @@ impl ApiServer {
         let gr = &info.gr;
         strategy::type_check(info, new).map_err(bad_request)?;
         if new
-            .get("metadata")
+            .field("metadata")
             .is_some_and(|m| !m.is_object() && !m.is_null())
         {
             return Err(bad_request("metadata must be an object"));
@@ -178,7 +179,7 @@ impl ApiServer {
         m.insert(
             "resourceVersion".into(),
             old_meta
-                .get("resourceVersion")
+                .field("resourceVersion")
                 .cloned()
                 .unwrap_or(Value::Null),
         );

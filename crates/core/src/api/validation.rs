@@ -3,6 +3,7 @@
 //! object metadata (`api/validation/objectmeta.go`) and `metav1.Condition`
 //! (`apis/meta/v1/validation`).
 
+use crate::api::meta::Fields;
 use serde_json::{Map, Value};
 
 /// What is wrong with a field; each renders as kube's `ErrorType` string.
@@ -415,7 +416,7 @@ pub fn validate_conditions(conditions: &[Value], field: &str, errs: &mut Vec<Fie
                 &["True", "False", "Unknown"],
             ));
         }
-        if let Some(g) = obj.get("observedGeneration").and_then(Value::as_i64) {
+        if let Some(g) = obj.field("observedGeneration").and_then(Value::as_i64) {
             if g < 0 {
                 errs.push(FieldError::invalid(
                     format!("{path}.observedGeneration"),
@@ -470,7 +471,7 @@ pub fn validate_builtin_conditions(conditions: &[Value], field: &str, errs: &mut
     let mut seen: Vec<&str> = Vec::new();
     for (i, c) in conditions.iter().enumerate() {
         let path = format!("{field}[{i}]");
-        let ctype = c.get("type").and_then(Value::as_str).unwrap_or("");
+        let ctype = c.field("type").and_then(Value::as_str).unwrap_or("");
         if ctype.is_empty() {
             errs.push(FieldError::required(format!("{path}.type"), ""));
         } else if seen.contains(&ctype) {
@@ -481,7 +482,7 @@ pub fn validate_builtin_conditions(conditions: &[Value], field: &str, errs: &mut
         } else {
             seen.push(ctype);
         }
-        let status = c.get("status").and_then(Value::as_str).unwrap_or("");
+        let status = c.field("status").and_then(Value::as_str).unwrap_or("");
         if !matches!(status, "True" | "False" | "Unknown") {
             errs.push(FieldError::not_supported(
                 format!("{path}.status"),

@@ -12,6 +12,7 @@
 //! longer match); nodes are visited in name order where kube's lister has no order, and the
 //! rolling update's map walk over nodes is a shuffle from the world's RNG.
 
+use crate::api::meta::Fields;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -96,7 +97,7 @@ pub fn add_daemon_tolerations(spec: &mut Map<String, Value>) {
         ("node.kubernetes.io/pid-pressure", "NoSchedule"),
         ("node.kubernetes.io/unschedulable", "NoSchedule"),
     ];
-    if spec.get("hostNetwork").and_then(Value::as_bool) == Some(true) {
+    if spec.field("hostNetwork").and_then(Value::as_bool) == Some(true) {
         wanted.push(("node.kubernetes.io/network-unavailable", "NoSchedule"));
     }
     for (key, effect) in wanted {
@@ -174,13 +175,13 @@ pub fn target_node_name(pod: &Value) -> Option<String> {
         .and_then(Value::as_array)?;
     for term in terms {
         for r in term
-            .get("matchFields")
+            .field("matchFields")
             .and_then(Value::as_array)
             .into_iter()
             .flatten()
         {
             if str_at(r, "/key") == OBJECT_NAME_FIELD && str_at(r, "/operator") == "In" {
-                let values = r.get("values").and_then(Value::as_array)?;
+                let values = r.field("values").and_then(Value::as_array)?;
                 // "the matchFields value of 'metadata.name' is not unique": skipped.
                 return match values.as_slice() {
                     [v] => v.as_str().map(str::to_owned),
@@ -243,7 +244,7 @@ pub fn daemon_pod(ds: &Value, node: &str, hash: &str) -> Value {
     }
     metadata["ownerReferences"] = json!([meta::owner_reference(ds, true)]);
     let mut spec = template
-        .get("spec")
+        .field("spec")
         .cloned()
         .filter(Value::is_object)
         .unwrap_or_else(|| json!({}));
@@ -310,14 +311,14 @@ fn rolling_update(ds: &Value) -> Option<&Value> {
 /// `SurgeCount`: 0 unless RollingUpdate with a maxSurge (DaemonSetUpdateSurge is GA).
 pub fn surge_count(ds: &Value, number_to_schedule: i64) -> i64 {
     rolling_update(ds)
-        .and_then(|r| scaled_value(r.get("maxSurge"), number_to_schedule, true))
+        .and_then(|r| scaled_value(r.field("maxSurge"), number_to_schedule, true))
         .unwrap_or(0)
 }
 
 /// `UnavailableCount`: 0 unless RollingUpdate.
 pub fn unavailable_count(ds: &Value, number_to_schedule: i64) -> i64 {
     rolling_update(ds)
-        .and_then(|r| scaled_value(r.get("maxUnavailable"), number_to_schedule, true))
+        .and_then(|r| scaled_value(r.field("maxUnavailable"), number_to_schedule, true))
         .unwrap_or(0)
 }
 
@@ -846,7 +847,7 @@ impl DaemonSetController {
                 body["metadata"]["labels"][HASH_LABEL] = json!(meta::name(&history));
                 history = ctx.send(client::update_object(&principal, cr_gr.clone(), body))?;
             }
-            if history.get("data") == Some(&patch) {
+            if history.field("data") == Some(&patch) {
                 current.push(history);
             } else {
                 old.push(history);
@@ -913,7 +914,7 @@ impl DaemonSetController {
                     &ns,
                     &name,
                 ))?;
-                if existing.get("data") == Some(&history_patch(ds)) {
+                if existing.field("data") == Some(&history_patch(ds)) {
                     return Ok(existing);
                 }
                 let mut fresh = Arc::unwrap_or_clone(ctx.send(ApiRequest::get(
@@ -1099,7 +1100,7 @@ fn ready_not_yet_available_requeue(cache: &Informer, ds: &Value, now: SimTime) -
         .filter(|p| pod_is_ready(p) && !pod_available(p, min_ready, now))
         .filter_map(|p| {
             let since = p
-                .get("status")
+                .field("status")
                 .and_then(|s| crate::conditions::find_condition(s, "Ready"))
                 .map(|c| str_at(c, "/lastTransitionTime"))
                 .and_then(crate::time::parse_rfc3339_unix_ms)?;

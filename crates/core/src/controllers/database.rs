@@ -2,6 +2,7 @@
 //! ConfigMap `<name>-config` and a Deployment `<name>-db`, and reports `Ready`, `Reconciling`
 //! and `Stalled` conditions (kstatus' abnormal-true conventions) with observedGeneration.
 
+use crate::api::meta::Fields;
 use std::sync::Arc;
 
 use serde_json::{json, Value};
@@ -116,7 +117,7 @@ impl Reconciler for DatabaseController {
                     Err(e) => return Err(e.into()),
                 }
             }
-            Some(cm) if cm.get("data") != Some(&cm_data) => {
+            Some(cm) if cm.field("data") != Some(&cm_data) => {
                 ctx.send(ApiRequest::patch(
                     &principal,
                     configmaps(),
@@ -164,7 +165,7 @@ impl Reconciler for DatabaseController {
             }
         }
         // Status from what the cache shows of the Deployment.
-        let mut status = db.get("status").cloned().unwrap_or_else(|| json!({}));
+        let mut status = db.field("status").cloned().unwrap_or_else(|| json!({}));
         let before = status.clone();
         let replicas = meta::i64_at(&want, "/spec/replicas").unwrap_or(1);
         let (ready, stalled, msg) = match &dep {
@@ -179,7 +180,7 @@ impl Reconciler for DatabaseController {
                 let total = meta::i64_at(d, "/status/replicas").unwrap_or(0);
                 let observed = meta::i64_at(d, "/status/observedGeneration").unwrap_or(0);
                 let timed_out = d
-                    .get("status")
+                    .field("status")
                     .and_then(|s| conditions::find_condition(s, "Progressing"))
                     .is_some_and(|c| str_at(c, "/reason") == "ProgressDeadlineExceeded");
                 let matches_spec = d.at("/spec/replicas") == want.at("/spec/replicas")

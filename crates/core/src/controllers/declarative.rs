@@ -4,6 +4,7 @@
 //! names and templates are replaced by the parent's. The controller writes `Reconciling` while a
 //! step is pending, and observedGeneration.
 
+use crate::api::meta::Fields;
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
@@ -129,7 +130,7 @@ impl Reconciler for DeclarativeController {
         let (name, ns) = (key.name.clone(), key.namespace.clone());
         let generation = meta::generation(&parent);
         let now = ctx.now;
-        let mut status = parent.get("status").cloned().unwrap_or_else(|| json!({}));
+        let mut status = parent.field("status").cloned().unwrap_or_else(|| json!({}));
         let before = status.clone();
         let mut pending: Option<String> = None;
         for step in &self.spec.steps {

@@ -43,6 +43,7 @@
 //! As in kube without its newer `HPAGeneration` feature gate, HPAs have no generation here: the status
 //! has no `observedGeneration`, and a spec change waits for the next period.
 
+use crate::api::meta::Fields;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
@@ -216,15 +217,15 @@ fn group_pods(
 fn pod_requests(pods: &[&Value]) -> Result<BTreeMap<String, u64>, String> {
     let mut requests = BTreeMap::new();
     for pod in pods {
-        let spec = pod.get("spec").unwrap_or(&Value::Null);
+        let spec = pod.field("spec").unwrap_or(&Value::Null);
         let sidecars = spec
-            .get("initContainers")
+            .field("initContainers")
             .and_then(Value::as_array)
             .into_iter()
             .flatten()
             .filter(|c| str_at(c, "/restartPolicy") == "Always");
         let containers = spec
-            .get("containers")
+            .field("containers")
             .and_then(Value::as_array)
             .into_iter()
             .flatten()
@@ -390,7 +391,7 @@ fn rebuilt_status(
     match rescaled_at {
         Some(t) => s["lastScaleTime"] = json!(t.rfc3339()),
         None => {
-            if let Some(t) = old.get("lastScaleTime") {
+            if let Some(t) = old.field("lastScaleTime") {
                 s["lastScaleTime"] = t.clone();
             }
         }
@@ -401,7 +402,7 @@ fn rebuilt_status(
         s["currentMetrics"] = m;
     }
     if let Some(c) = old
-        .get("conditions")
+        .field("conditions")
         .filter(|c| c.as_array().is_some_and(|a| !a.is_empty()))
     {
         s["conditions"] = c.clone();
@@ -466,7 +467,7 @@ impl HpaController {
     /// from a stale cache) is only logged by kube and retried on the next period; the trace
     /// shows the request and its code.
     fn write_status(&self, ctx: &mut Ctx<'_>, hpa: &Value, status: Value) {
-        if Some(&status) != hpa.get("status") {
+        if Some(&status) != hpa.field("status") {
             let mut body = hpa.clone();
             body["status"] = status;
             let _refused_until_next_period = ctx.send(client::update_status_object(
@@ -539,7 +540,7 @@ impl Reconciler for HpaController {
         };
         let requeue = Ok(ReconcileAction::RequeueAfter { ms: SYNC_PERIOD_MS });
         let now = ctx.now;
-        let mut status = hpa.get("status").cloned().unwrap_or_else(|| json!({}));
+        let mut status = hpa.field("status").cloned().unwrap_or_else(|| json!({}));
         let target_name = str_at(&hpa, "/spec/scaleTargetRef/name").to_owned();
         // kube's `scaleNamespacer.Get`: the target's Scale, fresh from the API server.
         let get_scale = {

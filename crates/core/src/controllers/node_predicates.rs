@@ -3,6 +3,7 @@
 //! scheduling/corev1: `nodeaffinity.GetRequiredNodeAffinity(pod).Match(node)`,
 //! `FindMatchingUntoleratedTaint`, `Toleration.ToleratesTaint`].
 
+use crate::api::meta::Fields;
 use serde_json::Value;
 
 use crate::api::meta::{self, str_at, JsonPointer};
@@ -26,7 +27,7 @@ fn strings(v: Option<&Value>) -> Vec<&str> {
 /// the whole term match nothing.
 fn label_requirement(req: &Value, node: &Value) -> Option<bool> {
     let key = str_at(req, "/key");
-    let values = strings(req.get("values"));
+    let values = strings(req.field("values"));
     let label = node
         .at("/metadata/labels")
         .and_then(|l| l.get(key))
@@ -61,7 +62,7 @@ fn field_requirement(req: &Value, node: &Value) -> Option<bool> {
     if str_at(req, "/key") != OBJECT_NAME_FIELD {
         return None;
     }
-    let [v] = strings(req.get("values"))[..] else {
+    let [v] = strings(req.field("values"))[..] else {
         return None;
     };
     match str_at(req, "/operator") {
@@ -74,8 +75,8 @@ fn field_requirement(req: &Value, node: &Value) -> Option<bool> {
 /// A `NodeSelectorTerm` [`nodeSelectorTerm.match`]: its expressions and fields all match; an
 /// empty term, or one that does not parse, matches nothing.
 fn term_matches(term: &Value, node: &Value) -> bool {
-    let exprs = term.get("matchExpressions").and_then(Value::as_array);
-    let fields = term.get("matchFields").and_then(Value::as_array);
+    let exprs = term.field("matchExpressions").and_then(Value::as_array);
+    let fields = term.field("matchFields").and_then(Value::as_array);
     let (exprs, fields) = (
         exprs.map_or(&[][..], Vec::as_slice),
         fields.map_or(&[][..], Vec::as_slice),
@@ -103,7 +104,7 @@ fn term_matches(term: &Value, node: &Value) -> bool {
 /// the node's, and, when `affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution`
 /// is set, one of its terms matches (no terms: nothing matches).
 pub fn required_node_affinity_matches(pod_spec: &Value, node: &Value) -> bool {
-    if let Some(sel) = pod_spec.get("nodeSelector").and_then(Value::as_object) {
+    if let Some(sel) = pod_spec.field("nodeSelector").and_then(Value::as_object) {
         let labels = node.at("/metadata/labels");
         let ok = sel.iter().all(|(k, v)| {
             labels.and_then(|l| l.get(k)).and_then(Value::as_str) == v.as_str() && v.is_string()
@@ -114,7 +115,7 @@ pub fn required_node_affinity_matches(pod_spec: &Value, node: &Value) -> bool {
     }
     match pod_spec.at("/affinity/nodeAffinity/requiredDuringSchedulingIgnoredDuringExecution") {
         Some(required) if !required.is_null() => required
-            .get("nodeSelectorTerms")
+            .field("nodeSelectorTerms")
             .and_then(Value::as_array)
             .is_some_and(|terms| terms.iter().any(|t| term_matches(t, node))),
         _ => true,
@@ -162,7 +163,7 @@ pub fn node_taints(node: &Value) -> &[Value] {
 /// The pod spec's `tolerations`.
 pub fn pod_tolerations(pod_spec: &Value) -> &[Value] {
     pod_spec
-        .get("tolerations")
+        .field("tolerations")
         .and_then(Value::as_array)
         .map_or(&[], Vec::as_slice)
 }

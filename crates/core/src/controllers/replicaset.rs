@@ -3,6 +3,7 @@
 //! burst 500, creation/deletion expectations so a stale cache never double-creates), and writes
 //! status with the ReplicaFailure condition.
 
+use crate::api::meta::Fields;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -121,7 +122,7 @@ pub(super) fn max_container_restarts(pod: &Value) -> i64 {
         .and_then(Value::as_array)
         .into_iter()
         .flatten()
-        .filter_map(|c| c.get("restartCount").and_then(Value::as_i64))
+        .filter_map(|c| c.field("restartCount").and_then(Value::as_i64))
         .max()
         .unwrap_or(0)
 }
@@ -298,7 +299,7 @@ pub fn pod_available(pod: &Value, min_ready_seconds: i64, now: SimTime) -> bool 
 
 /// The Ready condition's lastTransitionTime in Unix ms (`podReadyTime` for a ready pod).
 pub(super) fn ready_since_ms(pod: &Value) -> Option<i64> {
-    pod.get("status")
+    pod.field("status")
         .and_then(|s| conditions::find_condition(s, "Ready"))
         .map(|c| str_at(c, "/lastTransitionTime"))
         .and_then(crate::time::parse_rfc3339_unix_ms)
@@ -471,7 +472,7 @@ impl Reconciler for ReplicaSetController {
                 .filter(|p| pod_is_active(p) && pod_available(p, min_ready, ctx.now))
                 .count() as i64
         };
-        let mut status = rs.get("status").cloned().unwrap_or_else(|| json!({}));
+        let mut status = rs.field("status").cloned().unwrap_or_else(|| json!({}));
         let has_failure = conditions::find_condition(&status, "ReplicaFailure").is_some();
         if let Some(e) = &manage_err {
             if !has_failure {
@@ -488,7 +489,7 @@ impl Reconciler for ReplicaSetController {
         // ReplicaSetStatus as Go prints it [k8s.io/api apps/v1 types.go]: its fields in order,
         // `replicas` always (no omitempty), the others only when not zero or empty.
         let conditions = status
-            .get("conditions")
+            .field("conditions")
             .filter(|c| c.as_array().is_some_and(|l| !l.is_empty()))
             .cloned();
         // The counts, each with the rule it was counted by (side data, not in the object).
@@ -529,7 +530,7 @@ impl Reconciler for ReplicaSetController {
             fresh.insert("conditions".into(), c);
         }
         let status = Value::Object(fresh);
-        if Some(&status) != rs.get("status") {
+        if Some(&status) != rs.field("status") {
             let mut body = rs.as_ref().clone();
             body["status"] = status.clone();
             // updateReplicaSetStatus: on failure, fetch the latest copy and retry once.
@@ -576,7 +577,7 @@ impl Reconciler for ReplicaSetController {
 /// `SetCondition` for ReplicaSets (ReplicaFailure True).
 fn set_rs_condition(status: &mut Value, reason: &str, message: &str, now: SimTime) {
     let mut list: Vec<Value> = status
-        .get("conditions")
+        .field("conditions")
         .and_then(Value::as_array)
         .cloned()
         .unwrap_or_default();
@@ -609,7 +610,7 @@ pub fn pod_from_template(rs: &Value, suffix: &str) -> Value {
     });
     meta["ownerReferences"][0] = meta::owner_reference(rs, true);
     for f in ["labels", "annotations"] {
-        if let Some(v) = template.get("metadata").and_then(|m| m.get(f)) {
+        if let Some(v) = template.field("metadata").and_then(|m| m.get(f)) {
             meta[f] = v.clone();
         }
     }
@@ -620,7 +621,7 @@ pub fn pod_from_template(rs: &Value, suffix: &str) -> Value {
         "spec": null,
     });
     pod["metadata"] = meta;
-    pod["spec"] = template.get("spec").cloned().unwrap_or_else(|| json!({}));
+    pod["spec"] = template.field("spec").cloned().unwrap_or_else(|| json!({}));
     pod
 }
 

@@ -12,6 +12,7 @@
 //! `pods/NAME/binding`; see docs/api-server.md); the API server sets `spec.nodeName` and
 //! `PodScheduled=True`, as kube's binding REST does.
 
+use crate::api::meta::Fields;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -266,7 +267,7 @@ pub fn pre_filter_node_names(
     for t in terms {
         let mut term_names: Option<std::collections::BTreeSet<String>> = None;
         for r in t
-            .get("matchFields")
+            .field("matchFields")
             .and_then(Value::as_array)
             .into_iter()
             .flatten()
@@ -275,7 +276,7 @@ pub fn pre_filter_node_names(
                 && str_at(r, "/operator") == "In"
             {
                 let s: std::collections::BTreeSet<String> = r
-                    .get("values")
+                    .field("values")
                     .and_then(Value::as_array)
                     .into_iter()
                     .flatten()
@@ -345,7 +346,7 @@ pub fn node_filters(pod_spec: &Value, node: &Value) -> Option<NodeFailure> {
 /// finalizers (`isPodUpdated`'s `strip`).
 fn is_pod_updated(old: &Value, new: &Value) -> bool {
     let strip = |p: &Value| {
-        let mut meta = p.get("metadata").cloned().unwrap_or(Value::Null);
+        let mut meta = p.field("metadata").cloned().unwrap_or(Value::Null);
         if let Some(m) = meta.as_object_mut() {
             for k in [
                 "resourceVersion",
@@ -358,7 +359,7 @@ fn is_pod_updated(old: &Value, new: &Value) -> bool {
         }
         meta
     };
-    old.get("spec") != new.get("spec") || strip(old) != strip(new)
+    old.field("spec") != new.field("spec") || strip(old) != strip(new)
 }
 
 /// `truncateMessage` [pkg/scheduler/schedule_one.go]: an event note longer than 1024 bytes is
@@ -468,7 +469,7 @@ impl Reconciler for Scheduler {
         let mut best_count = 0u32;
         let mut diagnosis = Diagnosis::default();
         let mut total = 0;
-        let spec = pod.get("spec").cloned().unwrap_or(Value::Null);
+        let spec = pod.field("spec").cloned().unwrap_or(Value::Null);
         let pre_filter = pre_filter_node_names(&spec);
         if let Err(msg) = pre_filter {
             diagnosis.pre_filter_msg = Some(msg.to_owned());
@@ -566,7 +567,7 @@ impl Reconciler for Scheduler {
                 .action("Scheduling"),
             );
             let mut status = pod
-                .get("status")
+                .field("status")
                 .cloned()
                 .unwrap_or_else(|| serde_json::json!({}));
             let before = status.clone();

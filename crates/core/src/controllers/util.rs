@@ -2,6 +2,7 @@
 //! quantities and kube's name hashing. Metadata readers are [`crate::api::meta`]'s, request
 //! builders [`crate::api::ApiRequest`]'s and condition setters [`crate::conditions`]'.
 
+use crate::api::meta::Fields;
 use std::collections::BTreeMap;
 
 use serde_json::Value;
@@ -43,7 +44,7 @@ pub fn databases() -> GroupResource {
 /// Whether `labels` satisfy a `matchLabels` selector. An empty selector matches nothing here,
 /// as the Deployment and ReplicaSet controllers refuse to act on it.
 pub fn selector_matches(selector: &Value, labels: &BTreeMap<String, String>) -> bool {
-    let want = string_map(selector.get("matchLabels"));
+    let want = string_map(selector.field("matchLabels"));
     !want.is_empty() && want.iter().all(|(k, v)| labels.get(k) == Some(v))
 }
 

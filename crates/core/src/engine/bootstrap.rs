@@ -3,6 +3,7 @@
 //! controllers, Nodes created as `admin` with their status written by each node's kubelet, and
 //! the controllers started.
 
+use crate::api::meta::Fields;
 use imbl::Vector;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
@@ -253,7 +254,7 @@ impl World {
         }
         {
             for obj in policy {
-                let gr = if obj["kind"] == "ClusterRole" {
+                let gr = if obj.member("kind") == "ClusterRole" {
                     GroupResource::new("rbac.authorization.k8s.io", "clusterroles")
                 } else {
                     GroupResource::new("rbac.authorization.k8s.io", "clusterrolebindings")

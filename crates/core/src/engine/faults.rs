@@ -2,6 +2,7 @@
 //! watch latency, API failures, image pull failures), how the world applies them, and the
 //! injected API errors with the real API server's message shapes.
 
+use crate::api::meta::Fields;
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
@@ -222,7 +223,7 @@ impl World {
                 );
                 if !self.objects.contains_key(&role) {
                     for obj in crate::api::rbac::pod_gc_controller_policy() {
-                        let resource = if obj["kind"] == "ClusterRole" {
+                        let resource = if obj.member("kind") == "ClusterRole" {
                             "clusterroles"
                         } else {
                             "clusterrolebindings"

@@ -59,20 +59,28 @@ impl RequestRecord {
 
     /// `create replicasets default/web-7d9f8 201`, `update deployments/status default/web 409`.
     pub fn summary(&self) -> String {
-        let sub = self
-            .subresource
-            .map_or(String::new(), |s| format!("/{}", s.as_str()));
-        let target = if self.namespace.is_empty() {
-            self.name.clone()
-        } else {
-            format!("{}/{}", self.namespace, self.name)
-        };
-        format!(
-            "{} {}{sub} {target} {}",
-            self.verb.as_str(),
-            self.resource,
-            self.code
-        )
+        let mut out = String::new();
+        self.push_summary(&mut out);
+        out
+    }
+
+    /// Appends [`Self::summary`] (without `format!`: every reconcile line has one per request).
+    pub fn push_summary(&self, out: &mut String) {
+        out.push_str(self.verb.as_str());
+        out.push(' ');
+        out.push_str(&self.resource);
+        if let Some(s) = self.subresource {
+            out.push('/');
+            out.push_str(s.as_str());
+        }
+        out.push(' ');
+        if !self.namespace.is_empty() {
+            out.push_str(&self.namespace);
+            out.push('/');
+        }
+        out.push_str(&self.name);
+        out.push(' ');
+        crate::time::push_u64(out, u64::from(self.code));
     }
 }
 

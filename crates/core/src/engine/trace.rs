@@ -38,7 +38,11 @@ impl World {
     }
 
     pub(super) fn record(&mut self, report: &mut StepReport, mut rec: EventRecord) {
-        rec.line = format!("{} {}", rec.time, rec.line).into();
+        let mut line = String::with_capacity(rec.line.len() + 12);
+        rec.time.push_to(&mut line);
+        line.push(' ');
+        line.push_str(&rec.line);
+        rec.line = line.into();
         self.trace.push_back(Arc::clone(&rec.line));
         report.events.push(rec);
         report.processed += 1;
@@ -62,16 +66,23 @@ pub(super) fn watch_line(
         WatchEventType::Modified => "MODIFIED",
         WatchEventType::Deleted => "DELETED",
     };
-    let mut line = format!(
-        "{controller} watch {ev_name} {} rv={}",
-        key_text(&event.key),
-        event.resource_version
-    );
+    let mut line = String::with_capacity(96);
+    for part in [controller, " watch ", ev_name, " "] {
+        line.push_str(part);
+    }
+    push_key_text(&mut line, &event.key);
+    line.push_str(" rv=");
+    crate::time::push_u64(&mut line, event.resource_version);
     if !applied {
         line.push_str(" (stale, ignored)");
     } else if !keys.is_empty() {
-        let ks: Vec<String> = keys.iter().map(short_key).collect();
-        line.push_str(&format!(" -> queue {}", ks.join(", ")));
+        line.push_str(" -> queue ");
+        for (i, k) in keys.iter().enumerate() {
+            if i > 0 {
+                line.push_str(", ");
+            }
+            push_short_key(&mut line, k);
+        }
     }
     line
 }
@@ -83,12 +94,20 @@ pub(super) fn reconcile_line(
     requests: &[RequestRecord],
     outcome: &ReconcileOutcome,
 ) -> String {
-    let mut line = format!("{controller} reconcile {}", short_key(key));
+    let mut line = String::with_capacity(96);
+    line.push_str(controller);
+    line.push_str(" reconcile ");
+    push_short_key(&mut line, key);
     if requests.is_empty() {
         line.push_str(" -> no writes");
     } else {
-        let parts: Vec<String> = requests.iter().map(|r| r.summary()).collect();
-        line.push_str(&format!(" -> {}", parts.join(", ")));
+        line.push_str(" -> ");
+        for (i, r) in requests.iter().enumerate() {
+            if i > 0 {
+                line.push_str(", ");
+            }
+            r.push_summary(&mut line);
+        }
     }
     match outcome {
         ReconcileOutcome::AwaitChange => {}
@@ -158,20 +177,32 @@ pub(super) fn feedback_loop_line(key: &ObjectKey, generation: i64, writers: &[St
 
 /// `deployments default/web`, `nodes node-1`.
 pub fn key_text(k: &ObjectKey) -> String {
-    if k.namespace.is_empty() {
-        format!("{} {}", k.gr.resource, k.name)
-    } else {
-        format!("{} {}/{}", k.gr.resource, k.namespace, k.name)
-    }
+    let mut out = String::new();
+    push_key_text(&mut out, k);
+    out
+}
+
+/// Appends [`key_text`]'s form (without `format!`: the trace writes one per watch event).
+fn push_key_text(out: &mut String, k: &ObjectKey) {
+    out.push_str(&k.gr.resource);
+    out.push(' ');
+    push_short_key(out, k);
 }
 
 /// `default/web`, `node-1`.
 pub fn short_key(k: &ObjectKey) -> String {
-    if k.namespace.is_empty() {
-        k.name.to_string()
-    } else {
-        format!("{}/{}", k.namespace, k.name)
+    let mut out = String::new();
+    push_short_key(&mut out, k);
+    out
+}
+
+/// Appends [`short_key`]'s form.
+fn push_short_key(out: &mut String, k: &ObjectKey) {
+    if !k.namespace.is_empty() {
+        out.push_str(&k.namespace);
+        out.push('/');
     }
+    out.push_str(&k.name);
 }
 
 /// `5ms`, `1.250s`.

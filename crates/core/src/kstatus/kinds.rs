@@ -1,5 +1,6 @@
 //! kstatus' per-kind rules (`core.go`), run after the generic checks found nothing.
 
+use crate::api::meta::Fields;
 use serde_json::Value;
 
 use super::{
@@ -374,7 +375,7 @@ fn crash_looping_containers(obj: &Value) -> Result<Vec<String>, KstatusError> {
             lookup(cs, &["state", "waiting", "reason"]).and_then(Value::as_str)
                 == Some("CrashLoopBackOff")
         })
-        .filter_map(|cs| cs.get("name").and_then(Value::as_str))
+        .filter_map(|cs| cs.field("name").and_then(Value::as_str))
         .map(str::to_string)
         .collect())
 }

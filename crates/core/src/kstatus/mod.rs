@@ -22,6 +22,7 @@
 mod generic;
 mod kinds;
 
+use crate::api::meta::Fields;
 use std::fmt;
 
 use serde_json::{Map, Value};
@@ -338,12 +339,12 @@ struct BasicCondition {
 /// Absent or null pieces read as empty; wrongly typed ones are an error, as the unstructured
 /// converter's are.
 fn conditions_of(obj: &Value) -> Result<Vec<BasicCondition>, KstatusError> {
-    let status = match obj.get("status") {
+    let status = match obj.field("status") {
         None | Some(Value::Null) => return Ok(Vec::new()),
         Some(Value::Object(m)) => m,
         Some(other) => return Err(convert_error("status", "object", other)),
     };
-    let items = match status.get("conditions") {
+    let items = match status.field("conditions") {
         None | Some(Value::Null) => return Ok(Vec::new()),
         Some(Value::Array(items)) => items,
         Some(other) => return Err(convert_error("status.conditions", "array", other)),

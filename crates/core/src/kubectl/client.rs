@@ -5,6 +5,7 @@
 //! answered by [`rest::Session`](crate::rest::session::Session) exactly as `converge serve`
 //! answers the real kubectl.
 
+use crate::api::meta::Fields;
 use serde_json::Value;
 
 use crate::rest::discovery;
@@ -97,16 +98,17 @@ impl Mapper {
             discovery::aggregated(api, true),
             discovery::aggregated(api, false),
         ] {
-            for group in doc["items"].as_array().into_iter().flatten() {
+            for group in doc.member("items").as_array().into_iter().flatten() {
                 let name = group
                     .pointer("/metadata/name")
                     .and_then(Value::as_str)
                     .unwrap_or("");
-                let Some(version) = group["versions"].as_array().and_then(|v| v.first()) else {
+                let Some(version) = group.member("versions").as_array().and_then(|v| v.first())
+                else {
                     continue;
                 };
-                let v = version["version"].as_str().unwrap_or("v1");
-                for r in version["resources"].as_array().into_iter().flatten() {
+                let v = version.member("version").as_str().unwrap_or("v1");
+                for r in version.member("resources").as_array().into_iter().flatten() {
                     let s = |k: &str| r.get(k).and_then(Value::as_str).unwrap_or("").to_owned();
                     mappings.push(Mapping {
                         group: name.to_owned(),
@@ -118,14 +120,15 @@ impl Mapper {
                             .and_then(Value::as_str)
                             .unwrap_or("")
                             .to_owned(),
-                        namespaced: r["scope"] == "Namespaced",
+                        namespaced: r.member("scope") == "Namespaced",
                         short_names: strings(r, "shortNames"),
                         categories: strings(r, "categories"),
-                        subresources: r["subresources"]
+                        subresources: r
+                            .member("subresources")
                             .as_array()
                             .into_iter()
                             .flatten()
-                            .filter_map(|s| s["subresource"].as_str().map(str::to_owned))
+                            .filter_map(|s| s.member("subresource").as_str().map(str::to_owned))
                             .collect(),
                     });
                 }
@@ -189,15 +192,20 @@ impl Answer {
     /// `* `-prefixed, when there are several; `statusCausesToAggrError` drops repeats), any
     /// other as `StandardErrorMessage` does, `Error from server (Reason): message`.
     pub fn error_line(&self) -> String {
-        let message = self.body["message"].as_str().unwrap_or("").to_owned();
-        if self.body["reason"] == "Invalid" {
-            let details = &self.body["details"];
+        let message = self
+            .body
+            .member("message")
+            .as_str()
+            .unwrap_or("")
+            .to_owned();
+        if self.body.member("reason") == "Invalid" {
+            let details = self.body.member("details");
             if !details.is_object() {
                 return "The request is invalid".into();
             }
             let (kind, name) = (
-                details["kind"].as_str().unwrap_or(""),
-                details["name"].as_str().unwrap_or(""),
+                details.member("kind").as_str().unwrap_or(""),
+                details.member("name").as_str().unwrap_or(""),
             );
             let mut s = if kind.is_empty() && name.is_empty() {
                 "The request is invalid".to_owned()
@@ -208,11 +216,11 @@ impl Answer {
                 )
             };
             let mut causes: Vec<String> = Vec::new();
-            for c in details["causes"].as_array().into_iter().flatten() {
+            for c in details.member("causes").as_array().into_iter().flatten() {
                 let line = format!(
                     "{}: {}",
-                    c["field"].as_str().unwrap_or(""),
-                    c["message"].as_str().unwrap_or("")
+                    c.member("field").as_str().unwrap_or(""),
+                    c.member("message").as_str().unwrap_or("")
                 );
                 if !causes.contains(&line) {
                     causes.push(line);
@@ -232,7 +240,7 @@ impl Answer {
             }
             return s;
         }
-        match self.body["reason"].as_str() {
+        match self.body.member("reason").as_str() {
             Some(reason) if !reason.is_empty() => {
                 format!("Error from server ({reason}): {message}")
             }

@@ -4,6 +4,7 @@
 //! (the object, its Events by kubectl's field selector, the lists it reads) and the text it
 //! writes through a `PrefixWriter` into Go's tabwriter as `tabbedString` sets it up.
 
+use crate::api::meta::Fields;
 use serde_json::Value;
 
 use super::args::{flag, unsupported, FlagSpec, Parsed, Takes};
@@ -93,7 +94,7 @@ pub fn describe(run: &mut Run<'_, '_>, p: &Parsed) -> Option<()> {
                 errors.push(answer.error_line());
                 continue;
             }
-            for item in answer.body["items"].as_array().into_iter().flatten() {
+            for item in answer.body.member("items").as_array().into_iter().flatten() {
                 infos.push((
                     (*m).clone(),
                     meta_str(item, "namespace"),
@@ -220,7 +221,12 @@ fn describe_matching(
             print_errors(run, &[answer.error_line()]);
             return None;
         }
-        items = answer.body["items"].as_array().cloned().unwrap_or_default();
+        items = answer
+            .body
+            .member("items")
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
     } else {
         for name in names {
             let answer = run.send(Call::get(
@@ -332,7 +338,10 @@ impl PrefixWriter {
 }
 
 fn meta_str(obj: &Value, key: &str) -> String {
-    obj["metadata"][key].as_str().unwrap_or("").to_owned()
+    obj.member("metadata")[key]
+        .as_str()
+        .unwrap_or("")
+        .to_owned()
 }
 
 fn str_at<'v>(v: &'v Value, pointer: &str) -> &'v str {
@@ -450,19 +459,25 @@ fn shorten(s: &str, max: usize) -> String {
 /// for an empty selector when `none` is asked (`FormatLabelSelector`).
 pub fn selector_string(sel: &Value, none: &str) -> String {
     let mut reqs: Vec<(String, String)> = Vec::new();
-    for (k, v) in sorted(&sel["matchLabels"]) {
+    for (k, v) in sorted(sel.member("matchLabels")) {
         reqs.push((k.clone(), format!("{k}={v}")));
     }
-    for e in sel["matchExpressions"].as_array().into_iter().flatten() {
-        let key = e["key"].as_str().unwrap_or("").to_owned();
-        let mut values: Vec<&str> = e["values"]
+    for e in sel
+        .member("matchExpressions")
+        .as_array()
+        .into_iter()
+        .flatten()
+    {
+        let key = e.member("key").as_str().unwrap_or("").to_owned();
+        let mut values: Vec<&str> = e
+            .member("values")
             .as_array()
             .into_iter()
             .flatten()
             .filter_map(Value::as_str)
             .collect();
         values.sort_unstable();
-        let text = match e["operator"].as_str().unwrap_or("") {
+        let text = match e.member("operator").as_str().unwrap_or("") {
             "In" => format!("{key} in ({})", values.join(",")),
             "NotIn" => format!("{key} notin ({})", values.join(",")),
             "Exists" => key.clone(),
@@ -495,12 +510,12 @@ fn controller_of(obj: &Value) -> Option<String> {
     obj.pointer("/metadata/ownerReferences")
         .and_then(Value::as_array)?
         .iter()
-        .find(|r| r["controller"] == true)
+        .find(|r| r.member("controller") == true)
         .map(|r| {
             format!(
                 "{}/{}",
-                r["kind"].as_str().unwrap_or(""),
-                r["name"].as_str().unwrap_or("")
+                r.member("kind").as_str().unwrap_or(""),
+                r.member("name").as_str().unwrap_or("")
             )
         })
 }
@@ -509,8 +524,8 @@ fn controller_uid(obj: &Value) -> Option<&str> {
     obj.pointer("/metadata/ownerReferences")
         .and_then(Value::as_array)?
         .iter()
-        .find(|r| r["controller"] == true)
-        .and_then(|r| r["uid"].as_str())
+        .find(|r| r.member("controller") == true)
+        .and_then(|r| r.member("uid").as_str())
 }
 
 /// [`searchEvents`]: the Events of the object, by kubectl's field selector (name, namespace,
@@ -556,7 +571,12 @@ fn events_by(
     if !answer.ok() {
         return Vec::new();
     }
-    answer.body["items"].as_array().cloned().unwrap_or_default()
+    answer
+        .body
+        .member("items")
+        .as_array()
+        .cloned()
+        .unwrap_or_default()
 }
 
 /// `fields.EscapeValue`.
@@ -594,7 +614,7 @@ pub fn events_section(w: &mut PrefixWriter, events: &[Value], now_unix_ms: i64) 
             since(str_at(e, "/firstTimestamp"), now_unix_ms)
         };
         let count = int_at(e, "/count");
-        let interval = if e["series"].is_object() {
+        let interval = if e.member("series").is_object() {
             format!(
                 "{} (x{} over {first})",
                 since(str_at(e, "/series/lastObservedTime"), now_unix_ms),
@@ -631,12 +651,12 @@ fn deployment(run: &mut Run<'_, '_>, d: &Value, settings: Settings<'_>) -> Strin
             run,
             d,
             Some("Deployment"),
-            d["metadata"]["uid"].as_str(),
+            d.member("metadata").member("uid").as_str(),
             settings,
         )
     });
     let ns = meta_str(d, "namespace");
-    let selector = selector_string(&d["spec"]["selector"], "");
+    let selector = selector_string(d.member("spec").member("selector"), "");
     let answer = run.send(Call::get(
         format!("/apis/apps/v1/namespaces/{ns}/replicasets"),
         query(&[("labelSelector", &selector), ("limit", settings.chunk)]),
@@ -644,8 +664,10 @@ fn deployment(run: &mut Run<'_, '_>, d: &Value, settings: Settings<'_>) -> Strin
     ));
     let (mut old, mut new) = (Vec::new(), Vec::new());
     if answer.ok() {
-        let uid = d["metadata"]["uid"].as_str();
-        let mut owned: Vec<Value> = answer.body["items"]
+        let uid = d.member("metadata").member("uid").as_str();
+        let mut owned: Vec<Value> = answer
+            .body
+            .member("items")
             .as_array()
             .into_iter()
             .flatten()
@@ -658,10 +680,10 @@ fn deployment(run: &mut Run<'_, '_>, d: &Value, settings: Settings<'_>) -> Strin
             t(a).cmp(&t(b))
                 .then_with(|| meta_str(a, "name").cmp(&meta_str(b, "name")))
         });
-        let template = without_hash(&d["spec"]["template"]);
+        let template = without_hash(d.member("spec").member("template"));
         let new_uid = owned
             .iter()
-            .find(|rs| without_hash(&rs["spec"]["template"]) == template)
+            .find(|rs| without_hash(rs.member("spec").member("template")) == template)
             .map(|rs| meta_str(rs, "uid"));
         for rs in owned {
             if Some(meta_str(&rs, "uid")) == new_uid {
@@ -681,8 +703,12 @@ fn deployment(run: &mut Run<'_, '_>, d: &Value, settings: Settings<'_>) -> Strin
             rfc1123z(str_at(d, "/metadata/creationTimestamp"))
         ),
     );
-    labels_multiline(&mut w, "Labels", &d["metadata"]["labels"]);
-    annotations_multiline(&mut w, "Annotations", &d["metadata"]["annotations"]);
+    labels_multiline(&mut w, "Labels", d.member("metadata").member("labels"));
+    annotations_multiline(
+        &mut w,
+        "Annotations",
+        d.member("metadata").member("annotations"),
+    );
     w.write(0, &format!("Selector:\t{selector}\n"));
     w.write(
         0,
@@ -711,12 +737,12 @@ fn deployment(run: &mut Run<'_, '_>, d: &Value, settings: Settings<'_>) -> Strin
             0,
             &format!(
                 "RollingUpdateStrategy:\t{} max unavailable, {} max surge\n",
-                int_or_string(&ru["maxUnavailable"]),
-                int_or_string(&ru["maxSurge"])
+                int_or_string(ru.member("maxUnavailable")),
+                int_or_string(ru.member("maxSurge"))
             ),
         );
     }
-    pod_template(&mut w, &d["spec"]["template"]);
+    pod_template(&mut w, d.member("spec").member("template"));
     conditions_with_reason(&mut w, d);
     if !old.is_empty() || !new.is_empty() {
         w.write(
@@ -806,16 +832,16 @@ fn conditions_with_reason(w: &mut PrefixWriter, obj: &Value) {
 /// [`describeReplicaSet`], with the pod counts `getPodStatusForController` reads.
 fn replica_set(run: &mut Run<'_, '_>, rs: &Value, settings: Settings<'_>) -> String {
     let ns = meta_str(rs, "namespace");
-    let selector = selector_string(&rs["spec"]["selector"], "");
+    let selector = selector_string(rs.member("spec").member("selector"), "");
     let answer = run.send(Call::get(
         format!("/api/v1/namespaces/{ns}/pods"),
         query(&[("labelSelector", &selector), ("limit", settings.chunk)]),
         "application/json",
     ));
-    let uid = rs["metadata"]["uid"].as_str();
+    let uid = rs.member("metadata").member("uid").as_str();
     let pods_status = if answer.ok() {
         let (mut running, mut waiting, mut succeeded, mut failed) = (0, 0, 0, 0);
-        for pod in answer.body["items"].as_array().into_iter().flatten() {
+        for pod in answer.body.member("items").as_array().into_iter().flatten() {
             if controller_uid(pod).is_none() || controller_uid(pod) != uid {
                 continue;
             }
@@ -841,11 +867,15 @@ fn replica_set(run: &mut Run<'_, '_>, rs: &Value, settings: Settings<'_>) -> Str
         0,
         &format!(
             "Selector:\t{}\n",
-            selector_string(&rs["spec"]["selector"], "<none>")
+            selector_string(rs.member("spec").member("selector"), "<none>")
         ),
     );
-    labels_multiline(&mut w, "Labels", &rs["metadata"]["labels"]);
-    annotations_multiline(&mut w, "Annotations", &rs["metadata"]["annotations"]);
+    labels_multiline(&mut w, "Labels", rs.member("metadata").member("labels"));
+    annotations_multiline(
+        &mut w,
+        "Annotations",
+        rs.member("metadata").member("annotations"),
+    );
     if let Some(c) = controller_of(rs) {
         w.write(0, &format!("Controlled By:\t{c}\n"));
     }
@@ -859,7 +889,7 @@ fn replica_set(run: &mut Run<'_, '_>, rs: &Value, settings: Settings<'_>) -> Str
     );
     w.write(0, "Pods Status:\t");
     w.write(0, &pods_status);
-    pod_template(&mut w, &rs["spec"]["template"]);
+    pod_template(&mut w, rs.member("spec").member("template"));
     conditions_with_reason(&mut w, rs);
     if let Some(events) = events {
         events_section(&mut w, &events, settings.now_unix_ms);
@@ -874,22 +904,35 @@ fn pod_template(w: &mut PrefixWriter, t: &Value) {
         w.write(1, "<unset>");
         return;
     }
-    labels_multiline(w, "  Labels", &t["metadata"]["labels"]);
-    if t["metadata"]["annotations"]
+    labels_multiline(w, "  Labels", t.member("metadata").member("labels"));
+    if t.member("metadata")
+        .member("annotations")
         .as_object()
         .is_some_and(|a| !a.is_empty())
     {
-        annotations_multiline(w, "  Annotations", &t["metadata"]["annotations"]);
+        annotations_multiline(
+            w,
+            "  Annotations",
+            t.member("metadata").member("annotations"),
+        );
     }
-    let spec = &t["spec"];
+    let spec = t.member("spec");
     let sa = str_at(spec, "/serviceAccountName");
     if !sa.is_empty() {
         w.write(1, &format!("Service Account:\t{sa}\n"));
     }
-    if let Some(init) = spec["initContainers"].as_array().filter(|c| !c.is_empty()) {
+    if let Some(init) = spec
+        .member("initContainers")
+        .as_array()
+        .filter(|c| !c.is_empty())
+    {
         containers(w, "Init Containers", init, &[], None, "  ");
     }
-    let cs = spec["containers"].as_array().cloned().unwrap_or_default();
+    let cs = spec
+        .member("containers")
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
     containers(w, "Containers", &cs, &[], None, "  ");
     volumes(w, spec, "  ");
     topology_spread(w, spec, "  ");
@@ -897,7 +940,7 @@ fn pod_template(w: &mut PrefixWriter, t: &Value) {
     if !pc.is_empty() {
         w.write(1, &format!("Priority Class Name:\t{pc}\n"));
     }
-    labels_multiline(w, "  Node-Selectors", &spec["nodeSelector"]);
+    labels_multiline(w, "  Node-Selectors", spec.member("nodeSelector"));
     tolerations(w, "  Tolerations", spec);
 }
 
@@ -928,7 +971,7 @@ fn containers(
         if let Some(s) = status {
             w.write(2, &format!("Image ID:\t{}\n", str_at(s, "/imageID")));
         }
-        let ports: Vec<&Value> = c["ports"].as_array().into_iter().flatten().collect();
+        let ports: Vec<&Value> = c.member("ports").as_array().into_iter().flatten().collect();
         let port_list = |host: bool| {
             ports
                 .iter()
@@ -972,20 +1015,24 @@ fn containers(
             }
         }
         if let Some(s) = status {
-            container_state(w, "State", &s["state"]);
+            container_state(w, "State", s.member("state"));
             if s.pointer("/lastState/terminated")
                 .is_some_and(Value::is_object)
             {
-                container_state(w, "Last State", &s["lastState"]);
+                container_state(w, "Last State", s.member("lastState"));
             }
-            let ready = if s["ready"] == true { "True" } else { "False" };
+            let ready = if s.member("ready") == true {
+                "True"
+            } else {
+                "False"
+            };
             w.write(2, &format!("Ready:\t{ready}\n"));
             w.write(
                 2,
                 &format!("Restart Count:\t{}\n", int_at(s, "/restartCount")),
             );
         }
-        resources(w, &c["resources"], 2);
+        resources(w, c.member("resources"), 2);
         for (key, title) in [
             ("livenessProbe", "Liveness"),
             ("readinessProbe", "Readiness"),
@@ -1052,9 +1099,9 @@ fn probe(p: &Value) -> String {
         let words: Vec<&str> = cmd.iter().filter_map(Value::as_str).collect();
         return format!("exec [{}] {attrs}", words.join(" "));
     }
-    if let Some(h) = p.get("httpGet").filter(|h| h.is_object()) {
+    if let Some(h) = p.field("httpGet").filter(|h| h.is_object()) {
         let scheme = str_at(h, "/scheme").to_lowercase();
-        let port = int_or_string(&h["port"]);
+        let port = int_or_string(h.member("port"));
         let host = str_at(h, "/host");
         let host = if host.contains(':') {
             format!("[{host}]:{port}")
@@ -1069,14 +1116,14 @@ fn probe(p: &Value) -> String {
         };
         return format!("http-get {url} {attrs}");
     }
-    if let Some(t) = p.get("tcpSocket").filter(|t| t.is_object()) {
+    if let Some(t) = p.field("tcpSocket").filter(|t| t.is_object()) {
         return format!(
             "tcp-socket {}:{} {attrs}",
             str_at(t, "/host"),
-            int_or_string(&t["port"])
+            int_or_string(t.member("port"))
         );
     }
-    if let Some(g) = p.get("grpc").filter(|g| g.is_object()) {
+    if let Some(g) = p.field("grpc").filter(|g| g.is_object()) {
         return format!(
             "grpc <pod>:{} {} {attrs}",
             int_at(g, "/port"),
@@ -1088,19 +1135,19 @@ fn probe(p: &Value) -> String {
 
 /// [`describeStatus`].
 fn container_state(w: &mut PrefixWriter, title: &str, state: &Value) {
-    if let Some(r) = state.get("running").filter(|v| v.is_object()) {
+    if let Some(r) = state.field("running").filter(|v| v.is_object()) {
         w.write(2, &format!("{title}:\tRunning\n"));
         w.write(
             3,
             &format!("Started:\t{}\n", rfc1123z(str_at(r, "/startedAt"))),
         );
-    } else if let Some(wt) = state.get("waiting").filter(|v| v.is_object()) {
+    } else if let Some(wt) = state.field("waiting").filter(|v| v.is_object()) {
         w.write(2, &format!("{title}:\tWaiting\n"));
         let reason = str_at(wt, "/reason");
         if !reason.is_empty() {
             w.write(3, &format!("Reason:\t{reason}\n"));
         }
-    } else if let Some(t) = state.get("terminated").filter(|v| v.is_object()) {
+    } else if let Some(t) = state.field("terminated").filter(|v| v.is_object()) {
         w.write(2, &format!("{title}:\tTerminated\n"));
         for (key, label) in [("reason", "Reason"), ("message", "Message")] {
             let s = str_at(t, &format!("/{key}"));
@@ -1127,18 +1174,18 @@ fn container_state(w: &mut PrefixWriter, title: &str, state: &Value) {
 
 /// [`describeContainerEnvFrom`] and [`describeContainerEnvVars`].
 fn env(w: &mut PrefixWriter, c: &Value, pod: Option<&Value>) {
-    if let Some(from) = c["envFrom"].as_array().filter(|a| !a.is_empty()) {
+    if let Some(from) = c.member("envFrom").as_array().filter(|a| !a.is_empty()) {
         w.write(2, "Environment Variables from:\n");
         for e in from {
             let prefix = str_at(e, "/prefix");
-            let (kind, src) = if e["configMapRef"].is_object() {
-                ("ConfigMap", &e["configMapRef"])
-            } else if e["secretRef"].is_object() {
-                ("Secret", &e["secretRef"])
+            let (kind, src) = if e.member("configMapRef").is_object() {
+                ("ConfigMap", e.member("configMapRef"))
+            } else if e.member("secretRef").is_object() {
+                ("Secret", e.member("secretRef"))
             } else {
                 continue;
             };
-            let optional = src["optional"] == true;
+            let optional = src.member("optional") == true;
             if prefix.is_empty() {
                 w.write(
                     3,
@@ -1155,12 +1202,12 @@ fn env(w: &mut PrefixWriter, c: &Value, pod: Option<&Value>) {
             }
         }
     }
-    let vars: Vec<&Value> = c["env"].as_array().into_iter().flatten().collect();
+    let vars: Vec<&Value> = c.member("env").as_array().into_iter().flatten().collect();
     let none = if vars.is_empty() { "\t<none>" } else { "" };
     w.write(2, &format!("Environment:{none}\n"));
     for e in vars {
         let name = str_at(e, "/name");
-        let Some(from) = e.get("valueFrom").filter(|v| v.is_object()) else {
+        let Some(from) = e.field("valueFrom").filter(|v| v.is_object()) else {
             for (i, s) in str_at(e, "/value").split('\n').enumerate() {
                 if i == 0 {
                     w.write(3, &format!("{name}:\t{s}\n"));
@@ -1170,33 +1217,33 @@ fn env(w: &mut PrefixWriter, c: &Value, pod: Option<&Value>) {
             }
             continue;
         };
-        if let Some(f) = from.get("fieldRef").filter(|v| v.is_object()) {
+        if let Some(f) = from.field("fieldRef").filter(|v| v.is_object()) {
             let path = str_at(f, "/fieldPath");
             let value = pod.map(|p| field_path(p, path)).unwrap_or_default();
             w.write(
                 3,
                 &format!("{name}:\t{value} ({}:{path})\n", str_at(f, "/apiVersion")),
             );
-        } else if let Some(r) = from.get("resourceFieldRef").filter(|v| v.is_object()) {
+        } else if let Some(r) = from.field("resourceFieldRef").filter(|v| v.is_object()) {
             w.write(3, &format!("{name}:\t ({})\n", str_at(r, "/resource")));
-        } else if let Some(s) = from.get("secretKeyRef").filter(|v| v.is_object()) {
+        } else if let Some(s) = from.field("secretKeyRef").filter(|v| v.is_object()) {
             w.write(
                 3,
                 &format!(
                     "{name}:\t<set to the key '{}' in secret '{}'>\tOptional: {}\n",
                     str_at(s, "/key"),
                     str_at(s, "/name"),
-                    s["optional"] == true
+                    s.member("optional") == true
                 ),
             );
-        } else if let Some(s) = from.get("configMapKeyRef").filter(|v| v.is_object()) {
+        } else if let Some(s) = from.field("configMapKeyRef").filter(|v| v.is_object()) {
             w.write(
                 3,
                 &format!(
                     "{name}:\t<set to the key '{}' of config map '{}'>\tOptional: {}\n",
                     str_at(s, "/key"),
                     str_at(s, "/name"),
-                    s["optional"] == true
+                    s.member("optional") == true
                 ),
             );
         }
@@ -1220,12 +1267,22 @@ fn field_path(pod: &Value, path: &str) -> String {
 
 /// [`describeContainerVolumes`]: mounts sorted by mount path.
 fn mounts(w: &mut PrefixWriter, c: &Value) {
-    let mut list: Vec<&Value> = c["volumeMounts"].as_array().into_iter().flatten().collect();
+    let mut list: Vec<&Value> = c
+        .member("volumeMounts")
+        .as_array()
+        .into_iter()
+        .flatten()
+        .collect();
     let none = if list.is_empty() { "\t<none>" } else { "" };
     w.write(2, &format!("Mounts:{none}\n"));
     list.sort_by_key(|m| str_at(m, "/mountPath"));
     for m in list {
-        let mut flags = vec![if m["readOnly"] == true { "ro" } else { "rw" }.to_owned()];
+        let mut flags = vec![if m.member("readOnly") == true {
+            "ro"
+        } else {
+            "rw"
+        }
+        .to_owned()];
         let sub = str_at(m, "/subPath");
         if !sub.is_empty() {
             flags.push(format!("path={}", crate::api::validation::go_quote(sub)));
@@ -1240,7 +1297,11 @@ fn mounts(w: &mut PrefixWriter, c: &Value) {
             ),
         );
     }
-    if let Some(devices) = c["volumeDevices"].as_array().filter(|d| !d.is_empty()) {
+    if let Some(devices) = c
+        .member("volumeDevices")
+        .as_array()
+        .filter(|d| !d.is_empty())
+    {
         w.write(2, &format!("Devices:{none}\n"));
         let mut devices: Vec<&Value> = devices.iter().collect();
         devices.sort_by_key(|d| str_at(d, "/devicePath"));
@@ -1265,7 +1326,12 @@ fn bool_ptr(v: &Value) -> &'static str {
 /// [`describeVolumes`] for the volume sources the simulation's objects carry; any other
 /// source prints kubectl's `<unknown>`.
 fn volumes(w: &mut PrefixWriter, spec: &Value, space: &str) {
-    let list: Vec<&Value> = spec["volumes"].as_array().into_iter().flatten().collect();
+    let list: Vec<&Value> = spec
+        .member("volumes")
+        .as_array()
+        .into_iter()
+        .flatten()
+        .collect();
     if list.is_empty() {
         w.write(0, &format!("{space}Volumes:\t<none>\n"));
         return;
@@ -1274,8 +1340,8 @@ fn volumes(w: &mut PrefixWriter, spec: &Value, space: &str) {
     let name_indent = if space.is_empty() { "" } else { " " };
     for v in list {
         w.write(1, &format!("{name_indent}{}:\n", str_at(v, "/name")));
-        if let Some(h) = v.get("hostPath").filter(|x| x.is_object()) {
-            let ty = h["type"].as_str().unwrap_or("<none>");
+        if let Some(h) = v.field("hostPath").filter(|x| x.is_object()) {
+            let ty = h.member("type").as_str().unwrap_or("<none>");
             w.write(
                 2,
                 &format!(
@@ -1283,8 +1349,8 @@ fn volumes(w: &mut PrefixWriter, spec: &Value, space: &str) {
                     str_at(h, "/path")
                 ),
             );
-        } else if let Some(e) = v.get("emptyDir").filter(|x| x.is_object()) {
-            let limit = match e["sizeLimit"].as_str() {
+        } else if let Some(e) = v.field("emptyDir").filter(|x| x.is_object()) {
+            let limit = match e.member("sizeLimit").as_str() {
                 Some(s) if !s.is_empty() && s != "0" => s.to_owned(),
                 _ => "<unset>".into(),
             };
@@ -1295,60 +1361,60 @@ fn volumes(w: &mut PrefixWriter, spec: &Value, space: &str) {
                     str_at(e, "/medium")
                 ),
             );
-        } else if let Some(s) = v.get("secret").filter(|x| x.is_object()) {
+        } else if let Some(s) = v.field("secret").filter(|x| x.is_object()) {
             w.write(
                 2,
                 &format!(
                     "Type:\tSecret (a volume populated by a Secret)\n    SecretName:\t{}\n    Optional:\t{}\n",
                     str_at(s, "/secretName"),
-                    s["optional"] == true
+                    s.member("optional") == true
                 ),
             );
-        } else if let Some(c) = v.get("configMap").filter(|x| x.is_object()) {
+        } else if let Some(c) = v.field("configMap").filter(|x| x.is_object()) {
             w.write(
                 2,
                 &format!(
                     "Type:\tConfigMap (a volume populated by a ConfigMap)\n    Name:\t{}\n    Optional:\t{}\n",
                     str_at(c, "/name"),
-                    c["optional"] == true
+                    c.member("optional") == true
                 ),
             );
-        } else if let Some(c) = v.get("persistentVolumeClaim").filter(|x| x.is_object()) {
+        } else if let Some(c) = v.field("persistentVolumeClaim").filter(|x| x.is_object()) {
             w.write(
                 2,
                 &format!(
                     "Type:\tPersistentVolumeClaim (a reference to a PersistentVolumeClaim in the same namespace)\n    ClaimName:\t{}\n    ReadOnly:\t{}\n",
                     str_at(c, "/claimName"),
-                    c["readOnly"] == true
+                    c.member("readOnly") == true
                 ),
             );
-        } else if let Some(p) = v.get("projected").filter(|x| x.is_object()) {
+        } else if let Some(p) = v.field("projected").filter(|x| x.is_object()) {
             w.write(
                 2,
                 "Type:\tProjected (a volume that contains injected data from multiple sources)\n",
             );
-            for s in p["sources"].as_array().into_iter().flatten() {
-                if s["secret"].is_object() {
+            for s in p.member("sources").as_array().into_iter().flatten() {
+                if s.member("secret").is_object() {
                     w.write(
                         2,
                         &format!(
                             "SecretName:\t{}\n    SecretOptionalName:\t{}\n",
                             str_at(s, "/secret/name"),
-                            bool_ptr(&s["secret"]["optional"])
+                            bool_ptr(s.member("secret").member("optional"))
                         ),
                     );
-                } else if s["downwardAPI"].is_object() {
+                } else if s.member("downwardAPI").is_object() {
                     w.write(2, "DownwardAPI:\ttrue\n");
-                } else if s["configMap"].is_object() {
+                } else if s.member("configMap").is_object() {
                     w.write(
                         2,
                         &format!(
                             "ConfigMapName:\t{}\n    ConfigMapOptional:\t{}\n",
                             str_at(s, "/configMap/name"),
-                            bool_ptr(&s["configMap"]["optional"])
+                            bool_ptr(s.member("configMap").member("optional"))
                         ),
                     );
-                } else if s["serviceAccountToken"].is_object() {
+                } else if s.member("serviceAccountToken").is_object() {
                     w.write(
                         2,
                         &format!(
@@ -1366,7 +1432,8 @@ fn volumes(w: &mut PrefixWriter, spec: &Value, space: &str) {
 
 /// [`describeTopologySpreadConstraints`].
 fn topology_spread(w: &mut PrefixWriter, spec: &Value, space: &str) {
-    let mut list: Vec<&Value> = spec["topologySpreadConstraints"]
+    let mut list: Vec<&Value> = spec
+        .member("topologySpreadConstraints")
         .as_array()
         .into_iter()
         .flatten()
@@ -1386,10 +1453,10 @@ fn topology_spread(w: &mut PrefixWriter, spec: &Value, space: &str) {
             str_at(t, "/whenUnsatisfiable"),
             int_at(t, "/maxSkew")
         );
-        if t["labelSelector"].is_object() {
+        if t.member("labelSelector").is_object() {
             s.push_str(&format!(
                 " for selector {}",
-                selector_string(&t["labelSelector"], "<none>")
+                selector_string(t.member("labelSelector"), "<none>")
             ));
         }
         w.write(0, &format!("{s}\n"));
@@ -1400,7 +1467,8 @@ fn topology_spread(w: &mut PrefixWriter, spec: &Value, space: &str) {
 /// has).
 fn tolerations(w: &mut PrefixWriter, title: &str, spec: &Value) {
     w.write(0, &format!("{title}:\t"));
-    let mut list: Vec<&Value> = spec["tolerations"]
+    let mut list: Vec<&Value> = spec
+        .member("tolerations")
         .as_array()
         .into_iter()
         .flatten()
@@ -1429,7 +1497,7 @@ fn tolerations(w: &mut PrefixWriter, title: &str, spec: &Value) {
                 s.push_str("op=Exists");
             }
         }
-        if let Some(secs) = t["tolerationSeconds"].as_i64() {
+        if let Some(secs) = t.member("tolerationSeconds").as_i64() {
             s.push_str(&format!(" for {secs}s"));
         }
         w.write(0, &format!("{s}\n"));
@@ -1439,15 +1507,21 @@ fn tolerations(w: &mut PrefixWriter, title: &str, spec: &Value) {
 /// [`PodDescriber.Describe`] and [`describePod`]: the pod's Events are searched without a
 /// kind.
 fn pod(run: &mut Run<'_, '_>, p: &Value, settings: Settings<'_>) -> String {
-    let events = settings
-        .show_events
-        .then(|| search_events(run, p, None, p["metadata"]["uid"].as_str(), settings));
-    let spec = &p["spec"];
-    let status = &p["status"];
+    let events = settings.show_events.then(|| {
+        search_events(
+            run,
+            p,
+            None,
+            p.member("metadata").member("uid").as_str(),
+            settings,
+        )
+    });
+    let spec = p.member("spec");
+    let status = p.member("status");
     let mut w = PrefixWriter::default();
     w.write(0, &format!("Name:\t{}\n", meta_str(p, "name")));
     w.write(0, &format!("Namespace:\t{}\n", meta_str(p, "namespace")));
-    if let Some(prio) = spec["priority"].as_i64() {
+    if let Some(prio) = spec.member("priority").as_i64() {
         w.write(0, &format!("Priority:\t{prio}\n"));
     }
     for (key, title) in [
@@ -1466,11 +1540,15 @@ fn pod(run: &mut Run<'_, '_>, p: &Value, settings: Settings<'_>) -> String {
     } else {
         w.write(0, &format!("Node:\t{node}/{}\n", str_at(status, "/hostIP")));
     }
-    if let Some(start) = status["startTime"].as_str() {
+    if let Some(start) = status.member("startTime").as_str() {
         w.write(0, &format!("Start Time:\t{}\n", rfc1123z(start)));
     }
-    labels_multiline(&mut w, "Labels", &p["metadata"]["labels"]);
-    annotations_multiline(&mut w, "Annotations", &p["metadata"]["annotations"]);
+    labels_multiline(&mut w, "Labels", p.member("metadata").member("labels"));
+    annotations_multiline(
+        &mut w,
+        "Annotations",
+        p.member("metadata").member("annotations"),
+    );
     let phase = str_at(status, "/phase");
     let deleting = str_at(p, "/metadata/deletionTimestamp");
     if !deleting.is_empty() && phase != "Failed" && phase != "Succeeded" {
@@ -1508,7 +1586,12 @@ fn pod(run: &mut Run<'_, '_>, p: &Value, settings: Settings<'_>) -> String {
         }
     }
     w.write(0, &format!("IP:\t{}\n", str_at(status, "/podIP")));
-    let ips: Vec<&Value> = status["podIPs"].as_array().into_iter().flatten().collect();
+    let ips: Vec<&Value> = status
+        .member("podIPs")
+        .as_array()
+        .into_iter()
+        .flatten()
+        .collect();
     if ips.is_empty() {
         w.write(0, "IPs:\t<none>\n");
     } else {
@@ -1524,17 +1607,21 @@ fn pod(run: &mut Run<'_, '_>, p: &Value, settings: Settings<'_>) -> String {
     if !nominated.is_empty() {
         w.write(0, &format!("NominatedNodeName:\t{nominated}\n"));
     }
-    if spec["resources"].is_object() {
+    if spec.member("resources").is_object() {
         w.write(0, "Resources:\n");
-        resources(&mut w, &spec["resources"], 1);
+        resources(&mut w, spec.member("resources"), 1);
     }
     let list = |v: &Value| v.as_array().cloned().unwrap_or_default();
-    if let Some(init) = spec["initContainers"].as_array().filter(|c| !c.is_empty()) {
+    if let Some(init) = spec
+        .member("initContainers")
+        .as_array()
+        .filter(|c| !c.is_empty())
+    {
         containers(
             &mut w,
             "Init Containers",
             init,
-            &list(&status["initContainerStatuses"]),
+            &list(status.member("initContainerStatuses")),
             Some(p),
             "",
         );
@@ -1542,13 +1629,17 @@ fn pod(run: &mut Run<'_, '_>, p: &Value, settings: Settings<'_>) -> String {
     containers(
         &mut w,
         "Containers",
-        &list(&spec["containers"]),
-        &list(&status["containerStatuses"]),
+        &list(spec.member("containers")),
+        &list(status.member("containerStatuses")),
         Some(p),
         "",
     );
-    let conditions = list(&status["conditions"]);
-    if let Some(gates) = spec["readinessGates"].as_array().filter(|g| !g.is_empty()) {
+    let conditions = list(status.member("conditions"));
+    if let Some(gates) = spec
+        .member("readinessGates")
+        .as_array()
+        .filter(|g| !g.is_empty())
+    {
         w.write(0, "Readiness Gates:\n  Type\tStatus\n");
         for g in gates {
             let ty = str_at(g, "/conditionType");
@@ -1570,7 +1661,7 @@ fn pod(run: &mut Run<'_, '_>, p: &Value, settings: Settings<'_>) -> String {
     }
     volumes(&mut w, spec, "");
     w.write(0, &format!("QoS Class:\t{}\n", qos_class(p)));
-    labels_multiline(&mut w, "Node-Selectors", &spec["nodeSelector"]);
+    labels_multiline(&mut w, "Node-Selectors", spec.member("nodeSelector"));
     tolerations(&mut w, "Tolerations", spec);
     topology_spread(&mut w, spec, "");
     if let Some(events) = events {
@@ -1589,10 +1680,10 @@ fn qos_class(p: &Value) -> String {
     }
     let all: Vec<&Value> = ["initContainers", "containers"]
         .iter()
-        .flat_map(|k| p["spec"][*k].as_array().into_iter().flatten())
+        .flat_map(|k| p.member("spec")[*k].as_array().into_iter().flatten())
         .collect();
     let has = |c: &Value, k: &str| {
-        c["resources"][k]
+        c.member("resources")[k]
             .as_object()
             .is_some_and(|m| m.contains_key("cpu") || m.contains_key("memory"))
     };
@@ -1601,8 +1692,8 @@ fn qos_class(p: &Value) -> String {
     }
     let guaranteed = all.iter().all(|c| {
         ["cpu", "memory"].iter().all(|r| {
-            let limit = &c["resources"]["limits"][*r];
-            let request = &c["resources"]["requests"][*r];
+            let limit = &c.member("resources").member("limits")[*r];
+            let request = &c.member("resources").member("requests")[*r];
             !limit.is_null() && (request.is_null() || request == limit)
         })
     });
@@ -1739,18 +1830,26 @@ fn pod_requests_and_limits(
         std::collections::BTreeMap::new(),
     );
     for (key, sums) in [("requests", &mut out.0), ("limits", &mut out.1)] {
-        for c in pod["spec"]["containers"].as_array().into_iter().flatten() {
-            for (name, q) in c["resources"][key].as_object().into_iter().flatten() {
-                let entry: &mut Quantity = sums.entry(name.clone()).or_default();
-                *entry = entry.plus(Quantity::parse(q));
-            }
-        }
-        for c in pod["spec"]["initContainers"]
+        for c in pod
+            .member("spec")
+            .member("containers")
             .as_array()
             .into_iter()
             .flatten()
         {
-            for (name, q) in c["resources"][key].as_object().into_iter().flatten() {
+            for (name, q) in c.member("resources")[key].as_object().into_iter().flatten() {
+                let entry: &mut Quantity = sums.entry(name.clone()).or_default();
+                *entry = entry.plus(Quantity::parse(q));
+            }
+        }
+        for c in pod
+            .member("spec")
+            .member("initContainers")
+            .as_array()
+            .into_iter()
+            .flatten()
+        {
+            for (name, q) in c.member("resources")[key].as_object().into_iter().flatten() {
                 let q = Quantity::parse(q);
                 let entry: &mut Quantity = sums.entry(name.clone()).or_default();
                 if q.milli > entry.milli {
@@ -1758,7 +1857,13 @@ fn pod_requests_and_limits(
                 }
             }
         }
-        for (name, q) in pod["spec"]["overhead"].as_object().into_iter().flatten() {
+        for (name, q) in pod
+            .member("spec")
+            .member("overhead")
+            .as_object()
+            .into_iter()
+            .flatten()
+        {
             let entry: &mut Quantity = sums.entry(name.clone()).or_default();
             *entry = entry.plus(Quantity::parse(q));
         }
@@ -1789,7 +1894,14 @@ fn node(run: &mut Run<'_, '_>, n: &Value, settings: Settings<'_>) -> String {
         "application/json",
     ));
     let pods: Option<Vec<Value>> = if answer.ok() {
-        Some(answer.body["items"].as_array().cloned().unwrap_or_default())
+        Some(
+            answer
+                .body
+                .member("items")
+                .as_array()
+                .cloned()
+                .unwrap_or_default(),
+        )
     } else {
         None
     };
@@ -1798,7 +1910,7 @@ fn node(run: &mut Run<'_, '_>, n: &Value, settings: Settings<'_>) -> String {
             run,
             n,
             Some("Node"),
-            n["metadata"]["uid"].as_str(),
+            n.member("metadata").member("uid").as_str(),
             settings,
         );
         e.extend(search_events(run, n, Some("Node"), Some(&name), settings));
@@ -1812,7 +1924,7 @@ fn node(run: &mut Run<'_, '_>, n: &Value, settings: Settings<'_>) -> String {
     let mut w = PrefixWriter::default();
     w.write(0, &format!("Name:\t{name}\n"));
     let mut roles: Vec<String> = Vec::new();
-    for (k, v) in sorted(&n["metadata"]["labels"]) {
+    for (k, v) in sorted(n.member("metadata").member("labels")) {
         let role = if let Some(r) = k.strip_prefix("node-role.kubernetes.io/") {
             r.to_owned()
         } else if k == "kubernetes.io/role" {
@@ -1831,8 +1943,12 @@ fn node(run: &mut Run<'_, '_>, n: &Value, settings: Settings<'_>) -> String {
         roles.join(",")
     };
     w.write(0, &format!("Roles:\t{roles}\n"));
-    labels_multiline(&mut w, "Labels", &n["metadata"]["labels"]);
-    annotations_multiline(&mut w, "Annotations", &n["metadata"]["annotations"]);
+    labels_multiline(&mut w, "Labels", n.member("metadata").member("labels"));
+    annotations_multiline(
+        &mut w,
+        "Annotations",
+        n.member("metadata").member("annotations"),
+    );
     w.write(
         0,
         &format!(
@@ -1842,7 +1958,9 @@ fn node(run: &mut Run<'_, '_>, n: &Value, settings: Settings<'_>) -> String {
     );
     // [`printTaintsMultilineWithIndent`]: sorted by effect, then key.
     w.write(0, "Taints:\t");
-    let mut taints: Vec<&Value> = n["spec"]["taints"]
+    let mut taints: Vec<&Value> = n
+        .member("spec")
+        .member("taints")
         .as_array()
         .into_iter()
         .flatten()
@@ -1867,10 +1985,13 @@ fn node(run: &mut Run<'_, '_>, n: &Value, settings: Settings<'_>) -> String {
     }
     w.write(
         0,
-        &format!("Unschedulable:\t{}\n", n["spec"]["unschedulable"] == true),
+        &format!(
+            "Unschedulable:\t{}\n",
+            n.member("spec").member("unschedulable") == true
+        ),
     );
     if lease.ok() {
-        let l = &lease.body["spec"];
+        let l = lease.body.member("spec");
         let or_unset = |s: &str, f: fn(&str) -> String| {
             if s.is_empty() {
                 "<unset>".to_owned()
@@ -1901,15 +2022,18 @@ fn node(run: &mut Run<'_, '_>, n: &Value, settings: Settings<'_>) -> String {
             ),
         );
     } else {
-        let message = lease.body["message"].as_str().unwrap_or("");
-        let message = if lease.status == 404 && lease.body["details"]["name"].is_null() {
-            "the server could not find the requested resource"
-        } else {
-            message
-        };
+        let message = lease.body.member("message").as_str().unwrap_or("");
+        let message =
+            if lease.status == 404 && lease.body.member("details").member("name").is_null() {
+                "the server could not find the requested resource"
+            } else {
+                message
+            };
         w.write(0, &format!("Lease:\tFailed to get lease: {message}\n"));
     }
-    let conditions: Vec<&Value> = n["status"]["conditions"]
+    let conditions: Vec<&Value> = n
+        .member("status")
+        .member("conditions")
         .as_array()
         .into_iter()
         .flatten()
@@ -1939,14 +2063,20 @@ fn node(run: &mut Run<'_, '_>, n: &Value, settings: Settings<'_>) -> String {
         }
     }
     w.write(0, "Addresses:\n");
-    for a in n["status"]["addresses"].as_array().into_iter().flatten() {
+    for a in n
+        .member("status")
+        .member("addresses")
+        .as_array()
+        .into_iter()
+        .flatten()
+    {
         w.write(
             1,
             &format!("{}:\t{}\n", str_at(a, "/type"), str_at(a, "/address")),
         );
     }
     for (key, title) in [("capacity", "Capacity"), ("allocatable", "Allocatable")] {
-        let list = resource_names_sorted(&n["status"][key]);
+        let list = resource_names_sorted(&n.member("status")[key]);
         if !list.is_empty() {
             w.write(0, &format!("{title}:\n"));
             for (k, q) in list {
@@ -1954,7 +2084,7 @@ fn node(run: &mut Run<'_, '_>, n: &Value, settings: Settings<'_>) -> String {
             }
         }
     }
-    let info = &n["status"]["nodeInfo"];
+    let info = n.member("status").member("nodeInfo");
     w.write(0, "System Info:\n");
     for (key, title) in [
         ("machineID", "Machine ID"),
@@ -1977,7 +2107,9 @@ fn node(run: &mut Run<'_, '_>, n: &Value, settings: Settings<'_>) -> String {
     if !cidr.is_empty() {
         w.write(0, &format!("PodCIDR:\t{cidr}\n"));
     }
-    let cidrs: Vec<&str> = n["spec"]["podCIDRs"]
+    let cidrs: Vec<&str> = n
+        .member("spec")
+        .member("podCIDRs")
         .as_array()
         .into_iter()
         .flatten()
@@ -2026,13 +2158,15 @@ fn node_resources(w: &mut PrefixWriter, pods: &[Value], n: &Value, now_unix_ms: 
         1,
         "---------\t----\t\t------------\t----------\t---------------\t-------------\t---\n",
     );
-    let alloc = if n["status"]["allocatable"]
+    let alloc = if n
+        .member("status")
+        .member("allocatable")
         .as_object()
         .is_some_and(|a| !a.is_empty())
     {
-        &n["status"]["allocatable"]
+        n.member("status").member("allocatable")
     } else {
-        &n["status"]["capacity"]
+        n.member("status").member("capacity")
     };
     let total = |k: &str| Quantity::parse(&alloc[k]);
     let (cpu, mem, eph) = (total("cpu"), total("memory"), total("ephemeral-storage"));
@@ -2153,17 +2287,21 @@ fn hpa(run: &mut Run<'_, '_>, h: &Value, settings: Settings<'_>) -> String {
             run,
             h,
             Some("HorizontalPodAutoscaler"),
-            h["metadata"]["uid"].as_str(),
+            h.member("metadata").member("uid").as_str(),
             settings,
         )
     });
-    let spec = &h["spec"];
-    let status = &h["status"];
+    let spec = h.member("spec");
+    let status = h.member("status");
     let mut w = PrefixWriter::default();
     w.write(0, &format!("Name:\t{}\n", meta_str(h, "name")));
     w.write(0, &format!("Namespace:\t{}\n", meta_str(h, "namespace")));
-    labels_multiline(&mut w, "Labels", &h["metadata"]["labels"]);
-    annotations_multiline(&mut w, "Annotations", &h["metadata"]["annotations"]);
+    labels_multiline(&mut w, "Labels", h.member("metadata").member("labels"));
+    annotations_multiline(
+        &mut w,
+        "Annotations",
+        h.member("metadata").member("annotations"),
+    );
     w.write(
         0,
         &format!(
@@ -2180,7 +2318,8 @@ fn hpa(run: &mut Run<'_, '_>, h: &Value, settings: Settings<'_>) -> String {
         ),
     );
     w.write(0, "Metrics:\t( current / target )\n");
-    let current: Vec<&Value> = status["currentMetrics"]
+    let current: Vec<&Value> = status
+        .member("currentMetrics")
         .as_array()
         .into_iter()
         .flatten()
@@ -2189,34 +2328,42 @@ fn hpa(run: &mut Run<'_, '_>, h: &Value, settings: Settings<'_>) -> String {
         Value::Null => "<nil>".to_owned(),
         other => Quantity::parse(other).canonical(),
     };
-    for (i, m) in spec["metrics"].as_array().into_iter().flatten().enumerate() {
+    for (i, m) in spec
+        .member("metrics")
+        .as_array()
+        .into_iter()
+        .flatten()
+        .enumerate()
+    {
         let cur = current.get(i).copied();
         let ty = str_at(m, "/type");
         match ty {
             "External" => {
                 let name = go_quote(str_at(m, "/external/metric/name"));
-                let target = &m["external"]["target"];
-                let c = cur.map(|c| &c["external"]).filter(|c| c.is_object());
-                if !target["averageValue"].is_null() {
+                let target = m.member("external").member("target");
+                let c = cur.map(|c| c.member("external")).filter(|c| c.is_object());
+                if !target.member("averageValue").is_null() {
                     let now = c
-                        .filter(|c| !c["current"]["averageValue"].is_null())
+                        .filter(|c| !c.member("current").member("averageValue").is_null())
                         .map_or("<unknown>".into(), |c| {
-                            quantity(&c["current"]["averageValue"])
+                            quantity(c.member("current").member("averageValue"))
                         });
                     w.write(
                         1,
                         &format!(
                             "{name} (target average value):\t{now} / {}\n",
-                            quantity(&target["averageValue"])
+                            quantity(target.member("averageValue"))
                         ),
                     );
                 } else {
-                    let now = c.map_or("<unknown>".into(), |c| quantity(&c["current"]["value"]));
+                    let now = c.map_or("<unknown>".into(), |c| {
+                        quantity(c.member("current").member("value"))
+                    });
                     w.write(
                         1,
                         &format!(
                             "{name} (target value):\t{now} / {}\n",
-                            quantity(&target["value"])
+                            quantity(target.member("value"))
                         ),
                     );
                 }
@@ -2224,21 +2371,21 @@ fn hpa(run: &mut Run<'_, '_>, h: &Value, settings: Settings<'_>) -> String {
             "Pods" => {
                 let name = go_quote(str_at(m, "/pods/metric/name"));
                 let now = cur
-                    .map(|c| &c["pods"])
+                    .map(|c| c.member("pods"))
                     .filter(|c| c.is_object())
                     .map_or("<unknown>".into(), |c| {
-                        quantity(&c["current"]["averageValue"])
+                        quantity(c.member("current").member("averageValue"))
                     });
                 w.write(
                     1,
                     &format!(
                         "{name} on pods:\t{now} / {}\n",
-                        quantity(&m["pods"]["target"]["averageValue"])
+                        quantity(m.member("pods").member("target").member("averageValue"))
                     ),
                 );
             }
             "Object" => {
-                let o = &m["object"];
+                let o = m.member("object");
                 w.write(
                     1,
                     &format!(
@@ -2248,34 +2395,36 @@ fn hpa(run: &mut Run<'_, '_>, h: &Value, settings: Settings<'_>) -> String {
                         str_at(o, "/describedObject/name")
                     ),
                 );
-                let c = cur.map(|c| &c["object"]).filter(|c| c.is_object());
+                let c = cur.map(|c| c.member("object")).filter(|c| c.is_object());
                 if str_at(o, "/target/type") == "AverageValue" {
                     let now = c.map_or("<unknown>".into(), |c| {
-                        quantity(&c["current"]["averageValue"])
+                        quantity(c.member("current").member("averageValue"))
                     });
                     w.write(
                         0,
                         &format!(
                             "(target average value):\t{now} / {}\n",
-                            quantity(&o["target"]["averageValue"])
+                            quantity(o.member("target").member("averageValue"))
                         ),
                     );
                 } else {
-                    let now = c.map_or("<unknown>".into(), |c| quantity(&c["current"]["value"]));
+                    let now = c.map_or("<unknown>".into(), |c| {
+                        quantity(c.member("current").member("value"))
+                    });
                     w.write(
                         0,
                         &format!(
                             "(target value):\t{now} / {}\n",
-                            quantity(&o["target"]["value"])
+                            quantity(o.member("target").member("value"))
                         ),
                     );
                 }
             }
             "Resource" | "ContainerResource" => {
                 let (key, r) = if ty == "Resource" {
-                    ("resource", &m["resource"])
+                    ("resource", m.member("resource"))
                 } else {
-                    ("containerResource", &m["containerResource"])
+                    ("containerResource", m.member("containerResource"))
                 };
                 if ty == "Resource" {
                     w.write(1, &format!("resource {} on pods", str_at(r, "/name")));
@@ -2290,25 +2439,30 @@ fn hpa(run: &mut Run<'_, '_>, h: &Value, settings: Settings<'_>) -> String {
                     );
                 }
                 let c = cur.map(|c| &c[key]).filter(|c| c.is_object());
-                if !r["target"]["averageValue"].is_null() {
+                if !r.member("target").member("averageValue").is_null() {
                     let now = c.map_or("<unknown>".into(), |c| {
-                        quantity(&c["current"]["averageValue"])
+                        quantity(c.member("current").member("averageValue"))
                     });
                     w.write(
                         0,
-                        &format!(":\t{now} / {}\n", quantity(&r["target"]["averageValue"])),
+                        &format!(
+                            ":\t{now} / {}\n",
+                            quantity(r.member("target").member("averageValue"))
+                        ),
                     );
                 } else {
                     let now = c
-                        .filter(|c| c["current"]["averageUtilization"].is_i64())
+                        .filter(|c| c.member("current").member("averageUtilization").is_i64())
                         .map_or("<unknown>".into(), |c| {
                             format!(
                                 "{}% ({})",
                                 int_at(c, "/current/averageUtilization"),
-                                quantity(&c["current"]["averageValue"])
+                                quantity(c.member("current").member("averageValue"))
                             )
                         });
-                    let target = r["target"]["averageUtilization"]
+                    let target = r
+                        .member("target")
+                        .member("averageUtilization")
                         .as_i64()
                         .map_or("<auto>".into(), |t| format!("{t}%"));
                     w.write(
@@ -2320,7 +2474,8 @@ fn hpa(run: &mut Run<'_, '_>, h: &Value, settings: Settings<'_>) -> String {
             other => w.write(1, &format!("<unknown metric type {}>\n", go_quote(other))),
         }
     }
-    let min = spec["minReplicas"]
+    let min = spec
+        .member("minReplicas")
         .as_i64()
         .map_or("<unset>".into(), |m| m.to_string());
     w.write(0, &format!("Min replicas:\t{min}\n"));
@@ -2328,19 +2483,23 @@ fn hpa(run: &mut Run<'_, '_>, h: &Value, settings: Settings<'_>) -> String {
         0,
         &format!("Max replicas:\t{}\n", int_at(spec, "/maxReplicas")),
     );
-    if spec["behavior"].is_object() {
+    if spec.member("behavior").is_object() {
         w.write(0, "Behavior:\n");
         for (key, title) in [("scaleUp", "Scale Up"), ("scaleDown", "Scale Down")] {
-            let rules = &spec["behavior"][key];
+            let rules = &spec.member("behavior")[key];
             if !rules.is_object() {
                 continue;
             }
             w.write(1, &format!("{title}:\n"));
-            if let Some(window) = rules["stabilizationWindowSeconds"].as_i64() {
+            if let Some(window) = rules.member("stabilizationWindowSeconds").as_i64() {
                 w.write(2, &format!("Stabilization Window: {window} seconds\n"));
             }
-            if let Some(policies) = rules["policies"].as_array().filter(|p| !p.is_empty()) {
-                let select = rules["selectPolicy"].as_str().unwrap_or("Max");
+            if let Some(policies) = rules
+                .member("policies")
+                .as_array()
+                .filter(|p| !p.is_empty())
+            {
+                let select = rules.member("selectPolicy").as_str().unwrap_or("Max");
                 w.write(2, &format!("Select Policy: {select}\n"));
                 w.write(2, "Policies:\n");
                 for p in policies {
@@ -2366,7 +2525,8 @@ fn hpa(run: &mut Run<'_, '_>, h: &Value, settings: Settings<'_>) -> String {
             int_at(status, "/desiredReplicas")
         ),
     );
-    let conditions: Vec<&Value> = status["conditions"]
+    let conditions: Vec<&Value> = status
+        .member("conditions")
         .as_array()
         .into_iter()
         .flatten()

@@ -6,6 +6,7 @@
 //! the same names; Go templates' truthiness (nil, "", 0, empty maps and lists are false) is
 //! [`truthy`].
 
+use crate::api::meta::Fields;
 use serde_json::Value;
 
 use super::args::{flag, FlagSpec, Parsed, Takes};
@@ -83,7 +84,10 @@ pub fn explain(run: &mut Run<'_, '_>, parsed: &Parsed) -> Option<()> {
         return None;
     }
     let gv_path = openapi::gv_path(&group, &version);
-    let Some(url) = root.body["paths"][&gv_path]["serverRelativeURL"].as_str() else {
+    let Some(url) = root.body.member("paths")[&gv_path]
+        .member("serverRelativeURL")
+        .as_str()
+    else {
         run.fail(&format!("couldn't find resource for \"{gvr}\""));
         return None;
     };
@@ -92,7 +96,7 @@ pub fn explain(run: &mut Run<'_, '_>, parsed: &Parsed) -> Option<()> {
     if !doc.ok() {
         run.fail(&format!(
             "failed to fetch openapi schema for {gv_path}: {}",
-            doc.body["message"].as_str().unwrap_or("")
+            doc.body.member("message").as_str().unwrap_or("")
         ));
         return None;
     }
@@ -309,7 +313,8 @@ impl<'d> Explain<'d> {
         ];
         let mut gvk: Option<&Value> = None;
         for path in &searched {
-            let Some(element) = get(&self.doc["paths"], path).filter(|v| truthy(Some(v))) else {
+            let Some(element) = get(self.doc.member("paths"), path).filter(|v| truthy(Some(v)))
+            else {
                 continue;
             };
             for method in ["get", "post", "put", "patch", "delete"] {
@@ -350,7 +355,7 @@ impl<'d> Explain<'d> {
 
     /// The `schema` define: the first component (in name order) carrying the GVK.
     fn schema(&self, gvk: &Value, fields: &[String]) -> Result<String, Thrown> {
-        for (_, component) in sorted(get(&self.doc["components"], "schemas")) {
+        for (_, component) in sorted(get(self.doc.member("components"), "schemas")) {
             let carries = get(component, "x-kubernetes-group-version-kind")
                 .and_then(Value::as_array)
                 .is_some_and(|list| list.iter().any(|g| g == gvk));
@@ -454,7 +459,7 @@ impl<'d> Explain<'d> {
     /// The `fieldDetail` define: `name<TAB><type>`, ` -required-`, the enum, the description.
     fn field_detail(&self, name: &str, schema: &Value, level: usize) -> String {
         let pad = level * 2;
-        let field = &schema["properties"][name];
+        let field = &schema.member("properties")[name];
         let mut out = indent(pad, name);
         out.push('\t');
         out.push_str(&format!("<{}>", self.type_guess(field)));

@@ -5,6 +5,7 @@
 //! [kubectl pkg/cmd/get/get.go `GetOptions.Run`; cli-runtime pkg/printers/tableprinter.go
 //! `printTable`, `printRows`].
 
+use crate::api::meta::Fields;
 use serde_json::{json, Value};
 
 use super::args::{flag, unsupported, FlagSpec, Parsed, Takes};
@@ -167,13 +168,19 @@ pub fn get(run: &mut Run<'_, '_>, p: &Parsed) -> Option<()> {
             if table {
                 f.tables.push(answer.body);
             } else {
-                let list_kind = answer.body["kind"].as_str().unwrap_or("").to_owned();
-                let api_version = answer.body["apiVersion"].clone();
-                for mut item in answer.body["items"].as_array().cloned().unwrap_or_default() {
-                    if item.get("kind").is_none() {
+                let list_kind = answer.body.member("kind").as_str().unwrap_or("").to_owned();
+                let api_version = answer.body.member("apiVersion").clone();
+                for mut item in answer
+                    .body
+                    .member("items")
+                    .as_array()
+                    .cloned()
+                    .unwrap_or_default()
+                {
+                    if item.field("kind").is_none() {
                         item["kind"] = json!(list_kind.strip_suffix("List").unwrap_or(&m.kind));
                     }
-                    if item.get("apiVersion").is_none() {
+                    if item.field("apiVersion").is_none() {
                         item["apiVersion"] = api_version.clone();
                     }
                     f.objects.push(item);
@@ -309,7 +316,7 @@ pub struct TableOptions {
 
 /// Labels as kubectl's `--show-labels` prints them (`labels.FormatLabels`: sorted `k=v`).
 fn format_labels(meta: &Value) -> String {
-    let Some(map) = meta.get("labels").and_then(Value::as_object) else {
+    let Some(map) = meta.field("labels").and_then(Value::as_object) else {
         return "<none>".into();
     };
     if map.is_empty() {
@@ -334,17 +341,18 @@ fn cell_text(v: &Value) -> String {
 /// One table's lines as cells: the header (unless `no_headers`, and only when there are rows)
 /// and a line per row.
 pub fn table_cells(table: &Value, o: &TableOptions) -> Vec<Vec<String>> {
-    let cols: Vec<&Value> = table["columnDefinitions"]
+    let cols: Vec<&Value> = table
+        .member("columnDefinitions")
         .as_array()
         .map(|c| c.iter().collect())
         .unwrap_or_default();
     let shown: Vec<usize> = cols
         .iter()
         .enumerate()
-        .filter(|(_, c)| o.wide || c["priority"].as_i64().unwrap_or(0) == 0)
+        .filter(|(_, c)| o.wide || c.member("priority").as_i64().unwrap_or(0) == 0)
         .map(|(i, _)| i)
         .collect();
-    let rows = table["rows"].as_array().cloned().unwrap_or_default();
+    let rows = table.member("rows").as_array().cloned().unwrap_or_default();
     let mut lines = Vec::new();
     if rows.is_empty() {
         return lines;
@@ -357,7 +365,7 @@ pub fn table_cells(table: &Value, o: &TableOptions) -> Vec<Vec<String>> {
         h.extend(
             shown
                 .iter()
-                .map(|&i| cols[i]["name"].as_str().unwrap_or("").to_uppercase()),
+                .map(|&i| cols[i].member("name").as_str().unwrap_or("").to_uppercase()),
         );
         if o.show_labels {
             h.push("LABELS".into());
@@ -365,14 +373,14 @@ pub fn table_cells(table: &Value, o: &TableOptions) -> Vec<Vec<String>> {
         lines.push(h);
     }
     for row in &rows {
-        let cells = row["cells"].as_array().cloned().unwrap_or_default();
+        let cells = row.member("cells").as_array().cloned().unwrap_or_default();
         let meta = row
             .pointer("/object/metadata")
             .cloned()
             .unwrap_or(Value::Null);
         let mut line: Vec<String> = Vec::new();
         if o.with_namespace {
-            line.push(meta["namespace"].as_str().unwrap_or("").to_owned());
+            line.push(meta.member("namespace").as_str().unwrap_or("").to_owned());
         }
         for (n, &i) in shown.iter().enumerate() {
             let mut c = cells.get(i).map(cell_text).unwrap_or_default();
@@ -422,8 +430,8 @@ pub fn print_tables(tables: &[Value], o: &TableOptions) -> String {
 
 /// `-o custom-columns`: one row per object of `doc` (a List or one object).
 fn custom_table(cols: &[(String, jsonpath::Template)], doc: &Value, no_headers: bool) -> String {
-    let items: Vec<&Value> = match doc.get("items").and_then(Value::as_array) {
-        Some(items) if doc["kind"] == "List" => items.iter().collect(),
+    let items: Vec<&Value> = match doc.field("items").and_then(Value::as_array) {
+        Some(items) if doc.member("kind") == "List" => items.iter().collect(),
         _ => vec![doc],
     };
     let mut text = String::new();

@@ -4,6 +4,7 @@
 //! `DeploymentRollbacker`, `defaultObjectPauser`, `defaultObjectResumer`,
 //! `defaultObjectRestarter`].
 
+use crate::api::meta::Fields;
 use serde_json::{json, Value};
 
 use super::args::{flag, unsupported, FlagSpec, Parsed, Takes};
@@ -165,7 +166,7 @@ fn controlled_by(obj: &Value, uid: &Value) -> bool {
         .and_then(Value::as_array)
         .is_some_and(|o| {
             o.iter()
-                .any(|o| o["uid"] == *uid && o["controller"] == true)
+                .any(|o| o.member("uid") == uid && o.member("controller") == true)
         })
 }
 
@@ -192,7 +193,9 @@ fn revision_history(run: &mut Run<'_, '_>, ns: &str, obj: &Value, prefix: &str, 
         return;
     }
     let uid = obj.pointer("/metadata/uid").cloned().unwrap_or(Value::Null);
-    let mut revisions: Vec<(i64, String)> = list.body["items"]
+    let mut revisions: Vec<(i64, String)> = list
+        .body
+        .member("items")
         .as_array()
         .into_iter()
         .flatten()
@@ -202,7 +205,7 @@ fn revision_history(run: &mut Run<'_, '_>, ns: &str, obj: &Value, prefix: &str, 
                 .pointer("/metadata/annotations/kubernetes.io~1change-cause")
                 .and_then(Value::as_str)
                 .unwrap_or("<none>");
-            (r["revision"].as_i64().unwrap_or(0), cause.to_owned())
+            (r.member("revision").as_i64().unwrap_or(0), cause.to_owned())
         })
         .collect();
     revisions.sort_by_key(|(rev, _)| *rev);
@@ -253,7 +256,9 @@ fn owned_replicasets(
         run.server_error(&list);
         return Err(());
     }
-    let mut out: Vec<(i64, Value)> = list.body["items"]
+    let mut out: Vec<(i64, Value)> = list
+        .body
+        .member("items")
         .as_array()
         .cloned()
         .unwrap_or_default()

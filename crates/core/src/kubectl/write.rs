@@ -4,6 +4,7 @@
 //! [kubectl pkg/cmd/{scale,delete,create,apply,patch,label,annotate}; apply/patcher.go
 //! `patchSimple`; apimachinery strategicpatch `CreateThreeWayMergePatch`].
 
+use crate::api::meta::Fields;
 use std::collections::BTreeMap;
 
 use serde_json::{json, Map, Value};
@@ -149,7 +150,7 @@ pub fn scale(run: &mut Run<'_, '_>, p: &Parsed) -> Option<()> {
             "application/json",
         ));
         if !got.ok() {
-            let msg = got.body["message"].as_str().unwrap_or("").to_owned();
+            let msg = got.body.member("message").as_str().unwrap_or("").to_owned();
             run.fail(&format!("no objects passed to scale {msg}"));
             continue;
         }
@@ -203,8 +204,8 @@ fn read_files(run: &mut Run<'_, '_>, p: &Parsed) -> Option<Vec<(String, Value)>>
         match crate::parse::parse_documents(&text) {
             Ok(docs) => {
                 for d in docs {
-                    if d.get("kind").and_then(Value::as_str) == Some("List") {
-                        for item in d["items"].as_array().cloned().unwrap_or_default() {
+                    if d.field("kind").and_then(Value::as_str) == Some("List") {
+                        for item in d.member("items").as_array().cloned().unwrap_or_default() {
                             out.push((label.clone(), item));
                         }
                     } else if !d.is_null() {
@@ -222,8 +223,11 @@ fn read_files(run: &mut Run<'_, '_>, p: &Parsed) -> Option<Vec<(String, Value)>>
 }
 
 fn mapping_of(run: &Run<'_, '_>, obj: &Value) -> Result<Mapping, String> {
-    let api_version = obj.get("apiVersion").and_then(Value::as_str).unwrap_or("");
-    let kind = obj.get("kind").and_then(Value::as_str).unwrap_or("");
+    let api_version = obj
+        .field("apiVersion")
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    let kind = obj.field("kind").and_then(Value::as_str).unwrap_or("");
     let (group, version) = match api_version.split_once('/') {
         Some((g, v)) => (g, v),
         None => ("", api_version),
@@ -334,8 +338,18 @@ pub fn apply(run: &mut Run<'_, '_>, p: &Parsed, mode: Mode) -> Option<()> {
                     let created = name_of(&answer.body).to_owned();
                     run.stdout(&format!("{}/{created} created\n", m.kind_prefix()));
                 } else {
-                    let reason = answer.body["reason"].as_str().unwrap_or("").to_owned();
-                    let msg = answer.body["message"].as_str().unwrap_or("").to_owned();
+                    let reason = answer
+                        .body
+                        .member("reason")
+                        .as_str()
+                        .unwrap_or("")
+                        .to_owned();
+                    let msg = answer
+                        .body
+                        .member("message")
+                        .as_str()
+                        .unwrap_or("")
+                        .to_owned();
                     run.stderr(&format!(
                         "Error from server ({reason}): error when creating \"{file}\": {msg}\n"
                     ));
@@ -377,8 +391,8 @@ fn replace_one(
     }
     let path = format!("{}{sub}", m.object_path(ns, name));
     let failed = |run: &mut Run<'_, '_>, a: &super::client::Answer| {
-        let reason = a.body["reason"].as_str().unwrap_or("").to_owned();
-        let msg = a.body["message"].as_str().unwrap_or("").to_owned();
+        let reason = a.body.member("reason").as_str().unwrap_or("").to_owned();
+        let msg = a.body.member("message").as_str().unwrap_or("").to_owned();
         run.stderr(&format!(
             "Error from server ({reason}): error when replacing \"{file}\": {msg}\n"
         ));
@@ -397,7 +411,10 @@ fn replace_one(
         ) {
             meta.insert(
                 "resourceVersion".into(),
-                got.body["metadata"]["resourceVersion"].clone(),
+                got.body
+                    .member("metadata")
+                    .member("resourceVersion")
+                    .clone(),
             );
         }
     }
@@ -465,8 +482,18 @@ fn apply_one(run: &mut Run<'_, '_>, m: &Mapping, ns: &str, name: &str, file: &st
         if answer.ok() {
             run.stdout(&format!("{}/{name} created\n", m.kind_prefix()));
         } else {
-            let reason = answer.body["reason"].as_str().unwrap_or("").to_owned();
-            let msg = answer.body["message"].as_str().unwrap_or("").to_owned();
+            let reason = answer
+                .body
+                .member("reason")
+                .as_str()
+                .unwrap_or("")
+                .to_owned();
+            let msg = answer
+                .body
+                .member("message")
+                .as_str()
+                .unwrap_or("")
+                .to_owned();
             run.stderr(&format!(
                 "Error from server ({reason}): error when creating \"{file}\": {msg}\n"
             ));
@@ -721,7 +748,13 @@ pub fn delete(run: &mut Run<'_, '_>, p: &Parsed) -> Option<()> {
                 run.server_error(&list);
                 return None;
             }
-            for item in list.body["items"].as_array().cloned().unwrap_or_default() {
+            for item in list
+                .body
+                .member("items")
+                .as_array()
+                .cloned()
+                .unwrap_or_default()
+            {
                 objs.push((m.clone(), ns.clone(), name_of(&item).to_owned()));
             }
         }

@@ -4,6 +4,7 @@
 //! a `metav1.Status` body with the error's code for a refusal; a list filtered by its field
 //! selector and cut into pages by `limit`/`continue`.
 
+use crate::api::meta::Fields;
 use base64::Engine as _;
 use serde_json::{json, Value};
 
@@ -68,7 +69,7 @@ fn read_token(token: &str) -> Result<String, ApiError> {
         .decode(token)
         .map_err(|_| invalid())?;
     let v: Value = serde_json::from_slice(&bytes).map_err(|_| invalid())?;
-    v.get("start")
+    v.field("start")
         .and_then(Value::as_str)
         .map(str::to_owned)
         .ok_or_else(invalid)

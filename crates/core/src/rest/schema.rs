@@ -6,6 +6,7 @@
 //! named by the reversed group, the version and the kind, `apiVersion`, `kind` and `metadata`
 //! added, `x-kubernetes-group-version-kind` set].
 
+use crate::api::meta::Fields;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::OnceLock;
 
@@ -61,26 +62,26 @@ fn typed(ty: &str, short: &BTreeMap<String, String>) -> Value {
 
 fn definition(def: &Value, short: &BTreeMap<String, String>) -> Value {
     let mut out = Map::new();
-    if let Some(alternatives) = def["oneOf"].as_array() {
+    if let Some(alternatives) = def.member("oneOf").as_array() {
         let types: Vec<Value> = alternatives.iter().map(|t| json!({ "type": t })).collect();
         out.insert("oneOf".into(), Value::Array(types));
     } else {
         out.insert(
             "type".into(),
-            def.get("t").cloned().unwrap_or_else(|| json!("object")),
+            def.field("t").cloned().unwrap_or_else(|| json!("object")),
         );
     }
-    if let Some(f) = def.get("format") {
+    if let Some(f) = def.field("format") {
         out.insert("format".into(), f.clone());
     }
-    if let Some(d) = def.get("d") {
+    if let Some(d) = def.field("d") {
         out.insert("description".into(), d.clone());
     }
-    if let Some(r) = def.get("required") {
+    if let Some(r) = def.field("required") {
         out.insert("required".into(), r.clone());
     }
     let mut props = Map::new();
-    if let Some(gvk) = def["gvk"].as_str() {
+    if let Some(gvk) = def.member("gvk").as_str() {
         let (gv, kind) = gvk.rsplit_once('/').unwrap_or(("", gvk));
         let (group, version) = gv.rsplit_once('/').unwrap_or(("", gv));
         out.insert(
@@ -89,7 +90,7 @@ fn definition(def: &Value, short: &BTreeMap<String, String>) -> Value {
         );
         standard_properties(&mut props);
     }
-    for (name, p) in def["p"].as_object().into_iter().flatten() {
+    for (name, p) in def.member("p").as_object().into_iter().flatten() {
         let ty = p[0].as_str().unwrap_or("object");
         let mut prop = typed(ty, short);
         if let Some(d) = p[1].as_str() {
@@ -145,15 +146,18 @@ fn custom(server: &ApiServer, info: &ResourceInfo, version: &str) -> Option<Valu
     let crds = GroupResource::new("apiextensions.k8s.io", "customresourcedefinitions");
     let name = format!("{}.{}", info.gr.resource, info.gr.group);
     let crd = server.get(&ObjectKey::new(crds, "", &name))?;
-    let served = crd["spec"]["versions"]
+    let served = crd
+        .member("spec")
+        .member("versions")
         .as_array()?
         .iter()
-        .find(|v| v["name"] == version)?;
-    let mut schema = served["schema"]["openAPIV3Schema"].clone();
+        .find(|v| v.member("name") == version)?;
+    let mut schema = served.member("schema").member("openAPIV3Schema").clone();
     if !schema.is_object() {
         schema = json!({"type": "object"});
     }
-    let mut props = schema["properties"]
+    let mut props = schema
+        .member("properties")
         .as_object()
         .cloned()
         .unwrap_or_default();
@@ -162,8 +166,8 @@ fn custom(server: &ApiServer, info: &ResourceInfo, version: &str) -> Option<Valu
     for (k, v) in standard {
         match props.get_mut(&k) {
             Some(existing) if k != "metadata" => {
-                if existing.get("description").is_none() {
-                    existing["description"] = v["description"].clone();
+                if existing.field("description").is_none() {
+                    existing["description"] = v.member("description").clone();
                 }
             }
             _ => {
@@ -181,7 +185,7 @@ fn custom(server: &ApiServer, info: &ResourceInfo, version: &str) -> Option<Valu
 fn refs(v: &Value, out: &mut BTreeSet<String>) {
     match v {
         Value::Object(m) => {
-            if let Some(r) = m.get("$ref").and_then(Value::as_str) {
+            if let Some(r) = m.field("$ref").and_then(Value::as_str) {
                 if let Some(name) = r.strip_prefix(REF_PREFIX) {
                     out.insert(name.to_owned());
                 }
@@ -205,7 +209,7 @@ pub fn components<'a>(
     let mut wanted = BTreeSet::new();
     for info in kinds {
         let gvk_matches = |def: &Value| {
-            def["x-kubernetes-group-version-kind"][0]
+            def.member("x-kubernetes-group-version-kind")[0]
                 == json!({"group": info.gr.group.as_str(), "kind": info.kind, "version": version})
         };
         if let Some((name, _)) = all.iter().find(|(_, d)| gvk_matches(d)) {

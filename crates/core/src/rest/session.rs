@@ -4,6 +4,7 @@
 //! that moves simulated time. Deterministic and free of I/O: the CLI's `converge serve` owns
 //! sockets, tokens and the wall clock, and feeds this type parsed requests.
 
+use crate::api::meta::Fields;
 use std::collections::VecDeque;
 use std::sync::Arc;
 
@@ -436,10 +437,10 @@ impl Session {
 
     /// The Table of a get or list answer.
     fn as_table(&self, req: &ApiRequest, body: Value, include: IncludeObject) -> Value {
-        let (items, list_meta) = match body.get("items").and_then(Value::as_array) {
+        let (items, list_meta) = match body.field("items").and_then(Value::as_array) {
             Some(items) => (
                 items.clone(),
-                body.get("metadata").cloned().unwrap_or_else(|| json!({})),
+                body.field("metadata").cloned().unwrap_or_else(|| json!({})),
             ),
             None => {
                 let rv = body
@@ -475,11 +476,11 @@ impl Session {
         let versions = crd.pointer("/spec/versions").and_then(Value::as_array)?;
         let version = versions
             .iter()
-            .find(|v| v.get("storage").and_then(Value::as_bool) == Some(true))
+            .find(|v| v.field("storage").and_then(Value::as_bool) == Some(true))
             .or_else(|| versions.first())?;
         Some(
             version
-                .get("additionalPrinterColumns")
+                .field("additionalPrinterColumns")
                 .and_then(Value::as_array)
                 .cloned()
                 .unwrap_or_default(),
@@ -566,7 +567,7 @@ impl Session {
         let Some((include, first)) = as_table else {
             return frame;
         };
-        if frame["type"] == "ERROR" || frame["type"] == "BOOKMARK" {
+        if frame.member("type") == "ERROR" || frame.member("type") == "BOOKMARK" {
             return frame;
         }
         let object = frame["object"].take();

@@ -17,6 +17,7 @@
 //! kube the broadcaster writes from its own goroutine a moment later; in the simulation the writes
 //! happen at the same instant, after the reconcile's own requests.
 
+use crate::api::meta::Fields;
 use imbl::OrdMap;
 use serde_json::{json, Value};
 
@@ -592,7 +593,7 @@ impl EventBroadcaster {
     fn series_write(&self, seen: &SeriesEntry, key: String) -> EventWrite {
         let patch = series_patch(seen.count, seen.last_observed);
         let mut again = seen.body.as_ref().clone();
-        again["series"] = patch["series"].clone();
+        again["series"] = patch.member("series").clone();
         EventWrite {
             request: ApiRequest::patch(
                 &self.principal,
@@ -654,7 +655,7 @@ impl EventBroadcaster {
             self.logged.put(
                 key,
                 Cached::Logged(Logged {
-                    count: stored.get("count").and_then(Value::as_i64).unwrap_or(1),
+                    count: stored.field("count").and_then(Value::as_i64).unwrap_or(1),
                     first_timestamp: meta::str_at(stored, "/firstTimestamp").to_owned(),
                     name: meta::name(stored).to_owned(),
                 }),

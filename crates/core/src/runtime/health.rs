@@ -1,6 +1,7 @@
 //! The health verdict the engine uses to decide "converged" (every object Current or Failed):
 //! kstatus' `compute` from [`crate::kstatus`], reduced to the four statuses.
 
+use crate::api::meta::Fields;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -31,9 +32,9 @@ pub fn settles(obj: &Value, now: SimTime) -> bool {
 }
 
 fn running_job(obj: &Value) -> bool {
-    if obj.get("kind").and_then(Value::as_str) != Some("Job")
+    if obj.field("kind").and_then(Value::as_str) != Some("Job")
         || !obj
-            .get("apiVersion")
+            .field("apiVersion")
             .and_then(Value::as_str)
             .is_some_and(|v| v.starts_with("batch/"))
     {
@@ -46,8 +47,8 @@ fn running_job(obj: &Value) -> bool {
         .unwrap_or_default();
     let holds = |t: &str| {
         conditions.iter().any(|c| {
-            c.get("type").and_then(Value::as_str) == Some(t)
-                && c.get("status").and_then(Value::as_str) == Some("True")
+            c.field("type").and_then(Value::as_str) == Some(t)
+                && c.field("status").and_then(Value::as_str) == Some("True")
         })
     };
     let suspended = obj.pointer("/spec/suspend").and_then(Value::as_bool) == Some(true);

@@ -4,6 +4,7 @@
 //! as the action's principal (`--as`), after the pause its time gives. Faults, image behaviours
 //! and expectations have no kubectl form: they become comments that say what the simulation did.
 
+use crate::api::meta::Fields;
 use serde_json::Value;
 
 use super::compile::{compile, CompiledAction};
@@ -81,7 +82,7 @@ fn command(req: &ApiRequest, from_copy: bool) -> String {
         }
         (Verb::Delete, body) => {
             let cascade = match body {
-                RequestBody::Object(o) => match o.get("propagationPolicy").and_then(Value::as_str) {
+                RequestBody::Object(o) => match o.field("propagationPolicy").and_then(Value::as_str) {
                     Some("Foreground") => " --cascade=foreground",
                     Some("Orphan") => " --cascade=orphan",
                     _ => "",

@@ -2,6 +2,7 @@
 //! typed format (unknown fields refused at their line), then the semantic checks of
 //! [`super::compile`], whose errors are located in the text by their field path.
 
+use crate::api::meta::Fields;
 use std::fmt;
 
 use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
@@ -45,10 +46,10 @@ pub fn load(text: &str) -> Result<Scenario, ScenarioError> {
 pub fn from_manifests(text: &str, name: &str) -> Option<Result<Scenario, ScenarioError>> {
     let objects = crate::api::parse_manifests(text).ok()?;
     let is_manifest = |o: &Value| {
-        let av = o.get("apiVersion").and_then(Value::as_str).unwrap_or("");
+        let av = o.field("apiVersion").and_then(Value::as_str).unwrap_or("");
         !av.is_empty()
             && !av.starts_with("converge.dev/")
-            && o.get("kind").is_some_and(Value::is_string)
+            && o.field("kind").is_some_and(Value::is_string)
     };
     if objects.is_empty() || !objects.iter().all(is_manifest) {
         return None;
@@ -73,7 +74,7 @@ pub fn from_manifests(text: &str, name: &str) -> Option<Result<Scenario, Scenari
 }
 
 fn check_header(doc: &Value) -> Result<(), ScenarioError> {
-    let version = match doc.get("apiVersion") {
+    let version = match doc.field("apiVersion") {
         None => {
             return Err(ScenarioError::new(
                 "",
@@ -94,7 +95,7 @@ fn check_header(doc: &Value) -> Result<(), ScenarioError> {
             ),
         ));
     }
-    match doc.get("kind") {
+    match doc.field("kind") {
         Some(Value::String(k)) if k == KIND => Ok(()),
         Some(other) => Err(ScenarioError::new(
             "kind",

@@ -1,5 +1,5 @@
 //! Field paths in expectations: `status.readyReplicas`, `status.conditions[0].type`,
-//! `metadata.labels["app.kubernetes.io/name"]`, `status.conditions[type=Progressing].reason` (the
+//! `metadata.labels.member("app.kubernetes.io/name")`, `status.conditions[type=Progressing].reason` (the
 //! first list item whose `type` is `Progressing`), or a JSON pointer (`/status/readyReplicas`).
 
 use serde_json::Value;

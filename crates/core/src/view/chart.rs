@@ -6,6 +6,7 @@
 //! [`crate::engine::provenance::WINDOW`] writes), so each step of a line is one write. Geometry
 //! is decided here; the web crate draws the paths it is given.
 
+use crate::api::meta::Fields;
 use serde_json::Value;
 
 use crate::api::ObjectKey;
@@ -229,8 +230,8 @@ fn condition_status(v: &Value, type_: &str) -> Option<String> {
     v.pointer("/status/conditions")?
         .as_array()?
         .iter()
-        .find(|c| c.get("type").and_then(Value::as_str) == Some(type_))
-        .and_then(|c| c.get("status"))
+        .find(|c| c.field("type").and_then(Value::as_str) == Some(type_))
+        .and_then(|c| c.field("status"))
         .and_then(Value::as_str)
         .map(str::to_owned)
 }
@@ -350,7 +351,7 @@ pub fn chart(world: &World, key: &ObjectKey, shown: SimTime) -> Option<Chart> {
             .into_iter()
             .flatten()
         {
-            if let Some(t) = c.get("type").and_then(Value::as_str) {
+            if let Some(t) = c.field("type").and_then(Value::as_str) {
                 if !types.iter().any(|x| x == t) {
                     types.push(t.to_owned());
                 }

@@ -2,6 +2,7 @@
 //! `DescribeEvents`]: Type, Reason, Age (`<last> (x<count> over <first>)` when repeated), From
 //! and Message, oldest first by `lastTimestamp`.
 
+use crate::api::meta::Fields;
 use std::sync::Arc;
 
 use serde_json::Value;
@@ -65,13 +66,13 @@ pub fn events_of(world: &World, key: &ObjectKey, now: SimTime) -> Vec<EventRow> 
             } else {
                 age(event_time, now)
             };
-            let series = ev.get("series").filter(|s| !s.is_null());
-            let count = ev.get("count").and_then(Value::as_i64).unwrap_or(0);
+            let series = ev.field("series").filter(|s| !s.is_null());
+            let count = ev.field("count").and_then(Value::as_i64).unwrap_or(0);
             let age = match series {
                 Some(s) => format!(
                     "{} (x{} over {first})",
                     age(str_at(s, "/lastObservedTime"), now),
-                    s.get("count").and_then(Value::as_i64).unwrap_or(0)
+                    s.field("count").and_then(Value::as_i64).unwrap_or(0)
                 ),
                 None if count > 1 => format!(
                     "{} (x{count} over {first})",

@@ -1,6 +1,7 @@
 //! The status panel: generation vs observedGeneration, status fields with what the last step
 //! changed, the conditions table and `kubectl rollout status`.
 
+use crate::api::meta::Fields;
 use std::collections::BTreeSet;
 
 use serde_json::Value;
@@ -53,9 +54,9 @@ pub fn status_view(obj: &Value, before: Option<&Value>, now: SimTime) -> StatusV
         .pointer("/status/observedGeneration")
         .and_then(Value::as_i64);
     let kind_in = |kind: &str, group: &str| {
-        obj.get("kind").and_then(Value::as_str) == Some(kind)
+        obj.field("kind").and_then(Value::as_str) == Some(kind)
             && obj
-                .get("apiVersion")
+                .field("apiVersion")
                 .and_then(Value::as_str)
                 .is_some_and(|v| v.starts_with(group))
     };
@@ -64,10 +65,10 @@ pub fn status_view(obj: &Value, before: Option<&Value>, now: SimTime) -> StatusV
     let slice = kind_in("EndpointSlice", "discovery.k8s.io/");
     let observed_part = |o: &Value| -> Option<Value> {
         if slice {
-            o.get("endpoints")
+            o.field("endpoints")
                 .map(|e| serde_json::json!({"endpoints": e}))
         } else {
-            o.get("status").cloned()
+            o.field("status").cloned()
         }
     };
     let reports_observed = !(kind_in("Job", "batch/") || slice);
@@ -111,7 +112,7 @@ pub fn status_view(obj: &Value, before: Option<&Value>, now: SimTime) -> StatusV
                     let ago = parse_rfc3339_unix_ms(&last)
                         .map(|t| format!("{} s ago", (now.unix_ms() - t).max(0) / 1000))
                         .unwrap_or_default();
-                    let og = c.get("observedGeneration").and_then(Value::as_i64);
+                    let og = c.field("observedGeneration").and_then(Value::as_i64);
                     let prefix = format!("/conditions/{i}");
                     ConditionRow {
                         type_: s("type"),
@@ -130,7 +131,7 @@ pub fn status_view(obj: &Value, before: Option<&Value>, now: SimTime) -> StatusV
                 .collect()
         })
         .unwrap_or_default();
-    let kind = obj.get("kind").and_then(Value::as_str).unwrap_or("");
+    let kind = obj.field("kind").and_then(Value::as_str).unwrap_or("");
     let rollout = matches!(kind, "Deployment" | "StatefulSet" | "DaemonSet").then(|| {
         match rollout::rollout_status(obj, None) {
             Ok(r) => r.message.trim_end().to_owned(),

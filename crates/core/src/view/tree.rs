@@ -9,6 +9,7 @@
 //! roll-up, and the rows on screen; big groups start collapsed and list children a page at a
 //! time.
 
+use crate::api::meta::Fields;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
@@ -123,7 +124,7 @@ impl TreeEntry {
             .and_then(Value::as_array)
             .map(|refs| {
                 refs.iter()
-                    .filter_map(|r| r.get("uid").and_then(Value::as_str).map(str::to_owned))
+                    .filter_map(|r| r.field("uid").and_then(Value::as_str).map(str::to_owned))
                     .collect()
             })
             .unwrap_or_default();

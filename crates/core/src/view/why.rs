@@ -2,6 +2,7 @@
 //! scrub to and the object to select, and the trace lines of the chain, which the sequence view
 //! highlights.
 
+use crate::api::meta::Fields;
 use std::sync::Arc;
 
 use serde_json::Value;
@@ -87,7 +88,7 @@ pub fn condition_field_path(type_: &str) -> String {
 /// last written, so: its `status` (the write that last changed it), or for an object without
 /// status its `metadata.resourceVersion` (its last write).
 pub fn badge_field_path(obj: &Value) -> &'static str {
-    if obj.get("status").is_some_and(|s| !s.is_null()) {
+    if obj.field("status").is_some_and(|s| !s.is_null()) {
         "status"
     } else {
         "metadata.resourceVersion"

@@ -2,6 +2,7 @@
 //! pkg/registry/apps/controllerrevision/strategy.go and `ValidateControllerRevision`
 //! (pkg/apis/apps/validation) define them. No status, no generation.
 
+use crate::api::meta::Fields;
 use serde_json::Value;
 
 use super::super::typed::{FieldTypes, Ty};
@@ -18,7 +19,7 @@ impl KindStrategy for ControllerRevisionStrategy {
     }
 
     fn validate(&self, _info: &ResourceInfo, obj: &Value, errs: &mut Vec<FieldError>) {
-        if obj.get("data").is_none_or(Value::is_null) {
+        if obj.field("data").is_none_or(Value::is_null) {
             errs.push(FieldError::required("data", "data is mandatory"));
         }
         nonneg(obj, "/revision", "revision", errs);

@@ -1,6 +1,7 @@
 //! CustomResourceDefinitions (`apiextensions.k8s.io/v1`): names, scope and versions
 //! (apiextensions-apiserver pkg/apis/apiextensions/validation).
 
+use crate::api::meta::Fields;
 use serde_json::{json, Value};
 
 use super::super::meta::JsonPointer;
@@ -63,9 +64,12 @@ impl KindStrategy for CustomResourceDefinitionStrategy {
             return;
         };
         if let Some(names) = spec.get_mut("names").and_then(Value::as_object_mut) {
-            let kind = names.get("kind").and_then(Value::as_str).map(str::to_owned);
+            let kind = names
+                .field("kind")
+                .and_then(Value::as_str)
+                .map(str::to_owned);
             let plural = names
-                .get("plural")
+                .field("plural")
                 .and_then(Value::as_str)
                 .map(str::to_owned);
             if let Some(kind) = kind {
@@ -73,7 +77,7 @@ impl KindStrategy for CustomResourceDefinitionStrategy {
             }
             if let Some(plural) = plural {
                 let singular = names
-                    .get("kind")
+                    .field("kind")
                     .and_then(Value::as_str)
                     .map_or(plural.clone(), str::to_lowercase);
                 default_field(names, "singular", json!(singular));
@@ -82,7 +86,7 @@ impl KindStrategy for CustomResourceDefinitionStrategy {
     }
 
     fn generation_bumps(&self, old: &Value, new: &Value) -> bool {
-        old.get("spec") != new.get("spec")
+        old.field("spec") != new.field("spec")
     }
 
     fn validate(&self, _info: &ResourceInfo, obj: &Value, errs: &mut Vec<FieldError>) {
@@ -146,7 +150,7 @@ fn validate_crd(obj: &Value, errs: &mut Vec<FieldError>) {
         Some(vs) if !vs.is_empty() => {
             let storage = vs
                 .iter()
-                .filter(|v| v.get("storage").and_then(Value::as_bool) == Some(true))
+                .filter(|v| v.field("storage").and_then(Value::as_bool) == Some(true))
                 .count();
             if storage != 1 {
                 errs.push(FieldError::invalid_raw(
@@ -156,7 +160,7 @@ fn validate_crd(obj: &Value, errs: &mut Vec<FieldError>) {
                 ));
             }
             for (i, v) in vs.iter().enumerate() {
-                let vname = v.get("name").and_then(Value::as_str).unwrap_or("");
+                let vname = v.field("name").and_then(Value::as_str).unwrap_or("");
                 if vname.is_empty() {
                     errs.push(FieldError::required(format!("spec.versions[{i}].name"), ""));
                 } else {

@@ -2,6 +2,7 @@
 //! outside metadata bumps the generation; updates need a resourceVersion
 //! (apiextensions-apiserver pkg/registry/customresource/strategy.go).
 
+use crate::api::meta::Fields;
 use serde_json::Value;
 
 use super::super::meta::JsonPointer;
@@ -42,7 +43,7 @@ impl KindStrategy for CustomResourceStrategy {
     fn reset_fields_status(&self, old: &Value, new: Value) -> Value {
         let mut result = old.clone();
         if let Some(o) = result.as_object_mut() {
-            set_or_remove(o, "status", new.get("status"));
+            set_or_remove(o, "status", new.field("status"));
         }
         let managed = new.at("/metadata/managedFields").cloned();
         set_or_remove(meta_mut(&mut result), "managedFields", managed.as_ref());

@@ -2,6 +2,7 @@
 //! pkg/apis/apps/v1/defaults.go `SetDefaults_DaemonSet` define them, validated as
 //! pkg/apis/apps/validation `ValidateDaemonSet` does for the fields the simulation uses.
 
+use crate::api::meta::Fields;
 use serde_json::{json, Value};
 
 use super::super::meta::JsonPointer;
@@ -213,7 +214,7 @@ impl KindStrategy for DaemonSetStrategy {
         }
         if let Some(st) = strategy.as_object_mut() {
             default_field(st, "type", json!("RollingUpdate"));
-            if st.get("type").and_then(Value::as_str) == Some("RollingUpdate") {
+            if st.field("type").and_then(Value::as_str) == Some("RollingUpdate") {
                 let ru = st.entry("rollingUpdate").or_insert_with(|| json!({}));
                 if ru.is_null() {
                     *ru = json!({});
@@ -233,7 +234,7 @@ impl KindStrategy for DaemonSetStrategy {
     /// `PrepareForUpdate`: any spec change bumps the generation (a template change also the
     /// template generation, done in [`Self::prepare_for_update`]).
     fn generation_bumps(&self, old: &Value, new: &Value) -> bool {
-        old.get("spec") != new.get("spec")
+        old.field("spec") != new.field("spec")
     }
 
     fn prepare_for_update(&self, old: &Value, new: &mut Value) {
@@ -288,7 +289,7 @@ impl KindStrategy for DaemonSetStrategy {
                     return;
                 };
                 // ValidateRollingUpdateDaemonSet.
-                let (mu, ms) = (ru.get("maxUnavailable"), ru.get("maxSurge"));
+                let (mu, ms) = (ru.field("maxUnavailable"), ru.field("maxSurge"));
                 let mu_field = "spec.updateStrategy.rollingUpdate.maxUnavailable";
                 let ms_field = "spec.updateStrategy.rollingUpdate.maxSurge";
                 validate_int_or_percent(mu, mu_field, errs);

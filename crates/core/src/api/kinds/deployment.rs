@@ -1,6 +1,7 @@
 //! Deployments (`apps/v1`), as kube's pkg/registry/apps/deployment/strategy.go and
 //! pkg/apis/apps/validation define them.
 
+use crate::api::meta::Fields;
 use serde_json::{json, Value};
 
 use super::super::meta::JsonPointer;
@@ -105,7 +106,7 @@ impl KindStrategy for DeploymentStrategy {
         let strategy = spec.entry("strategy").or_insert_with(|| json!({}));
         if let Some(st) = strategy.as_object_mut() {
             default_field(st, "type", json!("RollingUpdate"));
-            if st.get("type").and_then(Value::as_str) == Some("RollingUpdate") {
+            if st.field("type").and_then(Value::as_str) == Some("RollingUpdate") {
                 let ru = st.entry("rollingUpdate").or_insert_with(|| json!({}));
                 if let Some(ru) = ru.as_object_mut() {
                     default_field(ru, "maxSurge", json!("25%"));
@@ -119,7 +120,7 @@ impl KindStrategy for DeploymentStrategy {
     }
 
     fn generation_bumps(&self, old: &Value, new: &Value) -> bool {
-        old.get("spec") != new.get("spec")
+        old.field("spec") != new.field("spec")
             || old.at("/metadata/annotations") != new.at("/metadata/annotations")
     }
 
@@ -144,11 +145,11 @@ impl KindStrategy for DeploymentStrategy {
             }
             "RollingUpdate" => {
                 let surge0 = validate_int_or_percent(
-                    ru.and_then(|r| r.get("maxSurge")),
+                    ru.and_then(|r| r.field("maxSurge")),
                     "spec.strategy.rollingUpdate.maxSurge",
                     errs,
                 );
-                let mu = ru.and_then(|r| r.get("maxUnavailable"));
+                let mu = ru.and_then(|r| r.field("maxUnavailable"));
                 let unavail0 =
                     validate_int_or_percent(mu, "spec.strategy.rollingUpdate.maxUnavailable", errs);
                 if let Some(pct) = mu

@@ -4,6 +4,7 @@
 //! `ValidateEndpointSliceUpdate`) define them. No status; the generation starts at 1 and goes up
 //! when anything but the metadata changes, or the labels do.
 
+use crate::api::meta::Fields;
 use std::collections::BTreeSet;
 
 use serde_json::{json, Value};
@@ -106,8 +107,8 @@ fn validate_endpoint_slice(obj: &Value, address_types: &[&str], errs: &mut Vec<F
             address_types,
         ));
     }
-    validate_endpoints(obj.get("endpoints"), address_type, errs);
-    validate_ports(obj.get("ports"), errs);
+    validate_endpoints(obj.field("endpoints"), address_type, errs);
+    validate_ports(obj.field("ports"), errs);
 }
 
 /// The list at `v` (absent and `null` are empty), or an error naming the field.
@@ -161,7 +162,7 @@ fn validate_endpoints(v: Option<&Value>, address_type: &str, errs: &mut Vec<Fiel
             continue;
         }
         let addr_path = format!("{path}.addresses");
-        let addresses = list(ep.get("addresses"), &addr_path, errs);
+        let addresses = list(ep.field("addresses"), &addr_path, errs);
         if addresses.is_empty() {
             errs.push(FieldError::required(
                 &addr_path,
@@ -200,7 +201,7 @@ fn validate_endpoints(v: Option<&Value>, address_type: &str, errs: &mut Vec<Fiel
                 dns1123_label(hostname),
             );
         }
-        if let Some(c) = ep.get("conditions").filter(|c| !c.is_null()) {
+        if let Some(c) = ep.field("conditions").filter(|c| !c.is_null()) {
             for k in ["ready", "serving", "terminating"] {
                 match c.get(k) {
                     None | Some(Value::Null) | Some(Value::Bool(_)) => {}
@@ -334,7 +335,7 @@ fn validate_ports(v: Option<&Value>, errs: &mut Vec<FieldError>) {
             )),
             Some(_) => {}
         }
-        match p.get("port") {
+        match p.field("port") {
             None | Some(Value::Null) => {}
             Some(n) if n.as_i64().is_some_and(|n| i32::try_from(n).is_ok()) => {}
             Some(other) => errs.push(FieldError::invalid(

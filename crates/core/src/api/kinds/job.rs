@@ -1,6 +1,7 @@
 //! Jobs (`batch/v1`), as kube 1.32's pkg/registry/batch/job/strategy.go,
 //! pkg/apis/batch/v1/defaults.go and pkg/apis/batch/validation define them.
 
+use crate::api::meta::Fields;
 use serde_json::{json, Map, Value};
 
 use super::super::meta::JsonPointer;
@@ -115,14 +116,14 @@ impl KindStrategy for JobStrategy {
         let Some(spec) = obj_mut(obj, "spec") else {
             return;
         };
-        if spec.get("completions").is_none_or(Value::is_null)
-            && spec.get("parallelism").is_none_or(Value::is_null)
+        if spec.field("completions").is_none_or(Value::is_null)
+            && spec.field("parallelism").is_none_or(Value::is_null)
         {
             spec.insert("completions".into(), json!(1));
         }
         default_field(spec, "parallelism", json!(1));
         let per_index = spec
-            .get("backoffLimitPerIndex")
+            .field("backoffLimitPerIndex")
             .is_some_and(|v| !v.is_null());
         default_field(
             spec,
@@ -131,7 +132,7 @@ impl KindStrategy for JobStrategy {
         );
         default_field(spec, "completionMode", json!("NonIndexed"));
         default_field(spec, "suspend", json!(false));
-        let policy = if spec.get("podFailurePolicy").is_some_and(|v| !v.is_null()) {
+        let policy = if spec.field("podFailurePolicy").is_some_and(|v| !v.is_null()) {
             "Failed"
         } else {
             "TerminatingOrFailed"
@@ -157,7 +158,7 @@ impl KindStrategy for JobStrategy {
     }
 
     fn generation_bumps(&self, old: &Value, new: &Value) -> bool {
-        old.get("spec") != new.get("spec")
+        old.field("spec") != new.field("spec")
     }
 
     /// `ValidateJob` / `validateJobSpec` for the fields Converge models.
@@ -215,7 +216,7 @@ impl KindStrategy for JobStrategy {
                 if let Some(labels) = t.at("/metadata/labels").and_then(Value::as_object) {
                     validate_labels(labels, "spec.template.metadata.labels", errs);
                 }
-                validate_pod_spec(t.get("spec"), "spec.template.spec", errs);
+                validate_pod_spec(t.field("spec"), "spec.template.spec", errs);
                 // The end of `validateJobSpec`: after defaulting, an unset policy is `Always`.
                 let field = "spec.template.spec.restartPolicy";
                 match t.at("/spec/restartPolicy").and_then(Value::as_str) {
@@ -273,7 +274,7 @@ impl KindStrategy for JobStrategy {
                 .into_iter()
                 .flatten()
                 .any(|c| {
-                    c.get("type") == Some(&json!(t)) && c.get("status") == Some(&json!("True"))
+                    c.field("type") == Some(&json!(t)) && c.field("status") == Some(&json!("True"))
                 })
         };
         for t in ["Failed", "Complete", "FailureTarget"] {
@@ -378,7 +379,7 @@ fn take_template_labels(obj: &mut Value) {
         return;
     };
     let none = m
-        .get("labels")
+        .field("labels")
         .and_then(Value::as_object)
         .is_none_or(Map::is_empty);
     if none && !labels.is_empty() {

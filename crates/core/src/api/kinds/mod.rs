@@ -29,6 +29,7 @@ mod workload;
 use super::meta::set_or_remove;
 use super::typed::FieldTypes;
 use super::validation::{dns1123_subdomain, FieldError};
+use crate::api::meta::Fields;
 
 use super::meta::JsonPointer;
 use std::sync::Arc;
@@ -495,22 +496,22 @@ impl Registry {
 /// The custom resource a CRD object defines: group, names, scope, served versions (storage
 /// version first) and whether the storage version enables `subresources.status`.
 pub fn crd_resource_info(crd: &Value) -> Option<ResourceInfo> {
-    let spec = crd.get("spec")?;
-    let group = spec.get("group")?.as_str()?;
-    let names = spec.get("names")?;
-    let plural = names.get("plural")?.as_str()?;
-    let kind = names.get("kind")?.as_str()?;
-    let namespaced = spec.get("scope").and_then(Value::as_str) != Some("Cluster");
-    let versions = spec.get("versions")?.as_array()?;
+    let spec = crd.field("spec")?;
+    let group = spec.field("group")?.as_str()?;
+    let names = spec.field("names")?;
+    let plural = names.field("plural")?.as_str()?;
+    let kind = names.field("kind")?.as_str()?;
+    let namespaced = spec.field("scope").and_then(Value::as_str) != Some("Cluster");
+    let versions = spec.field("versions")?.as_array()?;
     let mut served: Vec<String> = Vec::new();
     let mut status = false;
     for v in versions {
-        let name = v.get("name").and_then(Value::as_str).unwrap_or_default();
-        let is_storage = v.get("storage").and_then(Value::as_bool).unwrap_or(false);
+        let name = v.field("name").and_then(Value::as_str).unwrap_or_default();
+        let is_storage = v.field("storage").and_then(Value::as_bool).unwrap_or(false);
         if is_storage {
             served.insert(0, name.to_owned());
             status = v.at("/subresources/status").is_some_and(Value::is_object);
-        } else if v.get("served").and_then(Value::as_bool).unwrap_or(true) {
+        } else if v.field("served").and_then(Value::as_bool).unwrap_or(true) {
             served.push(name.to_owned());
         }
     }

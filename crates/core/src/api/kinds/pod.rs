@@ -1,6 +1,7 @@
 //! Pods (`v1`), as kube's pkg/registry/core/pod/strategy.go, pkg/apis/core/v1/defaults.go and
 //! pkg/apis/core/validation define them, and the pod-spec rules workload templates share.
 
+use crate::api::meta::Fields;
 use serde_json::{json, Value};
 
 use super::super::meta::JsonPointer;
@@ -49,11 +50,11 @@ impl KindStrategy for PodStrategy {
     }
 
     fn generation_bumps(&self, old: &Value, new: &Value) -> bool {
-        old.get("spec") != new.get("spec")
+        old.field("spec") != new.field("spec")
     }
 
     fn validate(&self, _info: &ResourceInfo, obj: &Value, errs: &mut Vec<FieldError>) {
-        validate_pod_spec(obj.get("spec"), "spec", errs);
+        validate_pod_spec(obj.field("spec"), "spec", errs);
     }
 
     fn validate_status(&self, obj: &Value, errs: &mut Vec<FieldError>) {
@@ -70,7 +71,7 @@ impl KindStrategy for PodStrategy {
         errs: &mut Vec<FieldError>,
     ) {
         let strip = |v: &Value| -> Value {
-            let mut s = v.get("spec").cloned().unwrap_or(Value::Null);
+            let mut s = v.field("spec").cloned().unwrap_or(Value::Null);
             if let Some(m) = s.as_object_mut() {
                 for k in [
                     "activeDeadlineSeconds",
@@ -116,7 +117,7 @@ pub(super) fn default_pod_spec(spec: &mut Value) {
     for list in ["containers", "initContainers"] {
         if let Some(cs) = s.get_mut(list).and_then(Value::as_array_mut) {
             for c in cs.iter_mut().filter_map(Value::as_object_mut) {
-                let image = c.get("image").and_then(Value::as_str).unwrap_or("");
+                let image = c.field("image").and_then(Value::as_str).unwrap_or("");
                 let tag = image.rsplit('/').next().unwrap_or("");
                 let pull = if !tag.contains(':') || tag.ends_with(":latest") {
                     "Always"
@@ -236,7 +237,7 @@ pub fn qos_class(pod: &Value) -> &'static str {
 
 pub(super) fn validate_pod_spec(spec: Option<&Value>, field: &str, errs: &mut Vec<FieldError>) {
     let containers = spec
-        .and_then(|s| s.get("containers"))
+        .and_then(|s| s.field("containers"))
         .and_then(Value::as_array);
     let Some(containers) = containers.filter(|c| !c.is_empty()) else {
         errs.push(FieldError::required(format!("{field}.containers"), ""));
@@ -245,7 +246,7 @@ pub(super) fn validate_pod_spec(spec: Option<&Value>, field: &str, errs: &mut Ve
     let mut names: Vec<&str> = Vec::new();
     for (i, c) in containers.iter().enumerate() {
         let path = format!("{field}.containers[{i}]");
-        let name = c.get("name").and_then(Value::as_str).unwrap_or("");
+        let name = c.field("name").and_then(Value::as_str).unwrap_or("");
         if name.is_empty() {
             errs.push(FieldError::required(format!("{path}.name"), ""));
         } else {
@@ -255,7 +256,7 @@ pub(super) fn validate_pod_spec(spec: Option<&Value>, field: &str, errs: &mut Ve
             }
             names.push(name);
         }
-        if c.get("image")
+        if c.field("image")
             .and_then(Value::as_str)
             .unwrap_or("")
             .trim()

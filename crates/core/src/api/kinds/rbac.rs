@@ -1,6 +1,7 @@
 //! Role, ClusterRole, RoleBinding and ClusterRoleBinding (`rbac.authorization.k8s.io/v1`):
 //! rules, subjects and the immutable roleRef (pkg/apis/rbac/validation).
 
+use crate::api::meta::Fields;
 use serde_json::{json, Value};
 
 use super::super::meta::JsonPointer;
@@ -36,10 +37,10 @@ impl KindStrategy for RbacObjectStrategy {
         new: &Value,
         errs: &mut Vec<FieldError>,
     ) {
-        if info.kind.ends_with("Binding") && old.get("roleRef") != new.get("roleRef") {
+        if info.kind.ends_with("Binding") && old.field("roleRef") != new.field("roleRef") {
             errs.push(FieldError::invalid_raw(
                 "roleRef",
-                new.get("roleRef")
+                new.field("roleRef")
                     .map_or_else(|| "null".to_owned(), Value::to_string),
                 "cannot change roleRef",
             ));
@@ -50,7 +51,7 @@ impl KindStrategy for RbacObjectStrategy {
 fn validate_rbac(info: &ResourceInfo, obj: &Value, errs: &mut Vec<FieldError>) {
     match info.kind.as_str() {
         "Role" | "ClusterRole" => {
-            if let Some(rules) = obj.get("rules").and_then(Value::as_array) {
+            if let Some(rules) = obj.field("rules").and_then(Value::as_array) {
                 for (i, r) in rules.iter().enumerate() {
                     let list = |k: &str| {
                         r.get(k)
@@ -113,9 +114,9 @@ fn validate_rbac(info: &ResourceInfo, obj: &Value, errs: &mut Vec<FieldError>) {
                     &["rbac.authorization.k8s.io"],
                 ));
             }
-            if let Some(subjects) = obj.get("subjects").and_then(Value::as_array) {
+            if let Some(subjects) = obj.field("subjects").and_then(Value::as_array) {
                 for (i, s) in subjects.iter().enumerate() {
-                    let k = s.get("kind").and_then(Value::as_str).unwrap_or("");
+                    let k = s.field("kind").and_then(Value::as_str).unwrap_or("");
                     if !matches!(k, "ServiceAccount" | "User" | "Group") {
                         errs.push(FieldError::not_supported(
                             format!("subjects[{i}].kind"),
@@ -123,7 +124,7 @@ fn validate_rbac(info: &ResourceInfo, obj: &Value, errs: &mut Vec<FieldError>) {
                             &["ServiceAccount", "User", "Group"],
                         ));
                     }
-                    if s.get("name")
+                    if s.field("name")
                         .and_then(Value::as_str)
                         .unwrap_or("")
                         .is_empty()

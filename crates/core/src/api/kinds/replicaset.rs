@@ -1,5 +1,6 @@
 //! ReplicaSets (`apps/v1`), as kube's pkg/registry/apps/replicaset/strategy.go defines them.
 
+use crate::api::meta::Fields;
 use serde_json::{json, Value};
 
 use super::super::typed::{FieldTypes, Ty};
@@ -82,7 +83,7 @@ impl KindStrategy for ReplicaSetStrategy {
     }
 
     fn generation_bumps(&self, old: &Value, new: &Value) -> bool {
-        old.get("spec") != new.get("spec")
+        old.field("spec") != new.field("spec")
     }
 
     fn validate(&self, _info: &ResourceInfo, obj: &Value, errs: &mut Vec<FieldError>) {

@@ -1,6 +1,7 @@
 //! Services (`v1`): type, ports and the cluster IP allocated on create
 //! (pkg/registry/core/service).
 
+use crate::api::meta::Fields;
 use serde_json::{json, Value};
 
 use super::super::meta::JsonPointer;
@@ -40,7 +41,7 @@ impl KindStrategy for ServiceStrategy {
         if let Some(ports) = spec.get_mut("ports").and_then(Value::as_array_mut) {
             for p in ports.iter_mut().filter_map(Value::as_object_mut) {
                 default_field(p, "protocol", json!("TCP"));
-                if let Some(port) = p.get("port").cloned() {
+                if let Some(port) = p.field("port").cloned() {
                     default_field(p, "targetPort", port);
                 }
             }
@@ -67,7 +68,7 @@ impl KindStrategy for ServiceStrategy {
         match ports {
             Some(ps) if !ps.is_empty() => {
                 for (i, p) in ps.iter().enumerate() {
-                    let port = p.get("port").and_then(Value::as_i64).unwrap_or(0);
+                    let port = p.field("port").and_then(Value::as_i64).unwrap_or(0);
                     if !(1..=65535).contains(&port) {
                         errs.push(FieldError::invalid(
                             format!("spec.ports[{i}].port"),
@@ -76,7 +77,7 @@ impl KindStrategy for ServiceStrategy {
                         ));
                     }
                     if ps.len() > 1
-                        && p.get("name")
+                        && p.field("name")
                             .and_then(Value::as_str)
                             .unwrap_or("")
                             .is_empty()

@@ -8,6 +8,7 @@
 //! unless the stored object already has it; `StatefulSetAutoDeletePVC` is on, so the retention
 //! policy defaults to Retain/Retain.
 
+use crate::api::meta::Fields;
 use serde_json::{json, Map, Value};
 
 use super::super::meta::JsonPointer;
@@ -65,7 +66,7 @@ fn drop_disabled_fields(new: &mut Value, old: Option<&Value>) {
 /// Go's `%#v` of the internal `RollingUpdateStatefulSetStrategy` (maxUnavailable is always
 /// dropped by then, so its pointer is nil).
 fn go_rolling_update(ru: &Value) -> String {
-    let partition = ru.get("partition").and_then(Value::as_i64).unwrap_or(0);
+    let partition = ru.field("partition").and_then(Value::as_i64).unwrap_or(0);
     format!(
         "apps.RollingUpdateStatefulSetStrategy{{Partition:{partition}, MaxUnavailable:(*intstr.IntOrString)(nil)}}"
     )
@@ -213,14 +214,14 @@ impl KindStrategy for StatefulSetStrategy {
         };
         // `len(PodManagementPolicy) == 0`: an explicit "" is defaulted too.
         if spec
-            .get("podManagementPolicy")
+            .field("podManagementPolicy")
             .is_none_or(|v| v.is_null() || v.as_str() == Some(""))
         {
             spec.insert("podManagementPolicy".into(), json!("OrderedReady"));
         }
         if let Some(st) = map_mut(spec, "updateStrategy") {
             let untyped = st
-                .get("type")
+                .field("type")
                 .and_then(Value::as_str)
                 .unwrap_or("")
                 .is_empty();
@@ -228,7 +229,7 @@ impl KindStrategy for StatefulSetStrategy {
                 st.insert("type".into(), json!("RollingUpdate"));
                 default_field(st, "rollingUpdate", json!({}));
             }
-            if st.get("type").and_then(Value::as_str) == Some("RollingUpdate") {
+            if st.field("type").and_then(Value::as_str) == Some("RollingUpdate") {
                 if let Some(ru) = st.get_mut("rollingUpdate").and_then(Value::as_object_mut) {
                     default_field(ru, "partition", json!(0));
                 }
@@ -255,7 +256,7 @@ impl KindStrategy for StatefulSetStrategy {
 
     /// `PrepareForUpdate`: any spec change bumps the generation.
     fn generation_bumps(&self, old: &Value, new: &Value) -> bool {
-        old.get("spec") != new.get("spec")
+        old.field("spec") != new.field("spec")
     }
 
     fn prepare_for_update(&self, old: &Value, new: &mut Value) {
@@ -387,7 +388,7 @@ impl KindStrategy for StatefulSetStrategy {
         errs: &mut Vec<FieldError>,
     ) {
         let rest = |o: &Value| -> Map<String, Value> {
-            o.get("spec")
+            o.field("spec")
                 .and_then(Value::as_object)
                 .map(|m| {
                     m.iter()

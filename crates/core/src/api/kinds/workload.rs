@@ -1,6 +1,7 @@
 //! What Deployments and ReplicaSets share: the selector and pod template rules and the
 //! workload status checks (pkg/apis/apps/validation).
 
+use crate::api::meta::Fields;
 use serde_json::{json, Map, Value};
 
 use super::super::meta::JsonPointer;
@@ -36,11 +37,11 @@ pub(super) const WORKLOAD_STATUS_TYPES: &[(&str, Ty, &str)] = &[
 
 /// Go's `%#v` of an empty `v1.LabelSelector`, as kube prints it.
 pub(super) fn go_label_selector(sel: &Value) -> String {
-    let labels = match sel.get("matchLabels") {
+    let labels = match sel.field("matchLabels") {
         Some(Value::Object(m)) => go_string_map(Some(m)),
         _ => "map[string]string(nil)".to_owned(),
     };
-    let exprs = match sel.get("matchExpressions") {
+    let exprs = match sel.field("matchExpressions") {
         Some(Value::Array(a)) if a.is_empty() => "[]v1.LabelSelectorRequirement{}".to_owned(),
         Some(other) if !other.is_null() => other.to_string(),
         _ => "[]v1.LabelSelectorRequirement(nil)".to_owned(),
@@ -77,7 +78,7 @@ pub(super) fn validate_selector_selects_template(
     sel: &Value,
     errs: &mut Vec<FieldError>,
 ) {
-    if let Some(ml) = sel.get("matchLabels").and_then(Value::as_object) {
+    if let Some(ml) = sel.field("matchLabels").and_then(Value::as_object) {
         validate_labels(ml, "spec.selector.matchLabels", errs);
     }
     match super::super::selector::Selector::from_label_selector(sel) {
@@ -109,11 +110,11 @@ pub(super) fn validate_selector_and_template_for(
         None | Some(Value::Null) => errs.push(FieldError::required("spec.selector", "")),
         Some(sel) => {
             let empty = sel
-                .get("matchLabels")
+                .field("matchLabels")
                 .and_then(Value::as_object)
                 .is_none_or(Map::is_empty)
                 && sel
-                    .get("matchExpressions")
+                    .field("matchExpressions")
                     .and_then(Value::as_array)
                     .is_none_or(Vec::is_empty);
             if empty {
@@ -137,7 +138,7 @@ pub(super) fn validate_selector_and_template_for(
     match obj.at("/spec/template") {
         None | Some(Value::Null) => errs.push(FieldError::required("spec.template", "")),
         Some(t) => {
-            validate_pod_spec(t.get("spec"), "spec.template.spec", errs);
+            validate_pod_spec(t.field("spec"), "spec.template.spec", errs);
             let restart = t
                 .at("/spec/restartPolicy")
                 .and_then(Value::as_str)

@@ -3,6 +3,7 @@
 //! pod-template-hash and template equality, ReplicaSet readers, and the revision and replicas
 //! annotations (`SetNewReplicaSetAnnotations`, `SetReplicasAnnotations`).
 
+use crate::api::meta::Fields;
 use serde_json::{json, Value};
 
 use super::{
@@ -62,26 +63,29 @@ pub struct DeploymentSpec {
 
 impl DeploymentSpec {
     pub fn from_object(d: &Value) -> Self {
-        let spec = d.get("spec").unwrap_or(&Value::Null);
+        let spec = d.field("spec").unwrap_or(&Value::Null);
         let deadline = spec
-            .get("progressDeadlineSeconds")
+            .field("progressDeadlineSeconds")
             .and_then(Value::as_i64)
             .unwrap_or(600);
         DeploymentSpec {
-            replicas: spec.get("replicas").and_then(Value::as_i64).unwrap_or(1),
+            replicas: spec.field("replicas").and_then(Value::as_i64).unwrap_or(1),
             recreate: str_at(spec, "/strategy/type") == "Recreate",
             max_surge: spec.at("/strategy/rollingUpdate/maxSurge").cloned(),
             max_unavailable: spec.at("/strategy/rollingUpdate/maxUnavailable").cloned(),
             revision_history_limit: spec
-                .get("revisionHistoryLimit")
+                .field("revisionHistoryLimit")
                 .and_then(Value::as_i64)
                 .unwrap_or(10),
             progress_deadline_seconds: (deadline != MAX_INT32).then_some(deadline),
             min_ready_seconds: spec
-                .get("minReadySeconds")
+                .field("minReadySeconds")
                 .and_then(Value::as_i64)
                 .unwrap_or(0),
-            paused: spec.get("paused").and_then(Value::as_bool).unwrap_or(false),
+            paused: spec
+                .field("paused")
+                .and_then(Value::as_bool)
+                .unwrap_or(false),
         }
     }
 
@@ -310,7 +314,7 @@ enum LabelsIgnoringHash<'a> {
 }
 
 fn labels_ignoring_hash(meta: &serde_json::Map<String, Value>) -> LabelsIgnoringHash<'_> {
-    match meta.get("labels") {
+    match meta.field("labels") {
         None | Some(Value::Null) => LabelsIgnoringHash::Absent,
         Some(Value::Object(l)) if l.keys().all(|k| k == POD_TEMPLATE_HASH) => {
             LabelsIgnoringHash::Absent
@@ -373,10 +377,10 @@ pub(super) fn counts(rs: &Value) -> RsCounts {
 /// `{"metadata": {"annotations": ...}}` of an object (`{}` when its metadata is not an
 /// object): enough for the annotation setters to tell whether they would change it.
 pub(super) fn annotations_only(obj: &Value) -> Value {
-    match obj.get("metadata") {
+    match obj.field("metadata") {
         Some(Value::Object(m)) => {
             let mut meta = serde_json::Map::new();
-            if let Some(a) = m.get("annotations") {
+            if let Some(a) = m.field("annotations") {
                 meta.insert("annotations".into(), a.clone());
             }
             json!({ "metadata": meta })
@@ -408,7 +412,7 @@ impl Sync<'_, '_> {
 
     /// Whether [`Self::set_annotation`] would change `obj`.
     pub(super) fn annotation_differs(obj: &Value, k: &str, v: &str) -> bool {
-        obj.get("metadata").is_some_and(Value::is_object) && meta::annotation(obj, k) != Some(v)
+        obj.field("metadata").is_some_and(Value::is_object) && meta::annotation(obj, k) != Some(v)
     }
 
     pub(super) fn replicas_annotations(&self, rs: &mut Value) -> bool {

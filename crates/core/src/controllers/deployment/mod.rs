@@ -22,6 +22,7 @@ pub use deployment_util::{
     resolve_fenceposts, scaled_value, status_counts, DeploymentSpec, RsCounts,
 };
 
+use crate::api::meta::Fields;
 use std::sync::Arc;
 
 use serde_json::{json, Map, Value};
@@ -87,7 +88,7 @@ impl Sync<'_, '_> {
     /// The status to read (an empty object when absent), without a copy.
     fn status_ref(&self) -> &Value {
         static EMPTY: std::sync::LazyLock<Value> = std::sync::LazyLock::new(|| json!({}));
-        self.d.get("status").unwrap_or(&EMPTY)
+        self.d.field("status").unwrap_or(&EMPTY)
     }
 
     /// `dc.eventRecorder.Eventf(d, ...)`: an event about the Deployment.
@@ -185,7 +186,7 @@ impl Reconciler for DeploymentController {
         let mut rss: Vec<Value> = ctx
             .cache
             .owned_by(&uid)
-            .filter(|o| o.get("kind").and_then(Value::as_str) == Some("ReplicaSet"))
+            .filter(|o| o.field("kind").and_then(Value::as_str) == Some("ReplicaSet"))
             .map(|o| o.as_ref().clone())
             .collect();
         rss.sort_by(by_creation);

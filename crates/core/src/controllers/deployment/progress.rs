@@ -1,6 +1,7 @@
 //! Rollout progress [pkg/controller/deployment/progress.go]: the Progressing condition,
 //! completion, the progress deadline and requeueing a stuck rollout.
 
+use crate::api::meta::Fields;
 use serde_json::{json, Value};
 
 use super::deployment_util::{has_deadline, num};
@@ -225,7 +226,7 @@ fn progress_made(old: &Value, new: &Value) -> Option<String> {
 /// `getReplicaFailures`: the new ReplicaSet's ReplicaFailure, else any ReplicaSet's.
 pub(super) fn replica_failure(rss: &[Value], new_rs: Option<usize>) -> Option<Value> {
     let find = |rs: &Value| {
-        rs.get("status")
+        rs.field("status")
             .and_then(|s| conditions::find_condition(s, "ReplicaFailure"))
             .cloned()
     };

@@ -1,6 +1,7 @@
 //! The Recreate strategy [pkg/controller/deployment/recreate.go]: every old pod gone before
 //! the new ReplicaSet scales up, and the pod-deletion handler that wakes it.
 
+use crate::api::meta::Fields;
 use serde_json::Value;
 
 use super::deployment_util::{rs_spec, rs_status};
@@ -56,7 +57,7 @@ impl Sync<'_, '_> {
             .filter(|uid| Some(*uid) != new_uid)
             .any(|uid| {
                 self.ctx.cache.owned_by(uid).any(|p| {
-                    p.get("kind").and_then(Value::as_str) == Some("Pod")
+                    p.field("kind").and_then(Value::as_str) == Some("Pod")
                         && !matches!(str_at(p, "/status/phase"), "Failed" | "Succeeded")
                 })
             })
@@ -88,7 +89,7 @@ pub(super) fn recreate_without_pods(
         .any(|r| {
             cache
                 .owned_by(meta::uid(r))
-                .any(|p| p.get("kind").and_then(Value::as_str) == Some("Pod"))
+                .any(|p| p.field("kind").and_then(Value::as_str) == Some("Pod"))
         });
     (!pods_left).then_some(d_key)
 }

@@ -2,6 +2,7 @@
 //! ReplicaSet, scaling (proportionally mid-rollout), status calculation, cleanup of old
 //! ReplicaSets and the paused check.
 
+use crate::api::meta::Fields;
 use std::sync::Arc;
 
 use serde_json::{json, Value};
@@ -279,10 +280,10 @@ impl Sync<'_, '_> {
             "availableReplicas": available,
             "unavailableReplicas": unavailable,
         });
-        if let Some(c) = old.get("collisionCount") {
+        if let Some(c) = old.field("collisionCount") {
             status["collisionCount"] = c.clone();
         }
-        status["conditions"] = old.get("conditions").cloned().unwrap_or(json!([]));
+        status["conditions"] = old.field("conditions").cloned().unwrap_or(json!([]));
         let (ok, why) = available_rule(&self.spec, available);
         self.ctx.explain(why);
         let (s, reason, msg) = if ok {

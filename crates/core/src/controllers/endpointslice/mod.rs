@@ -23,6 +23,7 @@
 mod reconciler;
 mod utils;
 
+use crate::api::meta::Fields;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
@@ -114,7 +115,7 @@ fn managed(slice: &Value) -> bool {
 /// The Ready condition's lastTransitionTime (`getPodTriggerTime`).
 fn pod_trigger_time(pod: &Value) -> Option<Stamp> {
     let c = pod
-        .get("status")
+        .field("status")
         .and_then(|s| crate::conditions::find_condition(s, "Ready"))?;
     let text = str_at(c, "/lastTransitionTime");
     crate::time::parse_rfc3339_unix_ms(text).map(|ms| (ms, text.to_owned()))

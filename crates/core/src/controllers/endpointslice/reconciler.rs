@@ -2,6 +2,7 @@
 //! type's slices should become (`reconcileByAddressType`, `reconcileByPortMapping`,
 //! `getSliceToFill`, the placeholder rule), as a [`Plan`] of creates, updates and deletes.
 
+use crate::api::meta::Fields;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
@@ -187,7 +188,7 @@ pub fn plan_address_type(
     for s in existing {
         if owned_by(s, svc) {
             let ports = s
-                .get("ports")
+                .field("ports")
                 .and_then(Value::as_array)
                 .cloned()
                 .unwrap_or_default();
@@ -226,7 +227,7 @@ pub fn plan_address_type(
             .entry(key)
             .or_insert_with(|| (ports, EndpointSet::default()));
         if ep
-            .get("addresses")
+            .field("addresses")
             .and_then(Value::as_array)
             .is_some_and(|a| !a.is_empty())
         {

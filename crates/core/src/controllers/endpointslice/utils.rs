@@ -2,6 +2,7 @@
 //! `util/controller_utils.go`: which Services a pod belongs to, whether a pod change matters,
 //! the endpoint and ports for a pod, and the slice a Service starts with.
 
+use crate::api::meta::Fields;
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::{json, Map, Value};
@@ -180,22 +181,22 @@ pub fn pod_to_endpoint(
 /// the service port's protocol (in the containers, then in restartable init containers).
 pub fn find_port(pod: &Value, svc_port: &Value) -> Option<i64> {
     let protocol = svc_port
-        .get("protocol")
+        .field("protocol")
         .and_then(Value::as_str)
         .unwrap_or("TCP");
-    match svc_port.get("targetPort") {
+    match svc_port.field("targetPort") {
         Some(Value::String(name)) => {
             let named = |c: &Value| {
-                c.get("ports")
+                c.field("ports")
                     .and_then(Value::as_array)
                     .into_iter()
                     .flatten()
                     .find(|p| {
                         str_at(p, "/name") == name
-                            && p.get("protocol").and_then(Value::as_str).unwrap_or("TCP")
+                            && p.field("protocol").and_then(Value::as_str).unwrap_or("TCP")
                                 == protocol
                     })
-                    .and_then(|p| p.get("containerPort").and_then(Value::as_i64))
+                    .and_then(|p| p.field("containerPort").and_then(Value::as_i64))
             };
             let list = |k: &str| {
                 pod.at(&format!("/spec/{k}"))
@@ -231,10 +232,13 @@ pub fn endpoint_ports(svc: &Value, pod: &Value) -> Vec<Value> {
             p.insert("name".into(), json!(str_at(sp, "/name")));
             p.insert(
                 "protocol".into(),
-                json!(sp.get("protocol").and_then(Value::as_str).unwrap_or("TCP")),
+                json!(sp
+                    .field("protocol")
+                    .and_then(Value::as_str)
+                    .unwrap_or("TCP")),
             );
             p.insert("port".into(), json!(port));
-            if let Some(app) = sp.get("appProtocol").filter(|v| v.is_string()) {
+            if let Some(app) = sp.field("appProtocol").filter(|v| v.is_string()) {
                 p.insert("appProtocol".into(), app.clone());
             }
             Some(Value::Object(p))
@@ -326,7 +330,7 @@ pub(super) fn owned_by(slice: &Value, svc: &Value) -> bool {
 
 pub(super) fn endpoints_of(slice: &Value) -> Vec<Value> {
     slice
-        .get("endpoints")
+        .field("endpoints")
         .and_then(Value::as_array)
         .cloned()
         .unwrap_or_default()
@@ -351,7 +355,7 @@ pub(super) fn endpoint_hash(ep: &Value) -> EndpointHash {
 /// resourceVersion aside).
 pub(super) fn endpoints_equal_beyond_hash(a: &Value, b: &Value) -> bool {
     let target = |e: &Value| {
-        let mut t = e.get("targetRef").cloned().unwrap_or(Value::Null);
+        let mut t = e.field("targetRef").cloned().unwrap_or(Value::Null);
         if let Some(m) = t.as_object_mut() {
             m.remove("resourceVersion");
         }

@@ -2,6 +2,7 @@
 //! how many pods failed since the last success and when the last one finished, and how long a
 //! replacement waits (10 s doubling per failure, capped at 10 min).
 
+use crate::api::meta::Fields;
 use std::sync::Arc;
 
 use serde_json::Value;
@@ -86,7 +87,7 @@ pub fn finished_unix_ms(pod: &Value) -> i64 {
     let time = |ptr: &str| parse_rfc3339_unix_ms(str_at(pod, ptr));
     containers_finished(pod)
         .or_else(|| {
-            pod.get("status")
+            pod.field("status")
                 .and_then(|s| conditions::find_condition(s, "Ready"))
                 .filter(|c| str_at(c, "/status") == "False")
                 .and_then(|c| parse_rfc3339_unix_ms(str_at(c, "/lastTransitionTime")))

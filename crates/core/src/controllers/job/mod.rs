@@ -25,6 +25,7 @@ mod status;
 pub use backoff::BackoffRecord;
 pub use status::{is_finished, JobCondition, JobStatus};
 
+use crate::api::meta::Fields;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
@@ -145,7 +146,7 @@ fn controlling_job<'a>(obj: &Value, ns: &str, cache: &'a Informer) -> Option<&'a
     }
     let owner_api = meta::owner_refs(obj)
         .iter()
-        .find(|r| r.get("controller").and_then(Value::as_bool) == Some(true))
+        .find(|r| r.field("controller").and_then(Value::as_bool) == Some(true))
         .map(|r| str_at(r, "/apiVersion").to_owned())
         .unwrap_or_default();
     if owner_api != "batch/v1" {
@@ -213,7 +214,7 @@ fn past_backoff_limit_on_failure(job: &Value, pods: &[Arc<Value>]) -> bool {
                 .into_iter()
                 .filter_map(|ptr| p.at(ptr).and_then(Value::as_array))
                 .flatten()
-                .filter_map(|c| c.get("restartCount").and_then(Value::as_i64))
+                .filter_map(|c| c.field("restartCount").and_then(Value::as_i64))
                 .collect::<Vec<_>>()
         })
         .sum();
@@ -378,7 +379,7 @@ impl JobController {
         let pods: Vec<Arc<Value>> = ctx
             .cache
             .owned_by(meta::uid(&job))
-            .filter(|p| p.get("kind").and_then(Value::as_str) == Some("Pod"))
+            .filter(|p| p.field("kind").and_then(Value::as_str) == Some("Pod"))
             .cloned()
             .collect();
         let active_pods: Vec<Arc<Value>> =

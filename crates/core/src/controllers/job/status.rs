@@ -2,6 +2,7 @@
 //! fields in the Go struct's order and omitempty rules, and the condition helpers of
 //! pkg/controller/job (`newCondition`, `ensureJobConditionStatus`, `IsJobFinished`).
 
+use crate::api::meta::Fields;
 use serde_json::{json, Map, Value};
 
 use crate::api::meta::{str_at, JsonPointer};
@@ -113,12 +114,12 @@ fn strings(v: Option<&Value>) -> Vec<String> {
 
 impl JobStatus {
     pub fn read(job: &Value) -> Self {
-        let s = job.get("status").cloned().unwrap_or_else(|| json!({}));
+        let s = job.field("status").cloned().unwrap_or_else(|| json!({}));
         let int = |k: &str| s.get(k).and_then(Value::as_i64);
         let text = |k: &str| s.get(k).and_then(Value::as_str).map(str::to_owned);
         JobStatus {
             conditions: s
-                .get("conditions")
+                .field("conditions")
                 .and_then(Value::as_array)
                 .into_iter()
                 .flatten()
@@ -131,11 +132,11 @@ impl JobStatus {
             failed: int("failed").unwrap_or(0),
             terminating: int("terminating"),
             uncounted: s
-                .get("uncountedTerminatedPods")
+                .field("uncountedTerminatedPods")
                 .filter(|u| u.is_object())
                 .map(|u| Uncounted {
-                    succeeded: strings(u.get("succeeded")),
-                    failed: strings(u.get("failed")),
+                    succeeded: strings(u.field("succeeded")),
+                    failed: strings(u.field("failed")),
                 }),
             ready: int("ready"),
         }

@@ -2,6 +2,7 @@
 //! and their errors as containerd reports them, container start, readiness, exits with the
 //! CrashLoopBackOff back-off, and termination with preStop hooks.
 
+use crate::api::meta::Fields;
 use std::sync::Arc;
 
 use rand::Rng;
@@ -108,7 +109,7 @@ impl Reported {
     /// members in the same order (what kubelet builds its next status from), else kept alone.
     pub(super) fn of(status: Value, pod: Option<&Arc<Value>>) -> Reported {
         match pod {
-            Some(p) if p.get("status").is_some_and(|s| same_in_order(s, &status)) => {
+            Some(p) if p.field("status").is_some_and(|s| same_in_order(s, &status)) => {
                 Reported(Arc::clone(p))
             }
             _ => {
@@ -120,7 +121,7 @@ impl Reported {
     }
 
     pub(super) fn status(&self) -> &Value {
-        self.0.get("status").unwrap_or(&Value::Null)
+        self.0.field("status").unwrap_or(&Value::Null)
     }
 }
 

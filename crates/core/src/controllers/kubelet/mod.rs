@@ -22,6 +22,7 @@ mod status;
 pub use container_runtime::normalized_image;
 pub use status::{go_duration, STATUS_SYNC_PERIOD_MS};
 
+use crate::api::meta::Fields;
 use container_runtime::{PodRuntime, Reported, Stage};
 use status::{next_status_sync, owned_equal};
 
@@ -114,11 +115,11 @@ impl Reconciler for Kubelet {
         // the periodic sync).
         let newly_deleting =
             meta::is_terminating(new) && old.is_some_and(|o| !meta::is_terminating(o));
-        if !newly_deleting && old.is_some_and(|o| json_eq_opt(o.get("spec"), new.get("spec"))) {
+        if !newly_deleting && old.is_some_and(|o| json_eq_opt(o.field("spec"), new.field("spec"))) {
             let foreign = self.pods.get(&ev.key).is_some_and(|rt| {
                 rt.reported
                     .as_ref()
-                    .is_some_and(|r| !owned_equal(Some(r.status()), new.get("status")))
+                    .is_some_and(|r| !owned_equal(Some(r.status()), new.field("status")))
             });
             if !foreign {
                 return Vec::new();
@@ -151,9 +152,9 @@ impl Reconciler for Kubelet {
         }
         let status = self.status(&rt, &pod, ctx);
         let mut wake = Self::next_wake(&rt);
-        let mut diverged = !json_eq_opt(Some(&status), pod.get("status"));
+        let mut diverged = !json_eq_opt(Some(&status), pod.field("status"));
         let reported = json_eq_opt(rt.reported.as_ref().map(Reported::status), Some(&status));
-        if diverged && reported && owned_equal(Some(&status), pod.get("status")) {
+        if diverged && reported && owned_equal(Some(&status), pod.field("status")) {
             // Someone else changed only what the status manager does not compare (a
             // condition's times): left alone, as kube's `needsReconcile` leaves it.
             diverged = false;

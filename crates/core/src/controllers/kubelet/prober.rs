@@ -8,6 +8,7 @@
 //! probe records a Warning `Unhealthy` Event. A probe fails while the container's image has the
 //! `probeFails` behaviour.
 
+use crate::api::meta::Fields;
 use rand::Rng;
 use serde_json::Value;
 
@@ -50,18 +51,18 @@ impl Probe {
         let containers = pod.at("/spec/containers").and_then(Value::as_array)?;
         let (c, probe) = containers
             .iter()
-            .find_map(|c| c.get("readinessProbe").map(|p| (c, p)))?;
+            .find_map(|c| c.field("readinessProbe").map(|p| (c, p)))?;
         let int = |k: &str, d: u64| probe.get(k).and_then(Value::as_u64).unwrap_or(d);
-        let handler = if probe.get("httpGet").is_some() {
+        let handler = if probe.field("httpGet").is_some() {
             Handler::Http
-        } else if let Some(t) = probe.get("tcpSocket") {
-            let port = match t.get("port") {
+        } else if let Some(t) = probe.field("tcpSocket") {
+            let port = match t.field("port") {
                 Some(Value::String(s)) => s.clone(),
                 Some(v) => v.to_string(),
                 None => String::new(),
             };
             Handler::Tcp { port }
-        } else if probe.get("grpc").is_some() {
+        } else if probe.field("grpc").is_some() {
             Handler::Grpc
         } else {
             Handler::Exec

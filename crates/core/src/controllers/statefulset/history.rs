@@ -5,6 +5,7 @@
 //! `CreateControllerRevision`, `UpdateControllerRevision`, `FindEqualRevisions`,
 //! `SortControllerRevisions`].
 
+use crate::api::meta::Fields;
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
@@ -90,7 +91,7 @@ pub fn new_revision(set: &Value, revision: i64, collision_count: i64) -> Value {
 
 /// `EqualRevision`: the hash labels differ only when the data does, so equal data decides.
 fn equal(a: &Value, b: &Value) -> bool {
-    a.get("data") == b.get("data")
+    a.field("data") == b.field("data")
 }
 
 /// The set's revisions (`ListRevisions`, claimed by controllerRef), sorted.
@@ -168,7 +169,7 @@ fn create(
 ) -> Result<Arc<Value>, ReconcileError> {
     let ns = meta::namespace(set).to_owned();
     loop {
-        let hash = revision_hash(&revision["data"], *collision_count);
+        let hash = revision_hash(revision.member("data"), *collision_count);
         let name = revision_name(meta::name(set), &hash);
         revision["metadata"]["name"] = json!(name);
         match ctx.send(ApiRequest::create(
@@ -184,7 +185,7 @@ fn create(
                     &ns,
                     &name,
                 ))?;
-                if existing.get("data") == revision.get("data") {
+                if existing.field("data") == revision.field("data") {
                     return Ok(existing);
                 }
                 *collision_count += 1;

@@ -3,6 +3,7 @@
 //! range `spec.ordinals.start` opens, the pod-name and pod-index labels, the hostname and
 //! subdomain, the claim volumes of `volumeClaimTemplates`, and the revision label.
 
+use crate::api::meta::Fields;
 use serde_json::{json, Map, Value};
 
 use crate::api::meta::{self, str_at, JsonPointer};
@@ -212,7 +213,7 @@ pub fn new_versioned_pod(
     let start = start_ordinal(current_set);
     let current_replicas = meta::i64_at(current_set, "/status/currentReplicas").unwrap_or(0);
     let partition = ru
-        .and_then(|r| r.get("partition"))
+        .and_then(|r| r.field("partition"))
         .and_then(Value::as_i64)
         .unwrap_or(0);
     let at_current = (rolling && ru.is_none() && ordinal < start + current_replicas)

@@ -20,6 +20,7 @@
 pub mod history;
 pub mod identity;
 
+use crate::api::meta::Fields;
 use std::sync::Arc;
 
 use serde_json::{json, Map, Value};
@@ -336,8 +337,8 @@ impl StatefulSetController {
         claimed: &[Arc<Value>],
     ) -> (SetStatus, Result<(), ReconcileError>) {
         let (current_name, update_name) = (meta::name(&revs.current), meta::name(&revs.update));
-        let current_set = apply_revision(set, revs.current.get("data").unwrap_or(&Value::Null));
-        let update_set = apply_revision(set, revs.update.get("data").unwrap_or(&Value::Null));
+        let current_set = apply_revision(set, revs.current.field("data").unwrap_or(&Value::Null));
+        let update_set = apply_revision(set, revs.update.field("data").unwrap_or(&Value::Null));
         let min_ready = int(set, "/spec/minReadySeconds");
         let now = ctx.now;
         let mut status = SetStatus {
@@ -418,7 +419,7 @@ impl StatefulSetController {
             .at("/spec/updateStrategy/rollingUpdate")
             .filter(|v| !v.is_null())
             .map_or(0, |ru| {
-                ru.get("partition").and_then(Value::as_i64).unwrap_or(0)
+                ru.field("partition").and_then(Value::as_i64).unwrap_or(0)
             });
         for target in (0..replica_pods.len()).rev() {
             if (target as i64) < update_min {

@@ -1,6 +1,7 @@
 //! Node, Service, EndpointSlice and Event rows [printers.go `printNode`, `printService`,
 //! `printEndpointSlice`, `printEvent`].
 
+use crate::api::meta::Fields;
 use std::collections::BTreeSet;
 
 use serde_json::{json, Value};
@@ -147,7 +148,7 @@ pub(super) fn event_cells(ev: &Value, now: SimTime) -> Vec<Value> {
         None => first.clone(),
     };
     let mut count = n(ev, "/count");
-    if ev.get("series").is_some_and(|v| !v.is_null()) {
+    if ev.field("series").is_some_and(|v| !v.is_null()) {
         last = since(
             ev.pointer("/series/lastObservedTime")
                 .and_then(Value::as_str),
@@ -200,7 +201,7 @@ pub(super) fn endpointslice_cells(slice: &Value, now: SimTime) -> Vec<Value> {
     let ports: Vec<String> = items("ports")
         .iter()
         .map(
-            |p| match (p.get("port").and_then(Value::as_i64), p.get("name")) {
+            |p| match (p.field("port").and_then(Value::as_i64), p.field("name")) {
                 (Some(n), _) => n.to_string(),
                 (None, Some(Value::String(name))) => name.clone(),
                 _ => "*".to_owned(),
@@ -210,7 +211,7 @@ pub(super) fn endpointslice_cells(slice: &Value, now: SimTime) -> Vec<Value> {
     let addresses: Vec<String> = items("endpoints")
         .iter()
         .flat_map(|e| {
-            e.get("addresses")
+            e.field("addresses")
                 .and_then(Value::as_array)
                 .cloned()
                 .unwrap_or_default()

@@ -1,5 +1,6 @@
 //! HorizontalPodAutoscaler rows [printers.go `printHorizontalPodAutoscaler`, `formatHPAMetrics`].
 
+use crate::api::meta::Fields;
 use serde_json::{json, Value};
 
 use super::{n, since};
@@ -63,7 +64,7 @@ pub(super) fn hpa_targets(hpa: &Value) -> String {
                 }
                 "Pods" => {
                     let cur = status
-                        .map(|st| &st["pods"])
+                        .map(|st| st.member("pods"))
                         .filter(|v| !v.is_null())
                         .map_or("<unknown>".to_owned(), |p| {
                             q(p.pointer("/current/averageValue"))

@@ -7,6 +7,7 @@
 //! descriptions are Converge's own one-line summaries (kube sends its API docs there; no client
 //! shows them).
 
+use crate::api::meta::Fields;
 use serde_json::{json, Value};
 
 use crate::api::meta::{self, str_at};
@@ -131,7 +132,7 @@ fn cells(gr: &GroupResource, obj: &Value, now: SimTime) -> (Vec<Value>, Option<V
         }
         ("", "serviceaccounts") => {
             let secrets = obj
-                .get("secrets")
+                .field("secrets")
                 .and_then(Value::as_array)
                 .map_or(0, Vec::len);
             plain(vec![json!(meta::name(obj)), json!(secrets), age()])
@@ -202,7 +203,7 @@ pub(super) fn row(
         IncludeObject::Metadata => json!({
             "kind": "PartialObjectMetadata",
             "apiVersion": "meta.k8s.io/v1",
-            "metadata": obj.get("metadata").cloned().unwrap_or_else(|| json!({})),
+            "metadata": obj.field("metadata").cloned().unwrap_or_else(|| json!({})),
         }),
     };
     let mut r = json!({"cells": cells, "object": object});

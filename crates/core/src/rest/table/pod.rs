@@ -1,6 +1,7 @@
 //! Pod rows [printers.go `printPod`]: READY, the STATUS reason (init containers, sidecars,
 //! terminating pods), RESTARTS with the age of the last restart, and the wide cells.
 
+use crate::api::meta::Fields;
 use std::collections::BTreeSet;
 
 use serde_json::{json, Value};
@@ -81,8 +82,8 @@ pub(super) fn pod_cells(pod: &Value, now: SimTime) -> (Vec<Value>, Option<Value>
         if terminated.is_some_and(|t| n(t, "/exitCode") == 0) {
             continue;
         }
-        if sidecar && cs.get("started").and_then(Value::as_bool) == Some(true) {
-            if cs.get("ready").and_then(Value::as_bool) == Some(true) {
+        if sidecar && cs.field("started").and_then(Value::as_bool) == Some(true) {
+            if cs.field("ready").and_then(Value::as_bool) == Some(true) {
                 ready += 1;
             }
             continue;
@@ -138,7 +139,7 @@ pub(super) fn pod_cells(pod: &Value, now: SimTime) -> (Vec<Value>, Option<Value>
                 } else {
                     format!("ExitCode:{}", n(t, "/exitCode"))
                 };
-            } else if cs.get("ready").and_then(Value::as_bool) == Some(true)
+            } else if cs.field("ready").and_then(Value::as_bool) == Some(true)
                 && cs.pointer("/state/running").is_some_and(|r| !r.is_null())
             {
                 has_running = true;

@@ -2,6 +2,7 @@
 //! `printDeployment`, `printReplicaSet`, `printJob`, `printDaemonSet`, `printStatefulSet`,
 //! `printControllerRevision`].
 
+use crate::api::meta::Fields;
 use serde_json::{json, Value};
 
 use super::{containers, format_labels, n, or_none, since};
@@ -111,7 +112,7 @@ pub(super) fn controllerrevision_cells(cr: &Value, now: SimTime) -> Vec<Value> {
                 .and_then(Value::as_array)
                 .and_then(|refs| {
                     refs.iter()
-                        .find(|r| r.get("controller").and_then(Value::as_bool) == Some(true))
+                        .find(|r| r.field("controller").and_then(Value::as_bool) == Some(true))
                 })
                 .map(|r| crate::api::meta::str_at(r, "/apiVersion"))
                 .unwrap_or("");

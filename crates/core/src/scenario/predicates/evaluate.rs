@@ -1,6 +1,7 @@
 //! Whether a check holds on one object (kstatus, a field, a condition, existence) at a time,
 //! with the expected and observed values as text for the report.
 
+use crate::api::meta::Fields;
 use serde_json::Value;
 
 use super::Check;
@@ -75,12 +76,12 @@ pub(crate) fn evaluate(check: &Check, obj: Option<&Value>, now: SimTime) -> (boo
                 return (false, expected, "no such object".into());
             };
             let found = obj
-                .get("status")
-                .and_then(|s| s.get("conditions"))
+                .field("status")
+                .and_then(|s| s.field("conditions"))
                 .and_then(Value::as_array)
                 .and_then(|cs| {
                     cs.iter()
-                        .find(|c| c.get("type").and_then(Value::as_str) == Some(type_.as_str()))
+                        .find(|c| c.field("type").and_then(Value::as_str) == Some(type_.as_str()))
                 });
             let Some(c) = found else {
                 return (false, expected, format!("no {type_} condition"));

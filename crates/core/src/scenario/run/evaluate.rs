@@ -1,6 +1,7 @@
 //! Whether an expectation's check holds on the whole world (a count of objects, answered
 //! requests) or, through [`evaluate`], on its object.
 
+use crate::api::meta::Fields;
 use serde_json::Value;
 
 use crate::api::meta::{event_source, str_at};
@@ -103,7 +104,7 @@ pub(crate) fn evaluate_in(
                 })
                 .map(|ev| {
                     ev.pointer("/series/count")
-                        .or_else(|| ev.get("count"))
+                        .or_else(|| ev.field("count"))
                         .and_then(Value::as_i64)
                         .filter(|c| *c > 0)
                         .unwrap_or(1)
@@ -167,6 +168,6 @@ fn owned_by(obj: &Value, uid: Option<&str>) -> bool {
         .and_then(Value::as_array)
         .is_some_and(|refs| {
             refs.iter()
-                .any(|r| r.get("uid").and_then(Value::as_str) == uid)
+                .any(|r| r.field("uid").and_then(Value::as_str) == uid)
         })
 }

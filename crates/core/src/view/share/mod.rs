@@ -8,6 +8,7 @@
 
 pub mod link;
 
+use crate::api::meta::Fields;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;
 use serde::{Deserialize, Serialize};
@@ -211,7 +212,7 @@ pub fn to_json(w: &Workspace) -> String {
 /// missing field), then the fields, then their bounds.
 pub fn from_json(text: &str) -> Result<Workspace, ShareError> {
     let v: serde_json::Value = serde_json::from_str(text).map_err(|e| json_error(&e))?;
-    let found = match v.get("v") {
+    let found = match v.field("v") {
         None => 0,
         Some(n) => n
             .as_u64()
