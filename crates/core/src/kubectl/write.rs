@@ -338,18 +338,7 @@ pub fn apply(run: &mut Run<'_, '_>, p: &Parsed, mode: Mode) -> Option<()> {
                     let created = name_of(&answer.body).to_owned();
                     run.stdout(&format!("{}/{created} created\n", m.kind_prefix()));
                 } else {
-                    let reason = answer
-                        .body
-                        .member("reason")
-                        .as_str()
-                        .unwrap_or("")
-                        .to_owned();
-                    let msg = answer
-                        .body
-                        .member("message")
-                        .as_str()
-                        .unwrap_or("")
-                        .to_owned();
+                    let (reason, msg) = reason_and_message(&answer.body);
                     run.stderr(&format!(
                         "Error from server ({reason}): error when creating \"{file}\": {msg}\n"
                     ));
@@ -482,18 +471,7 @@ fn apply_one(run: &mut Run<'_, '_>, m: &Mapping, ns: &str, name: &str, file: &st
         if answer.ok() {
             run.stdout(&format!("{}/{name} created\n", m.kind_prefix()));
         } else {
-            let reason = answer
-                .body
-                .member("reason")
-                .as_str()
-                .unwrap_or("")
-                .to_owned();
-            let msg = answer
-                .body
-                .member("message")
-                .as_str()
-                .unwrap_or("")
-                .to_owned();
+            let (reason, msg) = reason_and_message(&answer.body);
             run.stderr(&format!(
                 "Error from server ({reason}): error when creating \"{file}\": {msg}\n"
             ));
@@ -1019,4 +997,10 @@ pub fn label(run: &mut Run<'_, '_>, p: &Parsed, field: MetaField) -> Option<()> 
 /// decides by `=`/`-` alone, so this only keeps `TYPE/NAME-` forms together.
 fn resource_like(a: &str) -> bool {
     a.contains('/')
+}
+
+/// A refusal's `reason` and `message` (empty when absent), for kubectl's error lines.
+fn reason_and_message(status: &Value) -> (&str, &str) {
+    let text = |key| status.member(key).as_str().unwrap_or("");
+    (text("reason"), text("message"))
 }
