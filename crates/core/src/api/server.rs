@@ -383,7 +383,11 @@ impl ApiServer {
                 RequestBody::Object(b) => meta_str(b, "name").to_owned(),
                 _ => String::new(),
             };
-            return Some(ObjectKey::new(GroupResource::new("", "pods"), &ns, &name));
+            return Some(ObjectKey::new(
+                crate::group_resource!("", "pods"),
+                &ns,
+                &name,
+            ));
         }
         let ns = self.request_namespace(info, req, body).ok()?;
         let name = if req.name.is_empty() {

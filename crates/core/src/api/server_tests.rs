@@ -10,7 +10,7 @@ const ALICE: &str = "alice";
 const T0: SimTime = SimTime(1_000);
 
 fn deployments() -> GroupResource {
-    GroupResource::new("apps", "deployments")
+    crate::group_resource!("apps", "deployments")
 }
 
 fn deployment(name: &str, replicas: i64) -> Value {
@@ -42,12 +42,12 @@ fn a_new_server_has_namespaces_and_the_default_policy_but_no_history() {
     let s = ApiServer::new();
     assert!(s
         .get(&ObjectKey::new(
-            GroupResource::new("", "namespaces"),
+            crate::group_resource!("", "namespaces"),
             "",
             "default"
         ))
         .is_some());
-    let crb = GroupResource::new("rbac.authorization.k8s.io", "clusterrolebindings");
+    let crb = crate::group_resource!("rbac.authorization.k8s.io", "clusterrolebindings");
     assert!(s.get(&ObjectKey::new(crb, "", "cluster-admin")).is_some());
     assert_eq!(s.audit().count(), 0);
     assert_eq!(s.pending_watch_events(), 0);
@@ -413,7 +413,7 @@ fn unknown_principals_may_not_even_read() {
     assert_eq!(e.message, "deployments.apps \"web\" is forbidden: User \"mallory\" cannot get resource \"deployments\" in API group \"apps\" in the namespace \"default\"");
     let e = err(
         &mut s,
-        ApiRequest::list("mallory", GroupResource::new("", "nodes"), "", None),
+        ApiRequest::list("mallory", crate::group_resource!("", "nodes"), "", None),
     );
     assert_eq!(e.message, "nodes is forbidden: User \"mallory\" cannot list resource \"nodes\" in API group \"\" at the cluster scope");
     let e = err(
@@ -492,7 +492,7 @@ fn bad_input_is_refused_with_a_clear_message_and_no_change() {
         &mut s,
         ApiRequest::create(
             ALICE,
-            GroupResource::new("example.com", "widgets"),
+            crate::group_resource!("example.com", "widgets"),
             "default",
             json!({}),
         ),
@@ -547,7 +547,7 @@ fn bad_input_is_refused_with_a_clear_message_and_no_change() {
 #[test]
 fn huge_documents_are_refused_by_size() {
     let mut s = ApiServer::new();
-    let cms = GroupResource::new("", "configmaps");
+    let cms = crate::group_resource!("", "configmaps");
     let big = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "big"}, "data": {"k": "x".repeat(4 * 1024 * 1024)}});
     let e = err(
         &mut s,
@@ -771,11 +771,11 @@ fn create_pod_of(s: &mut ApiServer, rs: &Value) -> Value {
 }
 
 fn replicasets() -> GroupResource {
-    GroupResource::new("apps", "replicasets")
+    crate::group_resource!("apps", "replicasets")
 }
 
 fn pods() -> GroupResource {
-    GroupResource::new("", "pods")
+    crate::group_resource!("", "pods")
 }
 
 #[test]
@@ -841,7 +841,7 @@ fn an_owner_that_still_exists_keeps_its_dependents() {
         );
     rs["metadata"]["ownerReferences"][1]["uid"] = json!(
         s.get(&ObjectKey::new(
-            GroupResource::new("", "namespaces"),
+            crate::group_resource!("", "namespaces"),
             "",
             "default"
         ))
@@ -1125,7 +1125,7 @@ fn a_dependent_with_an_owner_left_only_loses_the_reference_to_the_removed_one() 
     let d = web(&s);
     let ns = s
         .get(&ObjectKey::new(
-            GroupResource::new("", "namespaces"),
+            crate::group_resource!("", "namespaces"),
             "",
             "default",
         ))
@@ -1390,7 +1390,7 @@ fn pods_run_as_an_existing_service_account_with_its_token_mounted() {
         &mut s,
         ApiRequest::create(
             ALICE,
-            GroupResource::new("", "serviceaccounts"),
+            crate::group_resource!("", "serviceaccounts"),
             "default",
             sa,
         ),
@@ -1412,7 +1412,7 @@ fn pods_run_as_an_existing_service_account_with_its_token_mounted() {
     let ns = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "team"}});
     ok(
         &mut s,
-        ApiRequest::create("admin", GroupResource::new("", "namespaces"), "", ns),
+        ApiRequest::create("admin", crate::group_resource!("", "namespaces"), "", ns),
     );
     ok(
         &mut s,
@@ -1448,7 +1448,12 @@ fn the_scheduler_binds_pods_and_kubelets_write_only_their_pods_status() {
     let mut s = ApiServer::new();
     ok(
         &mut s,
-        ApiRequest::create("admin", GroupResource::new("", "nodes"), "", node("node-1")),
+        ApiRequest::create(
+            "admin",
+            crate::group_resource!("", "nodes"),
+            "",
+            node("node-1"),
+        ),
     );
     let pod = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": {"containers": [{"name": "c", "image": "nginx"}]}});
     let p = ok(&mut s, ApiRequest::create(ALICE, pods(), "default", pod));
@@ -1504,13 +1509,18 @@ fn services_get_a_cluster_ip_and_configmaps_have_no_status_subresource() {
     let svc = json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "web"}, "spec": {"selector": {"app": "web"}, "ports": [{"port": 80}]}});
     let v = ok(
         &mut s,
-        ApiRequest::create(ALICE, GroupResource::new("", "services"), "default", svc),
+        ApiRequest::create(
+            ALICE,
+            crate::group_resource!("", "services"),
+            "default",
+            svc,
+        ),
     );
     assert_eq!(v["spec"]["clusterIP"], "10.96.0.2");
     assert_eq!(v["spec"]["ports"][0]["targetPort"], 80);
     assert!(v["metadata"].get("generation").is_none());
     let cm = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "data": {"k": "v"}});
-    let cms = GroupResource::new("", "configmaps");
+    let cms = crate::group_resource!("", "configmaps");
     ok(
         &mut s,
         ApiRequest::create(ALICE, cms.clone(), "default", cm.clone()),
@@ -1535,7 +1545,7 @@ fn crd(with_status: bool) -> Value {
 }
 
 fn databases() -> GroupResource {
-    GroupResource::new("example.com", "databases")
+    crate::group_resource!("example.com", "databases")
 }
 
 fn db(name: &str) -> Value {
@@ -1545,7 +1555,7 @@ fn db(name: &str) -> Value {
 const DBC: &str = principals::DATABASE_CONTROLLER;
 
 fn crds() -> GroupResource {
-    GroupResource::new("apiextensions.k8s.io", "customresourcedefinitions")
+    crate::group_resource!("apiextensions.k8s.io", "customresourcedefinitions")
 }
 
 #[test]
@@ -1755,7 +1765,7 @@ fn rbac_objects_added_at_runtime_take_effect() {
         &mut s,
         ApiRequest::create(
             "admin",
-            GroupResource::new("rbac.authorization.k8s.io", "roles"),
+            crate::group_resource!("rbac.authorization.k8s.io", "roles"),
             "default",
             role,
         ),
@@ -1764,7 +1774,7 @@ fn rbac_objects_added_at_runtime_take_effect() {
         &mut s,
         ApiRequest::create(
             "admin",
-            GroupResource::new("rbac.authorization.k8s.io", "rolebindings"),
+            crate::group_resource!("rbac.authorization.k8s.io", "rolebindings"),
             "default",
             binding,
         ),
@@ -1779,7 +1789,7 @@ fn rbac_objects_added_at_runtime_take_effect() {
         &mut s,
         ApiRequest::delete(
             "admin",
-            GroupResource::new("rbac.authorization.k8s.io", "rolebindings"),
+            crate::group_resource!("rbac.authorization.k8s.io", "rolebindings"),
             "default",
             "carol",
         ),
@@ -1825,7 +1835,7 @@ fn controllers_record_events_and_users_read_them() {
     let ev = json!({"apiVersion": "v1", "kind": "Event", "metadata": {"name": "web.1"},
         "involvedObject": {"kind": "Deployment", "name": "web", "namespace": "default"},
         "reason": "ScalingReplicaSet", "message": "Scaled up replica set web-1 to 3", "type": "Normal"});
-    let events = GroupResource::new("", "events");
+    let events = crate::group_resource!("", "events");
     ok(
         &mut s,
         ApiRequest::create(DC, events.clone(), "default", ev),
@@ -1880,7 +1890,7 @@ fn kinds_without_generation_never_get_one() {
     let hpa = json!({"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler", "metadata": {"name": "web", "generation": 7},
         "spec": {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"}, "maxReplicas": 5},
         "status": {"currentReplicas": 9}});
-    let hpas = GroupResource::new("autoscaling", "horizontalpodautoscalers");
+    let hpas = crate::group_resource!("autoscaling", "horizontalpodautoscalers");
     let h = ok(
         &mut s,
         ApiRequest::create(ALICE, hpas.clone(), "default", hpa),
@@ -2033,7 +2043,7 @@ fn editing_a_crd_can_turn_the_status_subresource_on() {
 #[test]
 fn kubelets_may_only_modify_their_own_node() {
     let mut s = ApiServer::new();
-    let nodes = GroupResource::new("", "nodes");
+    let nodes = crate::group_resource!("", "nodes");
     ok(
         &mut s,
         ApiRequest::create(
@@ -2082,7 +2092,7 @@ fn kubelets_may_only_modify_their_own_node() {
 fn deleting_a_namespace_removes_its_contents() {
     let mut s = server_with_web();
     let ns = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "team-a"}});
-    let nss = GroupResource::new("", "namespaces");
+    let nss = crate::group_resource!("", "namespaces");
     ok(&mut s, ApiRequest::create("admin", nss.clone(), "", ns));
     ok(
         &mut s,

@@ -114,12 +114,12 @@ impl Store {
     /// Returns the stored key, for indexes kept elsewhere to share.
     pub fn put_shared(&mut self, key: ObjectKey, obj: Arc<Value>) -> Arc<ObjectKey> {
         self.note_write(&key);
-        if let Some(old) = self.objects.get(&key).cloned() {
+        let key = Arc::new(key);
+        // One walk of the map: the insert answers with the version it replaced.
+        if let Some(old) = self.objects.insert(Arc::clone(&key), Arc::clone(&obj)) {
             self.unindex(&key, &old);
         }
-        let key = Arc::new(key);
         self.index(&key, &obj);
-        self.objects.insert(Arc::clone(&key), obj);
         key
     }
 
@@ -175,14 +175,17 @@ mod tests {
         ] {
             s.put(key(res, ns, name), json!({"metadata": {"name": name}}));
         }
-        let pods = GroupResource::new("", "pods");
+        let pods = crate::group_resource!("", "pods");
         let names: Vec<&str> = s
             .range(&pods, Some("a"))
             .map(|(k, _)| k.name.as_str())
             .collect();
         assert_eq!(names, ["p1", "p3"]);
         assert_eq!(s.range(&pods, None).count(), 3);
-        assert_eq!(s.range(&GroupResource::new("", "nodes"), None).count(), 0);
+        assert_eq!(
+            s.range(&crate::group_resource!("", "nodes"), None).count(),
+            0
+        );
     }
 
     #[test]

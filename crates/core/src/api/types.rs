@@ -2,6 +2,9 @@
 //! events and audit entries. These are the contract between the API server, the engine, the
 //! controllers, the CLI and the web view; they mirror kube-apiserver's REST shapes.
 
+use std::cell::RefCell;
+use std::sync::Arc;
+
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -30,23 +33,55 @@ mod sim_time_ms {
 
 /// A REST resource: API group (empty for the core group) and lower-case plural, e.g.
 /// `apps`/`deployments`, ``/`pods`, `example.com`/`databases`.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-pub struct GroupResource {
+///
+/// Interned: every `GroupResource` with the same strings shares one allocation (a table per
+/// thread, in [`GroupResource::new`] and deserialization), so the ordered maps' key
+/// comparisons, which find the same resource on both sides almost always, answer `Equal` from
+/// the pointers without comparing strings, and a key's clone copies a pointer. Order, equality
+/// and hashing are the strings' (`GroupResourceParts`'): the pointers only shortcut them.
+#[derive(Clone)]
+pub struct GroupResource(Arc<GroupResourceParts>);
+
+/// The strings of a [`GroupResource`], read through it (`gr.group`, `gr.resource`).
+#[derive(Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct GroupResourceParts {
     pub group: Name,
     pub resource: Name,
 }
 
+thread_local! {
+    /// The interned resources, sorted by their strings. A program names a few dozen; requests
+    /// for unknown resources add theirs (kept: a few dozen bytes each).
+    static INTERNED: RefCell<Vec<Arc<GroupResourceParts>>> = const { RefCell::new(Vec::new()) };
+}
+
 impl GroupResource {
     pub fn new(group: &str, resource: &str) -> Self {
-        GroupResource {
-            group: group.into(),
-            resource: resource.into(),
-        }
+        INTERNED.with(|table| {
+            let mut table = table.borrow_mut();
+            let at = table.binary_search_by(|p| {
+                p.group
+                    .as_str()
+                    .cmp(group)
+                    .then_with(|| p.resource.as_str().cmp(resource))
+            });
+            match at {
+                Ok(i) => GroupResource(Arc::clone(&table[i])),
+                Err(i) => {
+                    let parts = Arc::new(GroupResourceParts {
+                        group: group.into(),
+                        resource: resource.into(),
+                    });
+                    table.insert(i, Arc::clone(&parts));
+                    GroupResource(parts)
+                }
+            }
+        })
     }
 
     /// `v1/Event`'s resource, `events` in the core group.
     pub fn events() -> Self {
-        GroupResource::new("", "events")
+        crate::group_resource!("", "events")
     }
 
     /// Whether this is [`Self::events`].
@@ -61,6 +96,80 @@ impl GroupResource {
         } else {
             format!("{}.{}", self.resource, self.group)
         }
+    }
+}
+
+/// A [`GroupResource`] of two constant strings, interned once per thread at the call site: a
+/// reference count where [`GroupResource::new`] searches the table (the helpers such as
+/// `pods()` are called by every controller's `watches` on every watch event).
+#[macro_export]
+macro_rules! group_resource {
+    ($group:expr, $resource:expr) => {{
+        ::std::thread_local! {
+            static INTERNED: $crate::api::GroupResource =
+                $crate::api::GroupResource::new($group, $resource);
+        }
+        INTERNED.with(::std::clone::Clone::clone)
+    }};
+}
+
+impl std::ops::Deref for GroupResource {
+    type Target = GroupResourceParts;
+
+    fn deref(&self) -> &GroupResourceParts {
+        &self.0
+    }
+}
+
+impl PartialEq for GroupResource {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0) || *self.0 == *other.0
+    }
+}
+
+impl Eq for GroupResource {}
+
+impl PartialOrd for GroupResource {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for GroupResource {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        if Arc::ptr_eq(&self.0, &other.0) {
+            std::cmp::Ordering::Equal
+        } else {
+            self.0.cmp(&other.0)
+        }
+    }
+}
+
+impl std::hash::Hash for GroupResource {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.0.hash(state);
+    }
+}
+
+impl std::fmt::Debug for GroupResource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GroupResource")
+            .field("group", &self.group)
+            .field("resource", &self.resource)
+            .finish()
+    }
+}
+
+impl Serialize for GroupResource {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.0.serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for GroupResource {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let parts = GroupResourceParts::deserialize(d)?;
+        Ok(GroupResource::new(&parts.group, &parts.resource))
     }
 }
 
@@ -428,7 +537,7 @@ impl ApiRequest {
     pub fn bind(principal: &str, namespace: &str, pod: &str, node: &str) -> Self {
         Self::create(
             principal,
-            GroupResource::new("", "bindings"),
+            crate::group_resource!("", "bindings"),
             namespace,
             serde_json::json!({
                 "apiVersion": "v1",

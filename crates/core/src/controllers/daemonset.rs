@@ -38,10 +38,10 @@ use crate::runtime::{
 use crate::time::SimTime;
 
 pub fn daemonsets() -> GroupResource {
-    GroupResource::new("apps", "daemonsets")
+    crate::group_resource!("apps", "daemonsets")
 }
 pub fn controllerrevisions() -> GroupResource {
-    GroupResource::new("apps", "controllerrevisions")
+    crate::group_resource!("apps", "controllerrevisions")
 }
 
 /// The DaemonSet as its events name it.

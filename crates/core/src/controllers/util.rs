@@ -17,28 +17,28 @@ use crate::runtime::{Ctx, EventNote, EventType, ObjectRef};
 pub use crate::api::meta::name;
 
 pub fn deployments() -> GroupResource {
-    GroupResource::new("apps", "deployments")
+    crate::group_resource!("apps", "deployments")
 }
 pub fn replicasets() -> GroupResource {
-    GroupResource::new("apps", "replicasets")
+    crate::group_resource!("apps", "replicasets")
 }
 pub fn pods() -> GroupResource {
-    GroupResource::new("", "pods")
+    crate::group_resource!("", "pods")
 }
 pub fn nodes() -> GroupResource {
-    GroupResource::new("", "nodes")
+    crate::group_resource!("", "nodes")
 }
 pub fn configmaps() -> GroupResource {
-    GroupResource::new("", "configmaps")
+    crate::group_resource!("", "configmaps")
 }
 pub fn hpas() -> GroupResource {
-    GroupResource::new("autoscaling", "horizontalpodautoscalers")
+    crate::group_resource!("autoscaling", "horizontalpodautoscalers")
 }
 pub fn jobs() -> GroupResource {
-    GroupResource::new("batch", "jobs")
+    crate::group_resource!("batch", "jobs")
 }
 pub fn databases() -> GroupResource {
-    GroupResource::new("example.com", "databases")
+    crate::group_resource!("example.com", "databases")
 }
 
 /// Whether `labels` satisfy a `matchLabels` selector. An empty selector matches nothing here,

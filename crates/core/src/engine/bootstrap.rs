@@ -210,7 +210,7 @@ impl World {
         for (group, plural, version, kind, status) in &crds {
             world.request_as_setup(ApiRequest::create(
                 ADMIN,
-                GroupResource::new("apiextensions.k8s.io", "customresourcedefinitions"),
+                crate::group_resource!("apiextensions.k8s.io", "customresourcedefinitions"),
                 "",
                 crd(group, plural, version, kind, *status),
             ));
@@ -255,9 +255,9 @@ impl World {
         {
             for obj in policy {
                 let gr = if obj.member("kind") == "ClusterRole" {
-                    GroupResource::new("rbac.authorization.k8s.io", "clusterroles")
+                    crate::group_resource!("rbac.authorization.k8s.io", "clusterroles")
                 } else {
-                    GroupResource::new("rbac.authorization.k8s.io", "clusterrolebindings")
+                    crate::group_resource!("rbac.authorization.k8s.io", "clusterrolebindings")
                 };
                 world.request_as_setup(ApiRequest::create(ADMIN, gr, "", obj));
             }
@@ -375,11 +375,11 @@ fn rbac_grant(
     };
     vec![
         (
-            GroupResource::new("rbac.authorization.k8s.io", "clusterroles"),
+            crate::group_resource!("rbac.authorization.k8s.io", "clusterroles"),
             json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": {"name": role}, "rules": rules}),
         ),
         (
-            GroupResource::new("rbac.authorization.k8s.io", "clusterrolebindings"),
+            crate::group_resource!("rbac.authorization.k8s.io", "clusterrolebindings"),
             json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding", "metadata": {"name": role},
                 "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": role},
                 "subjects": [subject]}),

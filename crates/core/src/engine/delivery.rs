@@ -284,13 +284,13 @@ impl World {
         if slot.state == RunState::Crashed {
             return;
         }
-        let old = slot.informer.get(&event.key).cloned();
-        let applied = slot.informer.apply(event, object);
-        let keyed = if applied {
-            slot.controller
-                .keys_after(event, old.as_ref(), object, &slot.informer)
-        } else {
-            Vec::new()
+        let replaced = slot.informer.apply_replacing(event, object);
+        let applied = replaced.is_some();
+        let keyed = match replaced {
+            Some(old) => slot
+                .controller
+                .keys_after(event, old.as_ref(), object, &slot.informer),
+            None => Vec::new(),
         };
         let now = self.now;
         // This delivery's line is the next one.

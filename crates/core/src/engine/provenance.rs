@@ -353,10 +353,9 @@ impl QueueCauses {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::api::GroupResource;
 
     fn key(n: &str) -> ObjectKey {
-        ObjectKey::new(GroupResource::new("apps", "deployments"), "default", n)
+        ObjectKey::new(crate::group_resource!("apps", "deployments"), "default", n)
     }
 
     fn requeue(line: u64) -> Cause {

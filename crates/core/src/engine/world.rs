@@ -266,8 +266,7 @@ impl World {
                 ObjectKey::new(gr.clone(), &format!("{ns}\u{0}"), ""),
             ),
             None => {
-                let mut after = gr.clone();
-                after.resource.push('\u{0}');
+                let after = GroupResource::new(&gr.group, &format!("{}\u{0}", gr.resource));
                 (
                     ObjectKey::new(gr.clone(), "", ""),
                     ObjectKey::new(after, "", ""),

@@ -84,30 +84,43 @@ impl Informer {
 
     /// Applies one watch event. Returns false for an event older than what the cache holds.
     pub fn apply(&mut self, ev: &WatchEvent, object: &Arc<Value>) -> bool {
-        if let Some(old) = self.objects.get(&ev.key) {
+        self.apply_replacing(ev, object).is_some()
+    }
+
+    /// [`Self::apply`], answering with the version the cache held before (`Some(None)` when it
+    /// held none), or `None` for an event older than what the cache holds: one lookup of the
+    /// key where a `get` before `apply` would make another.
+    pub fn apply_replacing(
+        &mut self,
+        ev: &WatchEvent,
+        object: &Arc<Value>,
+    ) -> Option<Option<Arc<Value>>> {
+        let old = self.objects.get(&ev.key).cloned();
+        if let Some(old) = &old {
             if ev.resource_version <= meta::resource_version(old) {
-                return false;
+                return None;
             }
         }
         self.last_resource_version = self.last_resource_version.max(ev.resource_version);
         if ev.event_type != WatchEventType::Deleted {
-            match self.objects.get(&ev.key) {
+            match &old {
                 // Most updates keep the controller owner and the pod's counts (a status write):
                 // taking the key out of the indexes and putting it back would change nothing
                 // but copy the persistent maps' paths.
                 Some(old) if Self::same_index_entry(&ev.key, old, object) => {}
                 Some(old) => {
-                    let old = Arc::clone(old);
-                    self.unindex(&ev.key, &old);
+                    self.unindex(&ev.key, old);
                     self.index(&ev.key, object);
                 }
                 None => self.index(&ev.key, object),
             }
             self.objects.insert(ev.key.clone(), object.clone());
-        } else if let Some(old) = self.objects.remove(&ev.key) {
-            self.unindex(&ev.key, &old);
+        } else if old.is_some() {
+            if let Some(old) = self.objects.remove(&ev.key) {
+                self.unindex(&ev.key, &old);
+            }
         }
-        true
+        Some(old)
     }
 
     /// Whether `old` and `new` have the same place in the indexes: the same controller owner

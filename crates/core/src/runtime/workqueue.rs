@@ -152,10 +152,9 @@ pub fn backoff_ms(failures: u32) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::api::GroupResource;
 
     fn key(n: &str) -> ObjectKey {
-        ObjectKey::new(GroupResource::new("apps", "deployments"), "default", n)
+        ObjectKey::new(crate::group_resource!("apps", "deployments"), "default", n)
     }
 
     #[test]

@@ -307,10 +307,13 @@ pub fn blocking_dependents(api: &ApiServer, k: &ObjectKey) -> Vec<ObjectKey> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::api::GroupResource;
 
     fn deployment_key() -> ObjectKey {
-        ObjectKey::new(GroupResource::new("apps", "deployments"), "default", "web")
+        ObjectKey::new(
+            crate::group_resource!("apps", "deployments"),
+            "default",
+            "web",
+        )
     }
 
     #[test]
@@ -319,7 +322,7 @@ mod tests {
         assert!(store_diff(&before, &before.clone()).is_empty());
 
         let mut api = before.clone();
-        let deployments = GroupResource::new("apps", "deployments");
+        let deployments = crate::group_resource!("apps", "deployments");
         let mut body = template("apps/v1", "Deployment", "web");
         body["spec"]["replicas"] = json!(3);
         let updated = api.handle(
@@ -337,7 +340,7 @@ mod tests {
             ),
         );
         assert!(created.is_ok(), "{created:?}");
-        let configmaps = GroupResource::new("", "configmaps");
+        let configmaps = crate::group_resource!("", "configmaps");
         let deleted = api.handle(
             SimTime::ZERO,
             ApiRequest::delete("admin", configmaps.clone(), "default", "cfg"),
@@ -364,7 +367,7 @@ mod tests {
             SimTime::ZERO,
             ApiRequest::update(
                 "mallory",
-                GroupResource::new("apps", "deployments"),
+                crate::group_resource!("apps", "deployments"),
                 "default",
                 "web",
                 template("apps/v1", "Deployment", "web"),

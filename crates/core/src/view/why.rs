@@ -222,7 +222,7 @@ fn push_chain(
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::api::{ApiRequest, GroupResource};
+    use crate::api::ApiRequest;
     use crate::engine::Input;
     use crate::view::session::{perform, replay, SessionAction, Starter};
 
@@ -247,7 +247,11 @@ pub(crate) mod tests {
     }
 
     pub(crate) fn web() -> ObjectKey {
-        ObjectKey::new(GroupResource::new("apps", "deployments"), "default", "web")
+        ObjectKey::new(
+            crate::group_resource!("apps", "deployments"),
+            "default",
+            "web",
+        )
     }
 
     #[test]

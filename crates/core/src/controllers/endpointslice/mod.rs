@@ -46,10 +46,10 @@ pub use utils::{
 };
 
 pub fn endpointslices() -> GroupResource {
-    GroupResource::new("discovery.k8s.io", "endpointslices")
+    crate::group_resource!("discovery.k8s.io", "endpointslices")
 }
 pub fn services() -> GroupResource {
-    GroupResource::new("", "services")
+    crate::group_resource!("", "services")
 }
 
 /// `discovery.LabelServiceName`.

@@ -45,7 +45,7 @@ use crate::runtime::{
 use crate::time::SimTime;
 
 pub fn statefulsets() -> GroupResource {
-    GroupResource::new("apps", "statefulsets")
+    crate::group_resource!("apps", "statefulsets")
 }
 
 /// The StatefulSet as its events and owner references name it.

@@ -473,10 +473,7 @@ impl From<&GroupResource> for GroupResourceV1 {
 
 impl From<GroupResourceV1> for GroupResource {
     fn from(gr: GroupResourceV1) -> Self {
-        GroupResource {
-            group: gr.group.into(),
-            resource: gr.resource.into(),
-        }
+        GroupResource::new(&gr.group, &gr.resource)
     }
 }
 
@@ -818,7 +815,7 @@ mod tests {
             Input::Request {
                 request: ApiRequest::patch_status(
                     "bob",
-                    GroupResource::new("apps", "deployments"),
+                    crate::group_resource!("apps", "deployments"),
                     "default",
                     "web",
                     PatchType::Json,
