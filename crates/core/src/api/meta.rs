@@ -137,7 +137,7 @@ pub fn json_eq(a: &Value, b: &Value) -> bool {
                     return x
                         .iter()
                         .skip(i)
-                        .all(|(k, v)| y.get(k).is_some_and(|w| json_eq(v, w)));
+                        .all(|(k, v)| lookup(y, k).is_some_and(|w| json_eq(v, w)));
                 }
                 if !json_eq(va, vb) {
                     return false;
@@ -372,7 +372,7 @@ pub fn set_or_remove(map: &mut Map<String, Value>, key: &str, v: Option<&Value>)
     match v {
         // Clients send back what they read, so the value is usually there already: compare
         // before copying (an insert over an equal value would change nothing, not even order).
-        Some(v) if map.get(key).is_some_and(|have| json_eq(have, v)) => {}
+        Some(v) if lookup(map, key).is_some_and(|have| json_eq(have, v)) => {}
         Some(v) => {
             map.insert(key.to_owned(), v.clone());
         }

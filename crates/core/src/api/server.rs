@@ -642,7 +642,7 @@ impl ApiServer {
         // ObjectMeta's lists are omitempty: an emptied one is not stored (a pod whose last
         // finalizer came off, a dependent orphaned from its last owner).
         for list in ["finalizers", "ownerReferences"] {
-            if m.get(list)
+            if m.field(list)
                 .and_then(Value::as_array)
                 .is_some_and(Vec::is_empty)
             {

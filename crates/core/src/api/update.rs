@@ -174,7 +174,7 @@ impl ApiServer {
             "deletionTimestamp",
             "deletionGracePeriodSeconds",
         ] {
-            set_or_remove(m, k, old_meta.get(k));
+            set_or_remove(m, k, old_meta.field(k));
         }
         m.insert(
             "resourceVersion".into(),

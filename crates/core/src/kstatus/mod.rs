@@ -237,7 +237,8 @@ fn kind_of(obj: &Value) -> &str {
 
 /// The value at `path`, walking only through JSON objects.
 fn lookup<'a>(obj: &'a Value, path: &[&str]) -> Option<&'a Value> {
-    path.iter().try_fold(obj, |v, key| v.as_object()?.get(*key))
+    path.iter()
+        .try_fold(obj, |v, key| v.as_object()?.field(key))
 }
 
 /// kstatus' `GetIntField`: the value if it is a JSON integer, else `default`.
@@ -364,7 +365,7 @@ fn conditions_of(obj: &Value) -> Result<Vec<BasicCondition>, KstatusError> {
                     ))
                 }
             };
-            let text = |key: &str| match fields.get(key) {
+            let text = |key: &str| match fields.field(key) {
                 None | Some(Value::Null) => Ok(String::new()),
                 Some(Value::String(s)) => Ok(s.clone()),
                 Some(other) => Err(convert_error(

@@ -4,6 +4,8 @@
 
 use serde_json::Value;
 
+use crate::api::meta::Fields;
+
 /// A parsed field path.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FieldPath {
@@ -126,12 +128,12 @@ impl FieldPath {
         let mut cur = v;
         for s in &self.segments {
             cur = match s {
-                PathSegment::Key(k) => cur.as_object()?.get(k)?,
+                PathSegment::Key(k) => cur.as_object()?.field(k)?,
                 PathSegment::Index(i) => cur.as_array()?.get(*i)?,
                 PathSegment::Match { field, value } => cur
                     .as_array()?
                     .iter()
-                    .find(|item| item.get(field).and_then(Value::as_str) == Some(value))?,
+                    .find(|item| item.field(field).and_then(Value::as_str) == Some(value))?,
             };
         }
         Some(cur)

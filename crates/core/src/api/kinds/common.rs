@@ -3,7 +3,7 @@
 
 use serde_json::{json, Map, Value};
 
-use super::super::meta::JsonPointer;
+use super::super::meta::{Fields, JsonPointer};
 use super::super::validation::FieldError;
 
 /// Where a workload kind (Deployment, ReplicaSet, Job, DaemonSet) keeps its pod template's
@@ -38,7 +38,7 @@ pub(super) fn map_mut<'a>(
 }
 
 pub(super) fn default_field(map: &mut Map<String, Value>, key: &str, value: Value) {
-    let missing = map.get(key).is_none_or(Value::is_null);
+    let missing = map.field(key).is_none_or(Value::is_null);
     if missing {
         map.insert(key.to_owned(), value);
     }

@@ -5,7 +5,7 @@
 
 use serde_json::{json, Value};
 
-use crate::api::meta::{self, json_eq, str_at};
+use crate::api::meta::{self, json_eq, str_at, Fields};
 use crate::api::{ApiRequest, ObjectKey, StatusReason};
 use crate::conditions::{self, Cond};
 use crate::controllers::util::pods;
@@ -39,7 +39,7 @@ pub(super) fn owned_equal(a: Option<&Value>, b: Option<&Value>) -> bool {
         (Value::Object(x), Value::Object(y)) => {
             x.len() == y.len()
                 && x.iter().all(|(k, va)| {
-                    y.get(k).is_some_and(|vb| {
+                    y.field(k).is_some_and(|vb| {
                         if k == "conditions" {
                             owned_conditions_equal(va, vb)
                         } else {
