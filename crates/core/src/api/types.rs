@@ -603,3 +603,59 @@ impl ApiError {
         status
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// The strings' order, equality and hash, whatever the pointers: `GroupResource`'s
+    /// comparisons only shortcut them.
+    fn strings(gr: &GroupResource) -> (String, String) {
+        (gr.group.to_string(), gr.resource.to_string())
+    }
+
+    fn hash_of(gr: &GroupResource) -> u64 {
+        use std::hash::{BuildHasher, BuildHasherDefault, DefaultHasher};
+        BuildHasherDefault::<DefaultHasher>::default().hash_one(gr)
+    }
+
+    #[test]
+    fn equal_resources_share_one_allocation_and_serialize_as_before() {
+        let a = GroupResource::new("apps", "deployments");
+        let b = crate::group_resource!("apps", "deployments");
+        let c: GroupResource =
+            serde_json::from_value(serde_json::json!({"group": "apps", "resource": "deployments"}))
+                .unwrap();
+        assert!(Arc::ptr_eq(&a.0, &b.0) && Arc::ptr_eq(&a.0, &c.0));
+        assert_eq!(
+            serde_json::to_string(&a).unwrap(),
+            r#"{"group":"apps","resource":"deployments"}"#
+        );
+        assert_eq!(
+            format!("{a:?}"),
+            r#"GroupResource { group: "apps", resource: "deployments" }"#
+        );
+    }
+
+    proptest! {
+        #[test]
+        fn order_equality_and_hash_are_the_strings(
+            g1 in "[a-c.]{0,3}", r1 in "[a-c]{0,3}", g2 in "[a-c.]{0,3}", r2 in "[a-c]{0,3}",
+        ) {
+            let (a, b) = (GroupResource::new(&g1, &r1), GroupResource::new(&g2, &r2));
+            // Not interned: built from the strings directly, as another thread's table would.
+            let b_alone = GroupResource(Arc::new(GroupResourceParts {
+                group: g2.as_str().into(),
+                resource: r2.as_str().into(),
+            }));
+            for other in [&b, &b_alone] {
+                prop_assert_eq!(a.cmp(other), strings(&a).cmp(&strings(other)));
+                prop_assert_eq!(a == *other, strings(&a) == strings(other));
+                if a == *other {
+                    prop_assert_eq!(hash_of(&a), hash_of(other));
+                }
+            }
+        }
+    }
+}
