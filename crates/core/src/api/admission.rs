@@ -25,9 +25,9 @@ impl ApiServer {
         principal: &str,
     ) -> Result<(), ApiError> {
         if info.namespaced {
-            let ns_key = ObjectKey::new(crate::group_resource!("", "namespaces"), "", ns);
+            let ns_key = ObjectKey::new(crate::api::GroupResource::new("", "namespaces"), "", ns);
             match self.state.store.get(&ns_key) {
-                None => return Err(not_found(&crate::group_resource!("", "namespaces"), ns)),
+                None => return Err(not_found(&crate::api::GroupResource::new("", "namespaces"), ns)),
                 Some(n) if is_deleting(n) => {
                     return Err(forbidden(
                         &info.gr,
@@ -106,7 +106,11 @@ impl ApiServer {
             .filter(|a| !a.is_empty())
             .unwrap_or("default")
             .to_owned();
-        let key = ObjectKey::new(crate::group_resource!("", "serviceaccounts"), ns, &account);
+        let key = ObjectKey::new(
+            crate::api::GroupResource::new("", "serviceaccounts"),
+            ns,
+            &account,
+        );
         let Some(sa) = self.state.store.get(&key) else {
             return Err(forbidden(
                 &info.gr,

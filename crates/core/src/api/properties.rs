@@ -157,9 +157,9 @@ fn op() -> impl Strategy<Value = Op> {
 
 fn gr(kind: Kind) -> GroupResource {
     match kind {
-        Kind::Deployment => crate::group_resource!("apps", "deployments"),
-        Kind::Database => crate::group_resource!("example.com", "databases"),
-        Kind::Widget => crate::group_resource!("example.com", "widgets"),
+        Kind::Deployment => crate::api::GroupResource::new("apps", "deployments"),
+        Kind::Database => crate::api::GroupResource::new("example.com", "databases"),
+        Kind::Widget => crate::api::GroupResource::new("example.com", "widgets"),
     }
 }
 
@@ -198,7 +198,7 @@ fn crd(plural: &str, kind: &str, status: bool) -> Value {
 
 fn world() -> ApiServer {
     let mut s = ApiServer::new();
-    let crds = crate::group_resource!("apiextensions.k8s.io", "customresourcedefinitions");
+    let crds = crate::api::GroupResource::new("apiextensions.k8s.io", "customresourcedefinitions");
     for c in [
         crd("databases", "Database", true),
         crd("widgets", "Widget", false),
@@ -738,18 +738,18 @@ fn arb_json() -> impl Strategy<Value = Value> {
 
 fn resources() -> impl Strategy<Value = GroupResource> {
     prop::sample::select(vec![
-        crate::group_resource!("apps", "deployments"),
-        crate::group_resource!("apps", "replicasets"),
-        crate::group_resource!("", "pods"),
-        crate::group_resource!("", "services"),
-        crate::group_resource!("", "nodes"),
-        crate::group_resource!("", "configmaps"),
-        crate::group_resource!("", "bindings"),
-        crate::group_resource!("", "events"),
-        crate::group_resource!("autoscaling", "horizontalpodautoscalers"),
-        crate::group_resource!("apiextensions.k8s.io", "customresourcedefinitions"),
-        crate::group_resource!("rbac.authorization.k8s.io", "clusterrolebindings"),
-        crate::group_resource!("example.com", "databases"),
+        crate::api::GroupResource::new("apps", "deployments"),
+        crate::api::GroupResource::new("apps", "replicasets"),
+        crate::api::GroupResource::new("", "pods"),
+        crate::api::GroupResource::new("", "services"),
+        crate::api::GroupResource::new("", "nodes"),
+        crate::api::GroupResource::new("", "configmaps"),
+        crate::api::GroupResource::new("", "bindings"),
+        crate::api::GroupResource::new("", "events"),
+        crate::api::GroupResource::new("autoscaling", "horizontalpodautoscalers"),
+        crate::api::GroupResource::new("apiextensions.k8s.io", "customresourcedefinitions"),
+        crate::api::GroupResource::new("rbac.authorization.k8s.io", "clusterrolebindings"),
+        crate::api::GroupResource::new("example.com", "databases"),
     ])
 }
 

@@ -384,7 +384,7 @@ impl ApiServer {
                 _ => String::new(),
             };
             return Some(ObjectKey::new(
-                crate::group_resource!("", "pods"),
+                crate::api::GroupResource::new("", "pods"),
                 &ns,
                 &name,
             ));

@@ -175,7 +175,7 @@ mod tests {
         ] {
             s.put(key(res, ns, name), json!({"metadata": {"name": name}}));
         }
-        let pods = crate::group_resource!("", "pods");
+        let pods = crate::api::GroupResource::new("", "pods");
         let names: Vec<&str> = s
             .range(&pods, Some("a"))
             .map(|(k, _)| k.name.as_str())
@@ -183,7 +183,8 @@ mod tests {
         assert_eq!(names, ["p1", "p3"]);
         assert_eq!(s.range(&pods, None).count(), 3);
         assert_eq!(
-            s.range(&crate::group_resource!("", "nodes"), None).count(),
+            s.range(&crate::api::GroupResource::new("", "nodes"), None)
+                .count(),
             0
         );
     }

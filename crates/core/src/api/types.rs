@@ -100,8 +100,9 @@ impl GroupResource {
 }
 
 /// A [`GroupResource`] of two constant strings, interned once per thread at the call site: a
-/// reference count where [`GroupResource::new`] searches the table (the helpers such as
-/// `pods()` are called by every controller's `watches` on every watch event).
+/// reference count where [`GroupResource::new`] searches the table. For the helpers such as
+/// `pods()`, which every controller's `watches` calls on every watch event; each use adds a
+/// thread-local to the wasm, so not for call sites that run rarely.
 #[macro_export]
 macro_rules! group_resource {
     ($group:expr, $resource:expr) => {{
@@ -537,7 +538,7 @@ impl ApiRequest {
     pub fn bind(principal: &str, namespace: &str, pod: &str, node: &str) -> Self {
         Self::create(
             principal,
-            crate::group_resource!("", "bindings"),
+            crate::api::GroupResource::new("", "bindings"),
             namespace,
             serde_json::json!({
                 "apiVersion": "v1",

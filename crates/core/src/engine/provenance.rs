@@ -355,7 +355,11 @@ mod tests {
     use super::*;
 
     fn key(n: &str) -> ObjectKey {
-        ObjectKey::new(crate::group_resource!("apps", "deployments"), "default", n)
+        ObjectKey::new(
+            crate::api::GroupResource::new("apps", "deployments"),
+            "default",
+            n,
+        )
     }
 
     fn requeue(line: u64) -> Cause {

@@ -267,7 +267,7 @@ fn declarative() -> Script {
     let spec = DeclarativeSpec {
         name: "cache-controller".into(),
         principal: "system:serviceaccount:default:cache-controller".into(),
-        parent: crate::group_resource!("example.com", "caches"),
+        parent: crate::api::GroupResource::new("example.com", "caches"),
         parent_kind: "Cache".into(),
         steps: vec![
             Step::CreateChild {
@@ -295,7 +295,7 @@ fn declarative() -> Script {
             c.controllers.declarative.push(spec);
             c.custom_resources.push(("example.com".into(), "caches".into(), "v1".into(), "Cache".into(), true));
         })
-        .at(0, create_as("alice", crate::group_resource!("example.com", "caches"), "default", json!({
+        .at(0, create_as("alice", crate::api::GroupResource::new("example.com", "caches"), "default", json!({
             "apiVersion": "example.com/v1", "kind": "Cache", "metadata": {"name": "session"}, "spec": {},
         })))
 }
@@ -619,7 +619,7 @@ fn a_declarative_controller_creates_children_waits_and_sets_ready() {
     let cache = get(
         &out,
         &ObjectKey::new(
-            crate::group_resource!("example.com", "caches"),
+            crate::api::GroupResource::new("example.com", "caches"),
             "default",
             "session",
         ),

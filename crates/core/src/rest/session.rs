@@ -195,11 +195,11 @@ pub fn impersonate(
         .and_then(|rest| rest.split_once(':'))
     {
         Some((ns, name)) => {
-            let sas = crate::group_resource!("", "serviceaccounts");
+            let sas = crate::api::GroupResource::new("", "serviceaccounts");
             api.authorize(real, "impersonate", &sas, None, ns, name)?;
         }
         None => {
-            let users = crate::group_resource!("", "users");
+            let users = crate::api::GroupResource::new("", "users");
             api.authorize(real, "impersonate", &users, None, "", as_user)?;
         }
     }
@@ -468,7 +468,7 @@ impl Session {
             return None;
         }
         let key = crate::api::ObjectKey::new(
-            crate::group_resource!("apiextensions.k8s.io", "customresourcedefinitions"),
+            crate::api::GroupResource::new("apiextensions.k8s.io", "customresourcedefinitions"),
             "",
             &format!("{}.{}", req.gr.resource, req.gr.group),
         );

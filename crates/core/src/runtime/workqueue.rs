@@ -154,7 +154,11 @@ mod tests {
     use super::*;
 
     fn key(n: &str) -> ObjectKey {
-        ObjectKey::new(crate::group_resource!("apps", "deployments"), "default", n)
+        ObjectKey::new(
+            crate::api::GroupResource::new("apps", "deployments"),
+            "default",
+            n,
+        )
     }
 
     #[test]

@@ -310,7 +310,7 @@ mod tests {
 
     fn deployment_key() -> ObjectKey {
         ObjectKey::new(
-            crate::group_resource!("apps", "deployments"),
+            crate::api::GroupResource::new("apps", "deployments"),
             "default",
             "web",
         )
@@ -322,7 +322,7 @@ mod tests {
         assert!(store_diff(&before, &before.clone()).is_empty());
 
         let mut api = before.clone();
-        let deployments = crate::group_resource!("apps", "deployments");
+        let deployments = crate::api::GroupResource::new("apps", "deployments");
         let mut body = template("apps/v1", "Deployment", "web");
         body["spec"]["replicas"] = json!(3);
         let updated = api.handle(
@@ -340,7 +340,7 @@ mod tests {
             ),
         );
         assert!(created.is_ok(), "{created:?}");
-        let configmaps = crate::group_resource!("", "configmaps");
+        let configmaps = crate::api::GroupResource::new("", "configmaps");
         let deleted = api.handle(
             SimTime::ZERO,
             ApiRequest::delete("admin", configmaps.clone(), "default", "cfg"),
@@ -367,7 +367,7 @@ mod tests {
             SimTime::ZERO,
             ApiRequest::update(
                 "mallory",
-                crate::group_resource!("apps", "deployments"),
+                crate::api::GroupResource::new("apps", "deployments"),
                 "default",
                 "web",
                 template("apps/v1", "Deployment", "web"),

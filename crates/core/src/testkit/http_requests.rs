@@ -34,7 +34,7 @@ fn session() -> Session {
     let deployment = crate::engine::script::deployment("default", "web", 2, "nginx:1.27");
     let _ = world.request(ApiRequest::create(
         "admin",
-        crate::group_resource!("apps", "deployments"),
+        crate::api::GroupResource::new("apps", "deployments"),
         "default",
         deployment,
     ));

@@ -487,7 +487,7 @@ mod tests {
     fn an_object_without_remembered_changes_has_no_chart() {
         let (world, _) = scaled();
         let nothing = ObjectKey::new(
-            crate::group_resource!("apps", "deployments"),
+            crate::api::GroupResource::new("apps", "deployments"),
             "default",
             "nope",
         );

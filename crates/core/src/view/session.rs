@@ -104,7 +104,7 @@ impl Starter {
         let body = deployment("default", "web", self.replicas(), "nginx:1.27");
         let request = ApiRequest::create(
             "alice",
-            crate::group_resource!("apps", "deployments"),
+            crate::api::GroupResource::new("apps", "deployments"),
             "default",
             body,
         );
@@ -223,7 +223,7 @@ mod tests {
         let before = replay(Starter::Small, 1, &actions, |_, _| {});
         actions.push(set_rbac(false));
         let key = ObjectKey::new(
-            crate::group_resource!("apps", "deployments"),
+            crate::api::GroupResource::new("apps", "deployments"),
             "default",
             "web",
         );
@@ -232,7 +232,7 @@ mod tests {
         spoofed["status"]["availableReplicas"] = 1.into();
         let request = ApiRequest::update_status(
             "app",
-            crate::group_resource!("apps", "deployments"),
+            crate::api::GroupResource::new("apps", "deployments"),
             "default",
             "web",
             spoofed,
@@ -268,13 +268,13 @@ mod tests {
         actions.push(set_rbac(true));
         let w = replay(Starter::Small, 1, &actions, |_, _| {});
         let key = crate::api::ObjectKey::new(
-            crate::group_resource!("apps", "deployments"),
+            crate::api::GroupResource::new("apps", "deployments"),
             "default",
             "web",
         );
         let request = ApiRequest::update_status(
             "app",
-            crate::group_resource!("apps", "deployments"),
+            crate::api::GroupResource::new("apps", "deployments"),
             "default",
             "web",
             w.object(&key).cloned().unwrap_or_default(),

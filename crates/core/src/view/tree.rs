@@ -524,7 +524,7 @@ mod tests {
         let mut actions = Starter::Small.actions();
         let rollout = crate::engine::script::patch_as(
             "alice",
-            crate::group_resource!("apps", "deployments"),
+            crate::api::GroupResource::new("apps", "deployments"),
             "default",
             "web",
             serde_json::json!({"spec": {"replicas": 5, "template": {"spec": {"containers": [{"name": "web", "image": "nginx:1.28"}]}}}}),

@@ -248,7 +248,7 @@ pub(crate) mod tests {
 
     pub(crate) fn web() -> ObjectKey {
         ObjectKey::new(
-            crate::group_resource!("apps", "deployments"),
+            crate::api::GroupResource::new("apps", "deployments"),
             "default",
             "web",
         )

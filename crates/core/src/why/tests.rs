@@ -30,7 +30,7 @@ fn why(world: &World, key: &ObjectKey, field: &str, at: Option<u64>) -> Chain {
 
 fn deployment(name: &str) -> ObjectKey {
     ObjectKey::new(
-        crate::group_resource!("apps", "deployments"),
+        crate::api::GroupResource::new("apps", "deployments"),
         "default",
         name,
     )
@@ -404,7 +404,7 @@ fn progress_deadline_exceeded_reaches_the_deadline_timer_and_the_bad_image() {
 fn the_feedback_loops_generation_bumps_reach_the_status_writes_that_fed_them() {
     let world = run(FEEDBACK_LOOP, "100ms");
     let key = ObjectKey::new(
-        crate::group_resource!("example.com", "databases"),
+        crate::api::GroupResource::new("example.com", "databases"),
         "default",
         "loop",
     );
@@ -488,7 +488,7 @@ fn bad_questions_are_refused_with_what_is_wrong() {
     assert!(matches!(err, WhyError::Future { .. }), "{err}");
     // Before its create the object did not exist.
     let early = run(SCALE_UP, "20s");
-    let pod_gr = crate::group_resource!("", "pods");
+    let pod_gr = crate::api::GroupResource::new("", "pods");
     let first_pod = early
         .objects_of(&pod_gr, Some("default"))
         .next()

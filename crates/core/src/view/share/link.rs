@@ -815,7 +815,7 @@ mod tests {
             Input::Request {
                 request: ApiRequest::patch_status(
                     "bob",
-                    crate::group_resource!("apps", "deployments"),
+                    crate::api::GroupResource::new("apps", "deployments"),
                     "default",
                     "web",
                     PatchType::Json,
