@@ -13,7 +13,7 @@ use super::kinds::{KindRules, ResourceInfo};
 use super::meta::{is_deleting, meta_str};
 use super::names::{fnv32a, name_suffix};
 use super::server::ApiServer;
-use super::types::{ApiError, ObjectKey, Subresource};
+use super::types::{ApiError, GroupResource, ObjectKey, Subresource};
 
 impl ApiServer {
     /// Validating admission on create: NamespaceLifecycle, then NodeRestriction for Nodes.
@@ -25,9 +25,9 @@ impl ApiServer {
         principal: &str,
     ) -> Result<(), ApiError> {
         if info.namespaced {
-            let ns_key = ObjectKey::new(crate::api::GroupResource::new("", "namespaces"), "", ns);
+            let ns_key = ObjectKey::new(GroupResource::new("", "namespaces"), "", ns);
             match self.state.store.get(&ns_key) {
-                None => return Err(not_found(&crate::api::GroupResource::new("", "namespaces"), ns)),
+                None => return Err(not_found(&GroupResource::new("", "namespaces"), ns)),
                 Some(n) if is_deleting(n) => {
                     return Err(forbidden(
                         &info.gr,
@@ -106,11 +106,7 @@ impl ApiServer {
             .filter(|a| !a.is_empty())
             .unwrap_or("default")
             .to_owned();
-        let key = ObjectKey::new(
-            crate::api::GroupResource::new("", "serviceaccounts"),
-            ns,
-            &account,
-        );
+        let key = ObjectKey::new(GroupResource::new("", "serviceaccounts"), ns, &account);
         let Some(sa) = self.state.store.get(&key) else {
             return Err(forbidden(
                 &info.gr,

@@ -15,7 +15,7 @@ use super::names::name_suffix;
 use super::rbac::{self, principals};
 use super::server::{status_success, ApiServer};
 use super::strategy;
-use super::types::{ApiError, ApiResult, ObjectKey, StatusReason, WatchEventType};
+use super::types::{ApiError, ApiResult, GroupResource, ObjectKey, StatusReason, WatchEventType};
 use super::validation::FieldError;
 use crate::api::meta::JsonPointer;
 use crate::time::SimTime;
@@ -151,7 +151,7 @@ impl ApiServer {
         };
         self.state.registry.insert(info.clone());
         let key = ObjectKey::new(
-            crate::api::GroupResource::new("apiextensions.k8s.io", "customresourcedefinitions"),
+            GroupResource::new("apiextensions.k8s.io", "customresourcedefinitions"),
             "",
             meta_str(crd, "name"),
         );
@@ -167,7 +167,7 @@ impl ApiServer {
         });
         self.persist(now, key, obj, WatchEventType::Modified);
         let role_key = ObjectKey::new(
-            crate::api::GroupResource::new("rbac.authorization.k8s.io", "clusterroles"),
+            GroupResource::new("rbac.authorization.k8s.io", "clusterroles"),
             "",
             rbac::USER_ROLE,
         );
@@ -197,7 +197,7 @@ impl ApiServer {
             .and_then(Value::as_str)
             .unwrap_or("")
             .to_owned();
-        let pods = crate::api::GroupResource::new("", "pods");
+        let pods = GroupResource::new("", "pods");
         let mut errs = Vec::new();
         if pod_name.is_empty() {
             errs.push(FieldError::required(
@@ -215,7 +215,7 @@ impl ApiServer {
         let Some(mut pod) = self.state.store.get(&key).map(|o| (**o).clone()) else {
             return Err(not_found(&pods, &pod_name));
         };
-        let binding_gr = crate::api::GroupResource::new("", "pods/binding");
+        let binding_gr = GroupResource::new("", "pods/binding");
         if is_deleting(&pod) {
             return Err(conflict_with(
                 &binding_gr,

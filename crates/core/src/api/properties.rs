@@ -157,9 +157,9 @@ fn op() -> impl Strategy<Value = Op> {
 
 fn gr(kind: Kind) -> GroupResource {
     match kind {
-        Kind::Deployment => crate::api::GroupResource::new("apps", "deployments"),
-        Kind::Database => crate::api::GroupResource::new("example.com", "databases"),
-        Kind::Widget => crate::api::GroupResource::new("example.com", "widgets"),
+        Kind::Deployment => GroupResource::new("apps", "deployments"),
+        Kind::Database => GroupResource::new("example.com", "databases"),
+        Kind::Widget => GroupResource::new("example.com", "widgets"),
     }
 }
 
@@ -198,7 +198,7 @@ fn crd(plural: &str, kind: &str, status: bool) -> Value {
 
 fn world() -> ApiServer {
     let mut s = ApiServer::new();
-    let crds = crate::api::GroupResource::new("apiextensions.k8s.io", "customresourcedefinitions");
+    let crds = GroupResource::new("apiextensions.k8s.io", "customresourcedefinitions");
     for c in [
         crd("databases", "Database", true),
         crd("widgets", "Widget", false),
@@ -738,18 +738,18 @@ fn arb_json() -> impl Strategy<Value = Value> {
 
 fn resources() -> impl Strategy<Value = GroupResource> {
     prop::sample::select(vec![
-        crate::api::GroupResource::new("apps", "deployments"),
-        crate::api::GroupResource::new("apps", "replicasets"),
-        crate::api::GroupResource::new("", "pods"),
-        crate::api::GroupResource::new("", "services"),
-        crate::api::GroupResource::new("", "nodes"),
-        crate::api::GroupResource::new("", "configmaps"),
-        crate::api::GroupResource::new("", "bindings"),
-        crate::api::GroupResource::new("", "events"),
-        crate::api::GroupResource::new("autoscaling", "horizontalpodautoscalers"),
-        crate::api::GroupResource::new("apiextensions.k8s.io", "customresourcedefinitions"),
-        crate::api::GroupResource::new("rbac.authorization.k8s.io", "clusterrolebindings"),
-        crate::api::GroupResource::new("example.com", "databases"),
+        GroupResource::new("apps", "deployments"),
+        GroupResource::new("apps", "replicasets"),
+        GroupResource::new("", "pods"),
+        GroupResource::new("", "services"),
+        GroupResource::new("", "nodes"),
+        GroupResource::new("", "configmaps"),
+        GroupResource::new("", "bindings"),
+        GroupResource::new("", "events"),
+        GroupResource::new("autoscaling", "horizontalpodautoscalers"),
+        GroupResource::new("apiextensions.k8s.io", "customresourcedefinitions"),
+        GroupResource::new("rbac.authorization.k8s.io", "clusterrolebindings"),
+        GroupResource::new("example.com", "databases"),
     ])
 }
 

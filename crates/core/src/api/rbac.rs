@@ -773,7 +773,7 @@ mod tests {
     #[test]
     fn star_slash_status_matches_any_status_but_resource_slash_star_does_not() {
         let r = rule(&["apps"], &["*/status"], &["update"]);
-        let gr = crate::api::GroupResource::new("apps", "deployments");
+        let gr = GroupResource::new("apps", "deployments");
         let a = Attributes {
             user: "u",
             verb: "update",
@@ -793,7 +793,7 @@ mod tests {
     fn a_binding_to_a_missing_role_is_reported_in_the_denial() {
         let mut s = store_with_policy();
         s.remove(&ObjectKey::new(rbac("clusterroles"), "", USER_ROLE));
-        let gr = crate::api::GroupResource::new("apps", "deployments");
+        let gr = GroupResource::new("apps", "deployments");
         let a = Attributes {
             user: "alice",
             verb: "get",
@@ -820,7 +820,7 @@ mod tests {
 
     #[test]
     fn denial_reasons_read_like_kube() {
-        let gr = crate::api::GroupResource::new("apps", "deployments");
+        let gr = GroupResource::new("apps", "deployments");
         let a = Attributes {
             user: "alice",
             verb: "update",
@@ -833,7 +833,7 @@ mod tests {
             denial_reason(&a),
             "User \"alice\" cannot update resource \"deployments/status\" in API group \"apps\" in the namespace \"default\""
         );
-        let nodes = crate::api::GroupResource::new("", "nodes");
+        let nodes = GroupResource::new("", "nodes");
         let a = Attributes {
             user: "bob",
             verb: "delete",

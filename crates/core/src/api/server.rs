@@ -383,11 +383,7 @@ impl ApiServer {
                 RequestBody::Object(b) => meta_str(b, "name").to_owned(),
                 _ => String::new(),
             };
-            return Some(ObjectKey::new(
-                crate::api::GroupResource::new("", "pods"),
-                &ns,
-                &name,
-            ));
+            return Some(ObjectKey::new(GroupResource::new("", "pods"), &ns, &name));
         }
         let ns = self.request_namespace(info, req, body).ok()?;
         let name = if req.name.is_empty() {

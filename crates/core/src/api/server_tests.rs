@@ -10,7 +10,7 @@ const ALICE: &str = "alice";
 const T0: SimTime = SimTime(1_000);
 
 fn deployments() -> GroupResource {
-    crate::api::GroupResource::new("apps", "deployments")
+    GroupResource::new("apps", "deployments")
 }
 
 fn deployment(name: &str, replicas: i64) -> Value {
@@ -42,12 +42,12 @@ fn a_new_server_has_namespaces_and_the_default_policy_but_no_history() {
     let s = ApiServer::new();
     assert!(s
         .get(&ObjectKey::new(
-            crate::api::GroupResource::new("", "namespaces"),
+            GroupResource::new("", "namespaces"),
             "",
             "default"
         ))
         .is_some());
-    let crb = crate::api::GroupResource::new("rbac.authorization.k8s.io", "clusterrolebindings");
+    let crb = GroupResource::new("rbac.authorization.k8s.io", "clusterrolebindings");
     assert!(s.get(&ObjectKey::new(crb, "", "cluster-admin")).is_some());
     assert_eq!(s.audit().count(), 0);
     assert_eq!(s.pending_watch_events(), 0);
@@ -413,12 +413,7 @@ fn unknown_principals_may_not_even_read() {
     assert_eq!(e.message, "deployments.apps \"web\" is forbidden: User \"mallory\" cannot get resource \"deployments\" in API group \"apps\" in the namespace \"default\"");
     let e = err(
         &mut s,
-        ApiRequest::list(
-            "mallory",
-            crate::api::GroupResource::new("", "nodes"),
-            "",
-            None,
-        ),
+        ApiRequest::list("mallory", GroupResource::new("", "nodes"), "", None),
     );
     assert_eq!(e.message, "nodes is forbidden: User \"mallory\" cannot list resource \"nodes\" in API group \"\" at the cluster scope");
     let e = err(
@@ -497,7 +492,7 @@ fn bad_input_is_refused_with_a_clear_message_and_no_change() {
         &mut s,
         ApiRequest::create(
             ALICE,
-            crate::api::GroupResource::new("example.com", "widgets"),
+            GroupResource::new("example.com", "widgets"),
             "default",
             json!({}),
         ),
@@ -552,7 +547,7 @@ fn bad_input_is_refused_with_a_clear_message_and_no_change() {
 #[test]
 fn huge_documents_are_refused_by_size() {
     let mut s = ApiServer::new();
-    let cms = crate::api::GroupResource::new("", "configmaps");
+    let cms = GroupResource::new("", "configmaps");
     let big = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "big"}, "data": {"k": "x".repeat(4 * 1024 * 1024)}});
     let e = err(
         &mut s,
@@ -776,11 +771,11 @@ fn create_pod_of(s: &mut ApiServer, rs: &Value) -> Value {
 }
 
 fn replicasets() -> GroupResource {
-    crate::api::GroupResource::new("apps", "replicasets")
+    GroupResource::new("apps", "replicasets")
 }
 
 fn pods() -> GroupResource {
-    crate::api::GroupResource::new("", "pods")
+    GroupResource::new("", "pods")
 }
 
 #[test]
@@ -846,7 +841,7 @@ fn an_owner_that_still_exists_keeps_its_dependents() {
         );
     rs["metadata"]["ownerReferences"][1]["uid"] = json!(
         s.get(&ObjectKey::new(
-            crate::api::GroupResource::new("", "namespaces"),
+            GroupResource::new("", "namespaces"),
             "",
             "default"
         ))
@@ -1130,7 +1125,7 @@ fn a_dependent_with_an_owner_left_only_loses_the_reference_to_the_removed_one() 
     let d = web(&s);
     let ns = s
         .get(&ObjectKey::new(
-            crate::api::GroupResource::new("", "namespaces"),
+            GroupResource::new("", "namespaces"),
             "",
             "default",
         ))
@@ -1395,7 +1390,7 @@ fn pods_run_as_an_existing_service_account_with_its_token_mounted() {
         &mut s,
         ApiRequest::create(
             ALICE,
-            crate::api::GroupResource::new("", "serviceaccounts"),
+            GroupResource::new("", "serviceaccounts"),
             "default",
             sa,
         ),
@@ -1417,12 +1412,7 @@ fn pods_run_as_an_existing_service_account_with_its_token_mounted() {
     let ns = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "team"}});
     ok(
         &mut s,
-        ApiRequest::create(
-            "admin",
-            crate::api::GroupResource::new("", "namespaces"),
-            "",
-            ns,
-        ),
+        ApiRequest::create("admin", GroupResource::new("", "namespaces"), "", ns),
     );
     ok(
         &mut s,
@@ -1458,12 +1448,7 @@ fn the_scheduler_binds_pods_and_kubelets_write_only_their_pods_status() {
     let mut s = ApiServer::new();
     ok(
         &mut s,
-        ApiRequest::create(
-            "admin",
-            crate::api::GroupResource::new("", "nodes"),
-            "",
-            node("node-1"),
-        ),
+        ApiRequest::create("admin", GroupResource::new("", "nodes"), "", node("node-1")),
     );
     let pod = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": {"containers": [{"name": "c", "image": "nginx"}]}});
     let p = ok(&mut s, ApiRequest::create(ALICE, pods(), "default", pod));
@@ -1519,18 +1504,13 @@ fn services_get_a_cluster_ip_and_configmaps_have_no_status_subresource() {
     let svc = json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "web"}, "spec": {"selector": {"app": "web"}, "ports": [{"port": 80}]}});
     let v = ok(
         &mut s,
-        ApiRequest::create(
-            ALICE,
-            crate::api::GroupResource::new("", "services"),
-            "default",
-            svc,
-        ),
+        ApiRequest::create(ALICE, GroupResource::new("", "services"), "default", svc),
     );
     assert_eq!(v["spec"]["clusterIP"], "10.96.0.2");
     assert_eq!(v["spec"]["ports"][0]["targetPort"], 80);
     assert!(v["metadata"].get("generation").is_none());
     let cm = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "data": {"k": "v"}});
-    let cms = crate::api::GroupResource::new("", "configmaps");
+    let cms = GroupResource::new("", "configmaps");
     ok(
         &mut s,
         ApiRequest::create(ALICE, cms.clone(), "default", cm.clone()),
@@ -1555,7 +1535,7 @@ fn crd(with_status: bool) -> Value {
 }
 
 fn databases() -> GroupResource {
-    crate::api::GroupResource::new("example.com", "databases")
+    GroupResource::new("example.com", "databases")
 }
 
 fn db(name: &str) -> Value {
@@ -1565,7 +1545,7 @@ fn db(name: &str) -> Value {
 const DBC: &str = principals::DATABASE_CONTROLLER;
 
 fn crds() -> GroupResource {
-    crate::api::GroupResource::new("apiextensions.k8s.io", "customresourcedefinitions")
+    GroupResource::new("apiextensions.k8s.io", "customresourcedefinitions")
 }
 
 #[test]
@@ -1775,7 +1755,7 @@ fn rbac_objects_added_at_runtime_take_effect() {
         &mut s,
         ApiRequest::create(
             "admin",
-            crate::api::GroupResource::new("rbac.authorization.k8s.io", "roles"),
+            GroupResource::new("rbac.authorization.k8s.io", "roles"),
             "default",
             role,
         ),
@@ -1784,7 +1764,7 @@ fn rbac_objects_added_at_runtime_take_effect() {
         &mut s,
         ApiRequest::create(
             "admin",
-            crate::api::GroupResource::new("rbac.authorization.k8s.io", "rolebindings"),
+            GroupResource::new("rbac.authorization.k8s.io", "rolebindings"),
             "default",
             binding,
         ),
@@ -1799,7 +1779,7 @@ fn rbac_objects_added_at_runtime_take_effect() {
         &mut s,
         ApiRequest::delete(
             "admin",
-            crate::api::GroupResource::new("rbac.authorization.k8s.io", "rolebindings"),
+            GroupResource::new("rbac.authorization.k8s.io", "rolebindings"),
             "default",
             "carol",
         ),
@@ -1845,7 +1825,7 @@ fn controllers_record_events_and_users_read_them() {
     let ev = json!({"apiVersion": "v1", "kind": "Event", "metadata": {"name": "web.1"},
         "involvedObject": {"kind": "Deployment", "name": "web", "namespace": "default"},
         "reason": "ScalingReplicaSet", "message": "Scaled up replica set web-1 to 3", "type": "Normal"});
-    let events = crate::api::GroupResource::new("", "events");
+    let events = GroupResource::new("", "events");
     ok(
         &mut s,
         ApiRequest::create(DC, events.clone(), "default", ev),
@@ -1900,7 +1880,7 @@ fn kinds_without_generation_never_get_one() {
     let hpa = json!({"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler", "metadata": {"name": "web", "generation": 7},
         "spec": {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"}, "maxReplicas": 5},
         "status": {"currentReplicas": 9}});
-    let hpas = crate::api::GroupResource::new("autoscaling", "horizontalpodautoscalers");
+    let hpas = GroupResource::new("autoscaling", "horizontalpodautoscalers");
     let h = ok(
         &mut s,
         ApiRequest::create(ALICE, hpas.clone(), "default", hpa),
@@ -2053,7 +2033,7 @@ fn editing_a_crd_can_turn_the_status_subresource_on() {
 #[test]
 fn kubelets_may_only_modify_their_own_node() {
     let mut s = ApiServer::new();
-    let nodes = crate::api::GroupResource::new("", "nodes");
+    let nodes = GroupResource::new("", "nodes");
     ok(
         &mut s,
         ApiRequest::create(
@@ -2102,7 +2082,7 @@ fn kubelets_may_only_modify_their_own_node() {
 fn deleting_a_namespace_removes_its_contents() {
     let mut s = server_with_web();
     let ns = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "team-a"}});
-    let nss = crate::api::GroupResource::new("", "namespaces");
+    let nss = GroupResource::new("", "namespaces");
     ok(&mut s, ApiRequest::create("admin", nss.clone(), "", ns));
     ok(
         &mut s,

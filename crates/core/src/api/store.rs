@@ -175,18 +175,14 @@ mod tests {
         ] {
             s.put(key(res, ns, name), json!({"metadata": {"name": name}}));
         }
-        let pods = crate::api::GroupResource::new("", "pods");
+        let pods = GroupResource::new("", "pods");
         let names: Vec<&str> = s
             .range(&pods, Some("a"))
             .map(|(k, _)| k.name.as_str())
             .collect();
         assert_eq!(names, ["p1", "p3"]);
         assert_eq!(s.range(&pods, None).count(), 3);
-        assert_eq!(
-            s.range(&crate::api::GroupResource::new("", "nodes"), None)
-                .count(),
-            0
-        );
+        assert_eq!(s.range(&GroupResource::new("", "nodes"), None).count(), 0);
     }
 
     #[test]

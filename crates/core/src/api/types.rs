@@ -538,7 +538,7 @@ impl ApiRequest {
     pub fn bind(principal: &str, namespace: &str, pod: &str, node: &str) -> Self {
         Self::create(
             principal,
-            crate::api::GroupResource::new("", "bindings"),
+            GroupResource::new("", "bindings"),
             namespace,
             serde_json::json!({
                 "apiVersion": "v1",

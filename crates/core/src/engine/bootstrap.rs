@@ -210,7 +210,7 @@ impl World {
         for (group, plural, version, kind, status) in &crds {
             world.request_as_setup(ApiRequest::create(
                 ADMIN,
-                crate::api::GroupResource::new("apiextensions.k8s.io", "customresourcedefinitions"),
+                GroupResource::new("apiextensions.k8s.io", "customresourcedefinitions"),
                 "",
                 crd(group, plural, version, kind, *status),
             ));
@@ -255,12 +255,9 @@ impl World {
         {
             for obj in policy {
                 let gr = if obj.member("kind") == "ClusterRole" {
-                    crate::api::GroupResource::new("rbac.authorization.k8s.io", "clusterroles")
+                    GroupResource::new("rbac.authorization.k8s.io", "clusterroles")
                 } else {
-                    crate::api::GroupResource::new(
-                        "rbac.authorization.k8s.io",
-                        "clusterrolebindings",
-                    )
+                    GroupResource::new("rbac.authorization.k8s.io", "clusterrolebindings")
                 };
                 world.request_as_setup(ApiRequest::create(ADMIN, gr, "", obj));
             }
@@ -378,11 +375,11 @@ fn rbac_grant(
     };
     vec![
         (
-            crate::api::GroupResource::new("rbac.authorization.k8s.io", "clusterroles"),
+            GroupResource::new("rbac.authorization.k8s.io", "clusterroles"),
             json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": {"name": role}, "rules": rules}),
         ),
         (
-            crate::api::GroupResource::new("rbac.authorization.k8s.io", "clusterrolebindings"),
+            GroupResource::new("rbac.authorization.k8s.io", "clusterrolebindings"),
             json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding", "metadata": {"name": role},
                 "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": role},
                 "subjects": [subject]}),

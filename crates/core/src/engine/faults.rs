@@ -217,7 +217,7 @@ impl World {
             Fault::RemoveNode { node } => {
                 let mut requests = Vec::new();
                 let role = ObjectKey::new(
-                    crate::api::GroupResource::new("rbac.authorization.k8s.io", "clusterroles"),
+                    GroupResource::new("rbac.authorization.k8s.io", "clusterroles"),
                     "",
                     "system:controller:pod-garbage-collector",
                 );

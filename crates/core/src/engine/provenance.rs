@@ -353,13 +353,10 @@ impl QueueCauses {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::api::GroupResource;
 
     fn key(n: &str) -> ObjectKey {
-        ObjectKey::new(
-            crate::api::GroupResource::new("apps", "deployments"),
-            "default",
-            n,
-        )
+        ObjectKey::new(GroupResource::new("apps", "deployments"), "default", n)
     }
 
     fn requeue(line: u64) -> Cause {

@@ -10,7 +10,7 @@ use super::report::StopReason;
 use super::script::{create_as, deployment, patch_as, Script, ScriptResult};
 use super::world::{Fault, Input, NodeSpec};
 use crate::api::meta::{self, str_at};
-use crate::api::{ApiRequest, ObjectKey, PatchType, Verb};
+use crate::api::{ApiRequest, GroupResource, ObjectKey, PatchType, Verb};
 use crate::conditions;
 use crate::controllers::declarative::{DeclarativeSpec, Step};
 use crate::controllers::util::{self, configmaps, databases, deployments, hpas};
@@ -267,7 +267,7 @@ fn declarative() -> Script {
     let spec = DeclarativeSpec {
         name: "cache-controller".into(),
         principal: "system:serviceaccount:default:cache-controller".into(),
-        parent: crate::api::GroupResource::new("example.com", "caches"),
+        parent: GroupResource::new("example.com", "caches"),
         parent_kind: "Cache".into(),
         steps: vec![
             Step::CreateChild {
@@ -295,7 +295,7 @@ fn declarative() -> Script {
             c.controllers.declarative.push(spec);
             c.custom_resources.push(("example.com".into(), "caches".into(), "v1".into(), "Cache".into(), true));
         })
-        .at(0, create_as("alice", crate::api::GroupResource::new("example.com", "caches"), "default", json!({
+        .at(0, create_as("alice", GroupResource::new("example.com", "caches"), "default", json!({
             "apiVersion": "example.com/v1", "kind": "Cache", "metadata": {"name": "session"}, "spec": {},
         })))
 }
@@ -619,7 +619,7 @@ fn a_declarative_controller_creates_children_waits_and_sets_ready() {
     let cache = get(
         &out,
         &ObjectKey::new(
-            crate::api::GroupResource::new("example.com", "caches"),
+            GroupResource::new("example.com", "caches"),
             "default",
             "session",
         ),

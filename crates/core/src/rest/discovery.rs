@@ -105,7 +105,7 @@ fn aggregated_resource(server: &ApiServer, info: &ResourceInfo, version: &str) -
     let (short, categories) = names(server, info);
     let kind = |group: &str, version: &str, kind: &str| json!({"group": group, "version": version, "kind": kind});
     let mut subresources = Vec::new();
-    if info.gr == crate::api::GroupResource::new("", "pods") {
+    if info.gr == GroupResource::new("", "pods") {
         subresources.push(json!({"subresource": "binding",
             "responseKind": kind("", "v1", "Binding"), "verbs": ["create"]}));
     }
@@ -211,7 +211,7 @@ fn builtin_names(gr: &GroupResource) -> (&'static [&'static str], &'static [&'st
 /// Short names and categories a CRD declares in `spec.names`.
 fn crd_names(server: &ApiServer, gr: &GroupResource) -> (Vec<String>, Vec<String>) {
     let key = crate::api::ObjectKey::new(
-        crate::api::GroupResource::new("apiextensions.k8s.io", "customresourcedefinitions"),
+        GroupResource::new("apiextensions.k8s.io", "customresourcedefinitions"),
         "",
         &format!("{}.{}", gr.resource, gr.group),
     );
@@ -260,7 +260,7 @@ fn resource_json(server: &ApiServer, info: &ResourceInfo) -> Vec<Value> {
         main["categories"] = json!(categories);
     }
     let mut out = vec![main];
-    if info.gr == crate::api::GroupResource::new("", "pods") {
+    if info.gr == GroupResource::new("", "pods") {
         out.push(
             json!({"name": "pods/binding", "singularName": "", "namespaced": true,
             "kind": "Binding", "verbs": ["create"]}),
@@ -436,8 +436,7 @@ mod tests {
                 "names": {"plural": "databases", "kind": "Database", "shortNames": ["db"]},
                 "versions": [{"name": "v1", "served": true, "storage": true,
                     "subresources": {"status": {}}}]}});
-        let gr =
-            crate::api::GroupResource::new("apiextensions.k8s.io", "customresourcedefinitions");
+        let gr = GroupResource::new("apiextensions.k8s.io", "customresourcedefinitions");
         s.handle(SimTime::ZERO, ApiRequest::create("admin", gr, "", crd))
             .expect("created");
         let list = doc(&s, "/apis/example.com/v1");

@@ -180,7 +180,7 @@ mod tests {
 
     #[test]
     fn selectors_parse_and_match_as_apimachinerys() {
-        let pods = crate::api::GroupResource::new("", "pods");
+        let pods = GroupResource::new("", "pods");
         let s = FieldSelector::parse("metadata.name=web-1,status.phase!=Running", &pods)
             .expect("parses");
         let pod = |name: &str, phase: &str| json!({"metadata": {"name": name}, "status": {"phase": phase}});
@@ -208,7 +208,7 @@ mod tests {
 
     #[test]
     fn an_events_source_falls_back_to_its_reporting_controller() {
-        let events = crate::api::GroupResource::new("", "events");
+        let events = GroupResource::new("", "events");
         let s = FieldSelector::parse("source=default-scheduler", &events).expect("parses");
         assert!(s.matches(
             &events,
@@ -222,14 +222,12 @@ mod tests {
 
     #[test]
     fn unknown_fields_are_kubes_400() {
-        let deployments = crate::api::GroupResource::new("apps", "deployments");
+        let deployments = GroupResource::new("apps", "deployments");
         let e = FieldSelector::parse("spec.replicas=3", &deployments).expect_err("refused");
         assert_eq!(e.code(), 400);
         assert_eq!(e.message, "field label not supported: spec.replicas");
-        assert!(FieldSelector::parse(
-            "spec.nodeName=node-1",
-            &crate::api::GroupResource::new("", "pods")
-        )
-        .is_ok());
+        assert!(
+            FieldSelector::parse("spec.nodeName=node-1", &GroupResource::new("", "pods")).is_ok()
+        );
     }
 }

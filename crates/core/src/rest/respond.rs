@@ -119,7 +119,7 @@ fn page(req: &ApiRequest, mut list: Value, query: &Query) -> Result<Value, ApiEr
 #[cfg(test)]
 mod tests {
     use super::*;
-
+    use crate::api::GroupResource;
     use crate::time::SimTime;
 
     fn cm(name: &str) -> Value {
@@ -129,7 +129,7 @@ mod tests {
     #[test]
     fn lists_come_in_pages_with_kubes_continue_and_remaining_count() {
         let mut s = ApiServer::new();
-        let gr = crate::api::GroupResource::new("", "configmaps");
+        let gr = GroupResource::new("", "configmaps");
         for n in ["a", "b", "c"] {
             let req = ApiRequest::create("admin", gr.clone(), "default", cm(n));
             let result = s.handle(SimTime::ZERO, req.clone());
@@ -178,7 +178,7 @@ mod tests {
     #[test]
     fn refusals_carry_their_status_and_deletes_in_progress_answer_202() {
         let mut s = ApiServer::new();
-        let gr = crate::api::GroupResource::new("", "configmaps");
+        let gr = GroupResource::new("", "configmaps");
         let mut held = cm("held");
         held["metadata"]["finalizers"] = json!(["example.com/hold"]);
         s.handle(

@@ -282,7 +282,7 @@ pub fn operation(
         None => None,
         Some("status") if info.status_subresource => Some(Subresource::Status),
         Some("scale") => Some(Subresource::Scale),
-        Some("binding") if gr == crate::api::GroupResource::new("", "pods") && method == "POST" => {
+        Some("binding") if gr == GroupResource::new("", "pods") && method == "POST" => {
             let mut binding = body_value(body)?;
             if let Some(m) = binding.get_mut("metadata").and_then(Value::as_object_mut) {
                 m.entry("name")
@@ -290,7 +290,7 @@ pub fn operation(
             }
             let mut req = ApiRequest::create(
                 principal,
-                crate::api::GroupResource::new("", "bindings"),
+                GroupResource::new("", "bindings"),
                 &namespace,
                 binding,
             );

@@ -12,7 +12,7 @@ use std::sync::OnceLock;
 
 use serde_json::{json, Map, Value};
 
-use crate::api::{ApiServer, ObjectKey, ResourceInfo};
+use crate::api::{ApiServer, GroupResource, ObjectKey, ResourceInfo};
 
 const SOURCE: &str = include_str!("schemas.yaml");
 const REF_PREFIX: &str = "#/components/schemas/";
@@ -143,7 +143,7 @@ fn custom_name(group: &str, version: &str, kind: &str) -> String {
 
 /// The served CRD version's schema, as a component.
 fn custom(server: &ApiServer, info: &ResourceInfo, version: &str) -> Option<Value> {
-    let crds = crate::api::GroupResource::new("apiextensions.k8s.io", "customresourcedefinitions");
+    let crds = GroupResource::new("apiextensions.k8s.io", "customresourcedefinitions");
     let name = format!("{}.{}", info.gr.resource, info.gr.group);
     let crd = server.get(&ObjectKey::new(crds, "", &name))?;
     let served = crd

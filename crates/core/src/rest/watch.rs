@@ -198,7 +198,7 @@ mod tests {
     fn watch(labels: Option<&str>, rv: Option<&str>) -> (WatchFilter, WatchStart) {
         WatchFilter::new(&WatchRequest {
             principal: "admin".into(),
-            gr: crate::api::GroupResource::new("", "pods"),
+            gr: GroupResource::new("", "pods"),
             namespace: "default".into(),
             label_selector: labels.map(Into::into),
             field_selector: None,
@@ -211,7 +211,7 @@ mod tests {
     #[test]
     fn objects_entering_and_leaving_the_selector_are_added_and_deleted() {
         let mut s = ApiServer::new();
-        let pods = crate::api::GroupResource::new("", "pods");
+        let pods = GroupResource::new("", "pods");
         s.handle(
             SimTime::ZERO,
             ApiRequest::create("admin", pods.clone(), "default", pod("a", "web")),
@@ -258,7 +258,7 @@ mod tests {
         assert_eq!(start, WatchStart::After(17));
         let e = WatchFilter::new(&WatchRequest {
             principal: "admin".into(),
-            gr: crate::api::GroupResource::new("", "pods"),
+            gr: GroupResource::new("", "pods"),
             namespace: String::new(),
             label_selector: None,
             field_selector: None,

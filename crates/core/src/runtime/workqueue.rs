@@ -152,13 +152,10 @@ pub fn backoff_ms(failures: u32) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::api::GroupResource;
 
     fn key(n: &str) -> ObjectKey {
-        ObjectKey::new(
-            crate::api::GroupResource::new("apps", "deployments"),
-            "default",
-            n,
-        )
+        ObjectKey::new(GroupResource::new("apps", "deployments"), "default", n)
     }
 
     #[test]

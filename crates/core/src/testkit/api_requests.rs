@@ -307,13 +307,10 @@ pub fn blocking_dependents(api: &ApiServer, k: &ObjectKey) -> Vec<ObjectKey> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::api::GroupResource;
 
     fn deployment_key() -> ObjectKey {
-        ObjectKey::new(
-            crate::api::GroupResource::new("apps", "deployments"),
-            "default",
-            "web",
-        )
+        ObjectKey::new(GroupResource::new("apps", "deployments"), "default", "web")
     }
 
     #[test]
@@ -322,7 +319,7 @@ mod tests {
         assert!(store_diff(&before, &before.clone()).is_empty());
 
         let mut api = before.clone();
-        let deployments = crate::api::GroupResource::new("apps", "deployments");
+        let deployments = GroupResource::new("apps", "deployments");
         let mut body = template("apps/v1", "Deployment", "web");
         body["spec"]["replicas"] = json!(3);
         let updated = api.handle(
@@ -340,7 +337,7 @@ mod tests {
             ),
         );
         assert!(created.is_ok(), "{created:?}");
-        let configmaps = crate::api::GroupResource::new("", "configmaps");
+        let configmaps = GroupResource::new("", "configmaps");
         let deleted = api.handle(
             SimTime::ZERO,
             ApiRequest::delete("admin", configmaps.clone(), "default", "cfg"),
@@ -367,7 +364,7 @@ mod tests {
             SimTime::ZERO,
             ApiRequest::update(
                 "mallory",
-                crate::api::GroupResource::new("apps", "deployments"),
+                GroupResource::new("apps", "deployments"),
                 "default",
                 "web",
                 template("apps/v1", "Deployment", "web"),

@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::api::ApiRequest;
+use crate::api::{ApiRequest, GroupResource};
 use crate::engine::script::deployment;
 use crate::engine::{ClusterConfig, Input, NodeSpec, StepReport, World};
 
@@ -104,7 +104,7 @@ impl Starter {
         let body = deployment("default", "web", self.replicas(), "nginx:1.27");
         let request = ApiRequest::create(
             "alice",
-            crate::api::GroupResource::new("apps", "deployments"),
+            GroupResource::new("apps", "deployments"),
             "default",
             body,
         );
@@ -222,17 +222,13 @@ mod tests {
         actions.push(SessionAction::Step);
         let before = replay(Starter::Small, 1, &actions, |_, _| {});
         actions.push(set_rbac(false));
-        let key = ObjectKey::new(
-            crate::api::GroupResource::new("apps", "deployments"),
-            "default",
-            "web",
-        );
+        let key = ObjectKey::new(GroupResource::new("apps", "deployments"), "default", "web");
         let mut spoofed = before.object(&key).cloned().unwrap_or_default();
         spoofed["status"]["readyReplicas"] = 1.into();
         spoofed["status"]["availableReplicas"] = 1.into();
         let request = ApiRequest::update_status(
             "app",
-            crate::api::GroupResource::new("apps", "deployments"),
+            GroupResource::new("apps", "deployments"),
             "default",
             "web",
             spoofed,
@@ -267,14 +263,11 @@ mod tests {
         actions.push(set_rbac(false));
         actions.push(set_rbac(true));
         let w = replay(Starter::Small, 1, &actions, |_, _| {});
-        let key = crate::api::ObjectKey::new(
-            crate::api::GroupResource::new("apps", "deployments"),
-            "default",
-            "web",
-        );
+        let key =
+            crate::api::ObjectKey::new(GroupResource::new("apps", "deployments"), "default", "web");
         let request = ApiRequest::update_status(
             "app",
-            crate::api::GroupResource::new("apps", "deployments"),
+            GroupResource::new("apps", "deployments"),
             "default",
             "web",
             w.object(&key).cloned().unwrap_or_default(),

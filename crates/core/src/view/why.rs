@@ -222,7 +222,7 @@ fn push_chain(
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::api::ApiRequest;
+    use crate::api::{ApiRequest, GroupResource};
     use crate::engine::Input;
     use crate::view::session::{perform, replay, SessionAction, Starter};
 
@@ -247,11 +247,7 @@ pub(crate) mod tests {
     }
 
     pub(crate) fn web() -> ObjectKey {
-        ObjectKey::new(
-            crate::api::GroupResource::new("apps", "deployments"),
-            "default",
-            "web",
-        )
+        ObjectKey::new(GroupResource::new("apps", "deployments"), "default", "web")
     }
 
     #[test]

@@ -4,7 +4,7 @@
 use serde_json::{json, Value};
 
 use super::{Chain, Hop, WhyError};
-use crate::api::{ObjectKey, WatchEventType};
+use crate::api::{GroupResource, ObjectKey, WatchEventType};
 use crate::engine::provenance::{Cause, Origin, Root};
 use crate::engine::World;
 use crate::scenario::{Duration, FieldPath, RunOptions, Scenario, Until};
@@ -29,11 +29,7 @@ fn why(world: &World, key: &ObjectKey, field: &str, at: Option<u64>) -> Chain {
 }
 
 fn deployment(name: &str) -> ObjectKey {
-    ObjectKey::new(
-        crate::api::GroupResource::new("apps", "deployments"),
-        "default",
-        name,
-    )
+    ObjectKey::new(GroupResource::new("apps", "deployments"), "default", name)
 }
 
 /// The resourceVersions of the traces the chains below were read from (their line numbers are
@@ -404,7 +400,7 @@ fn progress_deadline_exceeded_reaches_the_deadline_timer_and_the_bad_image() {
 fn the_feedback_loops_generation_bumps_reach_the_status_writes_that_fed_them() {
     let world = run(FEEDBACK_LOOP, "100ms");
     let key = ObjectKey::new(
-        crate::api::GroupResource::new("example.com", "databases"),
+        GroupResource::new("example.com", "databases"),
         "default",
         "loop",
     );
@@ -488,7 +484,7 @@ fn bad_questions_are_refused_with_what_is_wrong() {
     assert!(matches!(err, WhyError::Future { .. }), "{err}");
     // Before its create the object did not exist.
     let early = run(SCALE_UP, "20s");
-    let pod_gr = crate::api::GroupResource::new("", "pods");
+    let pod_gr = GroupResource::new("", "pods");
     let first_pod = early
         .objects_of(&pod_gr, Some("default"))
         .next()

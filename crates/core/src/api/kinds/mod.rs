@@ -533,14 +533,14 @@ mod tests {
     fn builtin_kinds_resolve_by_api_version_and_kind() {
         let r = Registry::builtin();
         let d = r.for_kind("apps/v1", "Deployment").unwrap();
-        assert_eq!(d.gr, crate::api::GroupResource::new("apps", "deployments"));
+        assert_eq!(d.gr, GroupResource::new("apps", "deployments"));
         assert!(d.status_subresource && d.namespaced);
         assert_eq!(d.qualified_kind(), "Deployment.apps");
         assert_eq!(r.for_kind("v1", "Pod").unwrap().qualified_kind(), "Pod");
         assert!(r.for_kind("apps/v1beta1", "Deployment").is_none());
         assert!(r.for_kind("v1", "Deployment").is_none());
         assert!(
-            !r.get(&crate::api::GroupResource::new("", "configmaps"))
+            !r.get(&GroupResource::new("", "configmaps"))
                 .unwrap()
                 .status_subresource
         );

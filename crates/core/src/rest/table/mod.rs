@@ -274,7 +274,7 @@ mod tests {
             "status": {"desiredNumberScheduled": 3, "currentNumberScheduled": 3, "numberReady": 2,
                 "updatedNumberScheduled": 1, "numberAvailable": 2}});
         let t = table(
-            &crate::api::GroupResource::new("apps", "daemonsets"),
+            &GroupResource::new("apps", "daemonsets"),
             &[ds],
             json!({}),
             at(90),
@@ -318,7 +318,7 @@ mod tests {
             "ownerReferences": [{"apiVersion": "apps/v1", "kind": "DaemonSet", "name": "agent", "uid": "u", "controller": true}]},
             "data": {}, "revision": 2});
         let t = table(
-            &crate::api::GroupResource::new("apps", "controllerrevisions"),
+            &GroupResource::new("apps", "controllerrevisions"),
             &[cr],
             json!({}),
             at(90),
@@ -336,7 +336,7 @@ mod tests {
     /// and `+ N more...`; an empty list is `<unset>`.
     #[test]
     fn endpoint_slices_print_the_first_three_ports_and_addresses() {
-        let gr = crate::api::GroupResource::new("discovery.k8s.io", "endpointslices");
+        let gr = GroupResource::new("discovery.k8s.io", "endpointslices");
         let slice = json!({"metadata": {"name": "web-abcde", "creationTimestamp": "2025-01-01T00:00:00Z"},
             "addressType": "IPv4",
             "ports": [{"name": "http", "port": 8080}, {"name": "metrics"}, {}, {"port": 9}],
@@ -378,7 +378,7 @@ mod tests {
                 "template": {"spec": {"containers": [{"name": "nginx", "image": "nginx:1.27"}, {"name": "log", "image": "busybox"}]}}},
             "status": {"readyReplicas": 2, "updatedReplicas": 3, "availableReplicas": 2}});
         let t = table(
-            &crate::api::GroupResource::new("apps", "deployments"),
+            &GroupResource::new("apps", "deployments"),
             &[d],
             json!({"resourceVersion": "9"}),
             at(300),
@@ -469,7 +469,7 @@ mod tests {
             ]
         );
         let t = table(
-            &crate::api::GroupResource::new("rbac.authorization.k8s.io", "roles"),
+            &GroupResource::new("rbac.authorization.k8s.io", "roles"),
             &[json!({"metadata": {"name": "r", "creationTimestamp": "2025-01-01T00:00:00Z"}})],
             json!({}),
             at(9),
@@ -490,7 +490,7 @@ mod tests {
             json!({"name": "Replicas", "type": "integer", "jsonPath": ".spec.replicas", "priority": 1}),
             json!({"name": "Phase", "type": "string", "jsonPath": ".status.phase"}),
         ];
-        let gr = crate::api::GroupResource::new("example.com", "databases");
+        let gr = GroupResource::new("example.com", "databases");
         let t = table(
             &gr,
             std::slice::from_ref(&db),

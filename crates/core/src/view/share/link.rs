@@ -815,7 +815,7 @@ mod tests {
             Input::Request {
                 request: ApiRequest::patch_status(
                     "bob",
-                    crate::api::GroupResource::new("apps", "deployments"),
+                    GroupResource::new("apps", "deployments"),
                     "default",
                     "web",
                     PatchType::Json,
