@@ -116,6 +116,19 @@ fn main() {
         b.iter(|| black_box(large_starter()))
     });
     let starter = large_starter();
+    // The same world from a checkpoint, as a reload could have it (issue 20).
+    let checkpoint = starter.checkpoint();
+    println!(
+        "scale/large_starter checkpoint: {} bytes, {} trace lines",
+        checkpoint.len(),
+        starter.trace().len()
+    );
+    g.bench_function("large_starter_checkpoint_write", |b| {
+        b.iter(|| black_box(starter.checkpoint()))
+    });
+    g.bench_function("large_starter_checkpoint_read", |b| {
+        b.iter(|| black_box(World::from_checkpoint(&checkpoint).expect("reads back")))
+    });
     g.bench_function("large_starter_rolling_update", |b| {
         b.iter_batched(
             || starter.clone(),

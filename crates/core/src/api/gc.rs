@@ -5,6 +5,7 @@
 //! like anyone's.
 
 use crate::api::meta::Fields;
+use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use super::meta::JsonPointer;
@@ -16,7 +17,7 @@ use super::types::{ApiRequest, ObjectKey, PatchType, WatchEventType};
 use crate::time::SimTime;
 
 /// When dependents of deleted owners are garbage-collected.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub enum GcMode {
     /// Right after the request that removed the owner, as separate audited DELETE requests by
     /// [`principals::GARBAGE_COLLECTOR`] (the default).

@@ -6,6 +6,7 @@
 //! request is rolled back whole.
 
 use crate::api::meta::Fields;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
@@ -33,7 +34,7 @@ use crate::time::SimTime;
 
 /// Everything a request may change; restored wholesale when a request fails, so refused
 /// requests change nothing.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub(super) struct State {
     pub(super) store: Store,
     pub(super) registry: Registry,
@@ -63,7 +64,7 @@ pub const EVENT_TTL_MS: u64 = 3_600_000;
 
 /// The simulated kube-apiserver. Cloning is O(1) (persistent maps and vectors), so the engine
 /// may snapshot it after every step.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct ApiServer {
     pub(super) state: State,
     pub(super) rbac_enforced: bool,
@@ -78,7 +79,7 @@ pub struct ApiServer {
 /// again. Names are part of a request's attributes only when some rule lists `resourceNames`.
 /// Refusals are not kept (their message names what the lookup missed). Bounded by the distinct
 /// (user, verb, resource, namespace) a policy sees; cleared on every RBAC write.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 struct AuthzMemo {
     /// The `rbac_writes` it holds for; `None` until first used and after a rollback.
     valid_for: Option<u64>,

@@ -2,6 +2,7 @@
 //! secondary indexes by uid and by owner uid (for garbage collection). Cloning is O(1), so the
 //! engine can snapshot the world after every step.
 
+use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
 use imbl::{OrdMap, OrdSet};
@@ -10,10 +11,11 @@ use serde_json::Value;
 use super::types::{GroupResource, Name, ObjectKey};
 
 /// Stored objects and their indexes.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct Store {
     // Keys are shared (`Arc`) so that the path copies a persistent write makes clone pointers,
     // not strings.
+    #[serde(with = "crate::engine::checkpoint::shared_map")]
     objects: OrdMap<Arc<ObjectKey>, Arc<Value>>,
     by_uid: OrdMap<Arc<str>, Arc<ObjectKey>>,
     /// owner uid -> keys of objects whose ownerReferences name it.

@@ -2,6 +2,7 @@
 //! the store, not copied) for the engine to drain and deliver, and every request leaves an audit
 //! entry.
 
+use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
 use serde_json::Value;
@@ -12,9 +13,10 @@ use crate::time::SimTime;
 
 /// A watch event not yet drained: the event (its `object` left `Null`) and the object, shared
 /// with the store rather than copied.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub(super) struct PendingEvent {
     pub(super) event: WatchEvent,
+    #[serde(with = "crate::engine::checkpoint::shared")]
     pub(super) object: Arc<Value>,
 }
 

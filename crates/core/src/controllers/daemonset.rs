@@ -13,6 +13,7 @@
 //! rolling update's map walk over nodes is a shuffle from the world's RNG.
 
 use crate::api::meta::Fields;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -65,7 +66,7 @@ const FAILED_POD_BACKOFF_MAX_MS: u64 = 15 * 60 * 1000;
 
 /// kube's plain `ControllerExpectations` (not UID-tracking: a pod marked for deletion and then
 /// removed is observed twice, as in kube).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 struct Expectations {
     adds: i64,
     dels: i64,
@@ -73,13 +74,13 @@ struct Expectations {
 }
 
 /// One entry of client-go's `flowcontrol.Backoff`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 struct BackoffEntry {
     backoff_ms: u64,
     last_update: SimTime,
 }
 
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct DaemonSetController {
     expectations: BTreeMap<ObjectKey, Expectations>,
     /// `failedPodsBackoff`, keyed `<uid>/<observedGeneration>/<node>`.

@@ -3,6 +3,7 @@
 //! and `Stalled` conditions (kstatus' abnormal-true conventions) with observedGeneration.
 
 use crate::api::meta::Fields;
+use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
 use serde_json::{json, Value};
@@ -16,7 +17,7 @@ use crate::runtime::client;
 use crate::runtime::Informer;
 use crate::runtime::{Ctx, ReconcileAction, ReconcileError, Reconciler};
 
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct DatabaseController {}
 
 impl DatabaseController {

@@ -54,7 +54,7 @@ pub struct DeclarativeSpec {
     pub steps: Vec<Step>,
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct DeclarativeController {
     pub spec: DeclarativeSpec,
 }

@@ -44,6 +44,7 @@
 //! has no `observedGeneration`, and a spec change waits for the next period.
 
 use crate::api::meta::Fields;
+use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
@@ -79,7 +80,7 @@ pub const DEFAULT_CPU_UTILIZATION: i64 = 80;
 const SCALE_UP_LIMIT_FACTOR: i64 = 2;
 const SCALE_UP_LIMIT_MINIMUM: i64 = 4;
 
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct HpaController {
     /// Unstabilized recommendations per HPA (kube's `recommendations`), for the downscale
     /// stabilization window.

@@ -28,6 +28,7 @@ pub mod scheduler;
 pub mod statefulset;
 pub mod util;
 
+use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
 use serde_json::Value;
@@ -43,7 +44,7 @@ pub use crate::runtime::{
 };
 
 /// Every controller the engine can run: a closed set, so the world stays one `Clone` value.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub enum Controller {
     Deployment(deployment::DeploymentController),
     DaemonSet(daemonset::DaemonSetController),

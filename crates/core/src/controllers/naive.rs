@@ -4,6 +4,7 @@
 //! controller writes spec again: the feedback loop the spec/status model exists to prevent. The
 //! engine detects the climbing generation and reports it.
 
+use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
 use serde_json::{json, Value};
@@ -13,7 +14,7 @@ use crate::api::{ApiRequest, GroupResource, ObjectKey, PatchType, WatchEvent};
 use crate::runtime::Informer;
 use crate::runtime::{Ctx, ReconcileAction, ReconcileError, Reconciler};
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct NaiveController {
     pub resource: GroupResource,
 }

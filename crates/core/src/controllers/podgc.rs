@@ -10,6 +10,7 @@
 //! removed 40 to 60 s after its node. Not modelled: `gcTerminated` (the terminated-pod
 //! threshold), `gcUnscheduledTerminating` and `gcTerminating` (out-of-service taint).
 
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -27,7 +28,7 @@ pub const GC_CHECK_PERIOD_MS: u64 = 20_000;
 /// `quarantineTime`.
 pub const QUARANTINE_MS: u64 = 40_000;
 
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct PodGcController {
     /// Nodes in quarantine and when they come out of it (`nodeQueue`).
     quarantine: BTreeMap<String, u64>,

@@ -43,7 +43,7 @@ pub struct ControlleeExpectations {
     pub deleting: std::collections::BTreeSet<String>,
 }
 
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct ReplicaSetController {
     expectations: BTreeMap<ObjectKey, ControlleeExpectations>,
 }

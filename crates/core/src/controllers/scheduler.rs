@@ -108,7 +108,7 @@ fn balanced_allocation(requested: [u64; 2], allocatable: [u64; 2]) -> u64 {
     ((1.0 - std) * MAX_NODE_SCORE as f64) as u64
 }
 
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct Scheduler {
     /// Requests of pods bound to each node, from the cache.
     used: OrdMap<String, Usage>,

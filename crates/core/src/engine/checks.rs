@@ -3,6 +3,7 @@
 //! object's generation climbing with no user write).
 
 use imbl::OrdSet;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::report::{EventKind, EventRecord, FeedbackLoop, StepReport};
@@ -17,7 +18,7 @@ use crate::time::SimTime;
 pub const LOOP_WINDOW_MS: u64 = 60_000;
 
 /// Generation bumps of one object by controllers within the current window.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub(super) struct LoopWatch {
     window_start: SimTime,
     bumps: u32,

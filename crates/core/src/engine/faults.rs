@@ -69,7 +69,7 @@ pub enum Fault {
 
 /// Injected API failures still to come: the next `remaining` requests (from `principal`, or
 /// anyone) fail with `code`.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub(super) struct FailureRule {
     pub(super) principal: Option<String>,
     pub(super) remaining: u32,

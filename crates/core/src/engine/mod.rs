@@ -27,6 +27,7 @@
 //! filter drops it, `counted` when an events.k8s.io series counts it in memory.
 
 mod bootstrap;
+pub(crate) mod checkpoint;
 mod checks;
 mod delivery;
 #[cfg(test)]
@@ -53,6 +54,7 @@ pub use crate::runtime::{health, informer, workqueue};
 /// The API server the engine runs (issue 3).
 pub use crate::api::ApiServer;
 
+pub use checkpoint::CheckpointError;
 pub use history::History;
 pub use report::{
     EventKind, EventRecord, FeedbackLoop, ObjectChange, ReconcileOutcome, RequestRecord,

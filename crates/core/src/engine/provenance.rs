@@ -19,7 +19,7 @@
 use std::sync::Arc;
 
 use imbl::{OrdMap, OrdSet, Vector};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::api::{ObjectKey, Subresource, Verb, WatchEventType};
@@ -29,7 +29,7 @@ use crate::time::SimTime;
 pub const WINDOW: usize = 1024;
 
 /// Where a chain starts.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "root", rename_all = "camelCase")]
 pub enum Root {
     /// A user's request (a scenario action, the editor, kubectl): the `input`th entry of
@@ -59,7 +59,7 @@ pub enum Root {
 }
 
 /// What sent a write.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "by", rename_all = "camelCase")]
 pub enum Origin {
     /// The reconcile traced at `line` (its own requests, or the events it reported).
@@ -70,7 +70,7 @@ pub enum Origin {
 }
 
 /// One object change (one watch event) and the request that made it.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct WriteRec {
     pub resource_version: u64,
@@ -93,9 +93,18 @@ pub struct WriteRec {
     /// How many of its reconcile's explanations were recorded before the request was sent:
     /// the decisions the write carries ([`ReconcileRec::explanations`]).
     pub explained: usize,
-    #[serde(skip)]
+    /// Left out of the provenance JSON; a checkpoint keeps them.
+    #[serde(
+        default,
+        skip_serializing_if = "super::checkpoint::outside",
+        with = "super::checkpoint::shared_option"
+    )]
     pub before: Option<Arc<Value>>,
-    #[serde(skip)]
+    #[serde(
+        default,
+        skip_serializing_if = "super::checkpoint::outside",
+        with = "super::checkpoint::shared_option"
+    )]
     pub after: Option<Arc<Value>>,
 }
 
@@ -117,7 +126,7 @@ impl WriteRec {
 }
 
 /// Why a key was in a controller's work queue.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "cause", rename_all = "camelCase")]
 pub enum Cause {
     /// A watch delivery (traced at `line`) whose event handler queued the key, after `delay_ms`
@@ -164,7 +173,7 @@ impl Cause {
 pub use crate::runtime::Explanation;
 
 /// One reconcile: which key, what queued it, what it wrote and decided.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ReconcileRec {
     pub line: u64,
@@ -183,7 +192,7 @@ pub struct ReconcileRec {
 }
 
 /// The world's provenance records (see the module docs for the bound).
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct Provenance {
     writes: OrdMap<u64, Arc<WriteRec>>,
     reconciles: OrdMap<u64, Arc<ReconcileRec>>,
@@ -265,7 +274,7 @@ impl Provenance {
 
 /// The causes of one queued key: those of its ready entry, and of its waiting (`add_after`)
 /// entry with that entry's time.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 struct Pending {
     ready: Vector<Cause>,
     ready_trigger: usize,
@@ -274,7 +283,7 @@ struct Pending {
 
 /// The causes of a controller's queued keys, kept by the work queue's rules: the engine calls
 /// it wherever it calls the queue.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub(super) struct QueueCauses {
     pending: OrdMap<ObjectKey, Pending>,
     by_time: OrdSet<(SimTime, ObjectKey)>,

@@ -83,11 +83,12 @@ pub enum RunState {
 }
 
 /// What the event queue holds.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub(super) enum Event {
     Deliver {
         controller: String,
         event: Arc<WatchEvent>,
+        #[serde(with = "super::checkpoint::shared")]
         object: Arc<Value>,
     },
     Reconcile {
@@ -107,7 +108,7 @@ pub(super) enum Event {
 }
 
 /// One running controller with its informer cache, work queue and scheduling state.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub(super) struct Slot {
     pub(super) controller: Controller,
     pub(super) informer: Informer,
@@ -142,7 +143,7 @@ impl Slot {
 }
 
 /// The simulated world. Cloning is cheap (persistent maps), so the UI can snapshot every step.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct World {
     pub(super) now: SimTime,
     pub(super) seq: u64,
@@ -154,6 +155,7 @@ pub struct World {
     pub(super) env: Environment,
     pub(super) failures: Vec<FailureRule>,
     /// The latest version of every object, as the watch stream announced it.
+    #[serde(with = "super::checkpoint::shared_map")]
     pub(super) objects: OrdMap<ObjectKey, Arc<Value>>,
     /// Objects whose kstatus is neither Current nor Failed.
     pub(super) unsettled: OrdSet<ObjectKey>,

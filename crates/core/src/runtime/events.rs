@@ -19,6 +19,7 @@
 
 use crate::api::meta::Fields;
 use imbl::OrdMap;
+use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use crate::api::{meta, ApiRequest, GroupResource, PatchType};
@@ -126,7 +127,7 @@ impl EventNote {
 }
 
 /// Which recorder a component uses, with its identity.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum EventApi {
     /// `tools/record`: `source: {component, host}`, also sent as `reportingComponent` and
     /// `reportingInstance`.
@@ -153,7 +154,7 @@ const SERIES_WINDOW_MS: u64 = 360_000;
 const COMBINED: &str = "(combined from similar events): ";
 
 /// What the correlator's caches hold: one type, so the cache code is compiled once.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 enum Cached {
     Aggregate(AggregateRecord),
     Logged(Logged),
@@ -164,7 +165,7 @@ enum Cached {
 /// A least-recently-used map of [`LRU_ENTRIES`] keys, as golang/groupcache's `lru.Cache` the
 /// correlator is built on: a full cache forgets the key used longest ago (found by a scan:
 /// deterministic, and only paid once the cache is full).
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 struct Lru {
     entries: OrdMap<String, (u64, Cached)>,
     tick: u64,
@@ -201,14 +202,14 @@ impl Lru {
 /// The aggregator's record of one run of similar events: the messages seen, and when the run
 /// was last extended. The messages are kept sorted; they never number more than
 /// `AGGREGATE_MAX_EVENTS`, so a small vector (one allocation) holds them.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 struct AggregateRecord {
     messages: Vec<String>,
     last: SimTime,
 }
 
 /// What the logger remembers of an event it wrote (`eventLog`).
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 struct Logged {
     count: i64,
     first_timestamp: String,
@@ -217,16 +218,17 @@ struct Logged {
 
 /// The spam filter's bucket for one source and object: credit in milliseconds of refill, one
 /// event costing [`SPAM_REFILL_MS`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 struct Bucket {
     credit_ms: u64,
     at: SimTime,
 }
 
 /// An events.k8s.io event the recorder wrote (`eventCache`), for series updates.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 struct SeriesEntry {
     /// The Event as first created, to create again if a series patch finds it gone.
+    #[serde(with = "crate::engine::checkpoint::shared")]
     body: std::sync::Arc<Value>,
     namespace: String,
     name: String,
@@ -250,7 +252,7 @@ pub struct EventWrite {
 }
 
 /// One component's event broadcaster and correlator state.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct EventBroadcaster {
     api: EventApi,
     principal: String,

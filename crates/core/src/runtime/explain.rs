@@ -3,11 +3,11 @@
 //! with the reconcile's provenance ([`crate::engine::provenance`]); they are never written into
 //! an API object, which stays what kube writes.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// One rule a controller decided by, with its inputs: recorded by the code that decided, as
 /// side data of the reconcile (never written into an object).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Explanation {
     /// What was decided about: `Available`, `Progressing`, `status.replicas`, `desiredReplicas`.
@@ -18,7 +18,7 @@ pub struct Explanation {
     pub rule: String,
     /// Fields of the reconciled object the decision read, as field paths
     /// (`status.conditions[type=Progressing].lastUpdateTime`): a why-chain can follow them.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub inputs: Vec<String>,
 }
 

@@ -4,6 +4,7 @@
 //! Indexes are maintained incrementally on every delivery, so reconcilers never scan the whole
 //! cache: objects by controller owner uid, and per owner the counts of active and ready pods.
 
+use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
 use imbl::{OrdMap, OrdSet};
@@ -14,7 +15,7 @@ use crate::api::{GroupResource, ObjectKey, WatchEvent, WatchEventType};
 use crate::conditions;
 
 /// Pod counts for one owner, maintained as deliveries arrive.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PodCounts {
     /// Pods not terminating and not in a terminal phase.
     pub active: u64,
@@ -22,8 +23,9 @@ pub struct PodCounts {
     pub ready: u64,
 }
 
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct Informer {
+    #[serde(with = "crate::engine::checkpoint::shared_map")]
     objects: OrdMap<ObjectKey, Arc<Value>>,
     by_owner: OrdMap<String, OrdSet<ObjectKey>>,
     pod_counts: OrdMap<String, PodCounts>,

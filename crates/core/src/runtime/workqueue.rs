@@ -7,6 +7,7 @@
 //! exponentially (5 ms doubling, capped at 1000 s) until `forget`.
 
 use imbl::{OrdMap, OrdSet, Vector};
+use serde::{Deserialize, Serialize};
 
 use crate::api::ObjectKey;
 use crate::time::SimTime;
@@ -16,7 +17,7 @@ pub const BACKOFF_BASE_MS: u64 = 5;
 /// client-go's `DefaultItemBasedRateLimiter` maximum delay.
 pub const BACKOFF_MAX_MS: u64 = 1_000_000;
 
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct WorkQueue {
     queue: Vector<ObjectKey>,
     dirty: OrdSet<ObjectKey>,

@@ -30,6 +30,7 @@ use super::meta::set_or_remove;
 use super::typed::FieldTypes;
 use super::validation::{dns1123_subdomain, FieldError};
 use crate::api::meta::Fields;
+use serde::{Deserialize, Serialize};
 
 use super::meta::JsonPointer;
 use std::sync::Arc;
@@ -40,7 +41,7 @@ use serde_json::Value;
 use super::types::GroupResource;
 
 /// Which per-kind strategy (defaults, generation rules, validation) applies.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub enum KindRules {
     Deployment,
     ReplicaSet,
@@ -74,7 +75,7 @@ pub enum KindRules {
 }
 
 /// What the server knows about one REST resource.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ResourceInfo {
     pub gr: GroupResource,
     /// The Kind, e.g. `Deployment`.
@@ -259,7 +260,7 @@ pub fn split_api_version(api_version: &str) -> (&str, &str) {
 }
 
 /// All served resources; cheap to clone.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Registry {
     by_gr: OrdMap<GroupResource, Arc<ResourceInfo>>,
     by_kind: OrdMap<(String, String), GroupResource>,

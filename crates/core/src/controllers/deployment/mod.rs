@@ -23,6 +23,7 @@ pub use deployment_util::{
 };
 
 use crate::api::meta::Fields;
+use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
 use serde_json::{json, Map, Value};
@@ -62,7 +63,7 @@ const ANNOTATIONS_NOT_COPIED: [&str; 6] = [
 
 // ---- the controller -------------------------------------------------------------------
 
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct DeploymentController {}
 
 impl DeploymentController {

@@ -24,6 +24,7 @@ mod reconciler;
 mod utils;
 
 use crate::api::meta::Fields;
+use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
@@ -80,13 +81,13 @@ const DELETION_EXPECTED: i64 = -1;
 type Stamp = (i64, String);
 
 /// `ServiceState` of the trigger-time tracker.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 struct ServiceState {
     pods: BTreeMap<String, Stamp>,
     service: Option<Stamp>,
 }
 
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct EndpointSliceController {
     /// `endpointSliceTracker`: per Service, the generation expected of each slice (by uid), or
     /// [`DELETION_EXPECTED`].

@@ -3,6 +3,7 @@
 //! replacement waits (10 s doubling per failure, capped at 10 min).
 
 use crate::api::meta::Fields;
+use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
 use serde_json::Value;
@@ -17,7 +18,7 @@ pub const POD_FAILURE_BACKOFF_MS: u64 = 10_000;
 pub const MAX_POD_FAILURE_BACKOFF_MS: u64 = 600_000;
 
 /// kube's `backoffRecord` for one Job.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct BackoffRecord {
     pub failures_after_last_success: u32,
     /// When the last counted failure finished, in Unix ms.

@@ -26,6 +26,7 @@ pub use backoff::BackoffRecord;
 pub use status::{is_finished, JobCondition, JobStatus};
 
 use crate::api::meta::Fields;
+use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
@@ -61,7 +62,7 @@ pub const MAX_POD_CREATE_DELETE_PER_SYNC: i64 = 500;
 /// The Job as its events and owner references name it.
 const JOB_REF: (&str, &str) = ("batch/v1", "Job");
 
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct JobController {
     /// Pod creations and deletions each Job still waits to observe (`expectations`).
     expectations: BTreeMap<ObjectKey, ControlleeExpectations>,

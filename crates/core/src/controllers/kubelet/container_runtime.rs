@@ -3,6 +3,7 @@
 //! CrashLoopBackOff back-off, and termination with preStop hooks.
 
 use crate::api::meta::Fields;
+use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
 use rand::Rng;
@@ -18,7 +19,7 @@ use super::{
     Kubelet, BACKOFF_EXPIRY_MS, BACKOFF_INITIAL_MS, BACKOFF_MAX_MS, ERR_IMAGE_PULL_VISIBLE_MS,
 };
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub(super) enum Stage {
     /// Pulling images until `until`.
     Pulling {
@@ -69,7 +70,7 @@ pub(super) enum Stage {
     },
 }
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub(super) struct PodRuntime {
     pub(super) stage: Stage,
     /// Each container's pull time in the current (or last) pull, in container order.
@@ -101,8 +102,8 @@ pub(super) struct PodRuntime {
 /// in the same order. Usually the Pod the API server stored with it (or the informer's copy),
 /// shared, so a kubelet holds a pointer per Pod rather than a second copy of every status, and
 /// a runtime's clone on every reconcile copies no JSON.
-#[derive(Clone, Debug)]
-pub(super) struct Reported(Arc<Value>);
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub(super) struct Reported(#[serde(with = "crate::engine::checkpoint::shared")] Arc<Value>);
 
 impl Reported {
     /// The status `status`, shared with `pod` when `pod`'s status is the same value with its
@@ -150,7 +151,7 @@ fn same_in_order(a: &Value, b: &Value) -> bool {
 }
 
 /// A container instance that exited.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub(super) struct Termination {
     pub(super) started: SimTime,
     pub(super) finished: SimTime,

@@ -24,6 +24,7 @@ pub use status::{go_duration, STATUS_SYNC_PERIOD_MS};
 
 use crate::api::meta::Fields;
 use container_runtime::{PodRuntime, Reported, Stage};
+use serde::{Deserialize, Serialize};
 use status::{next_status_sync, owned_equal};
 
 use std::sync::Arc;
@@ -52,7 +53,7 @@ const ERR_IMAGE_PULL_VISIBLE_MS: u64 = 1_000;
 /// `eventTime - lastUpdate > 2 * maxDuration`, the kubelet's `MaxContainerBackOff` of 5 min).
 const BACKOFF_EXPIRY_MS: u64 = 2 * BACKOFF_MAX_MS;
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Kubelet {
     node: String,
     node_index: u32,

@@ -10,6 +10,7 @@
 
 use crate::api::meta::Fields;
 use rand::Rng;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::api::meta::{str_at, JsonPointer};
@@ -19,7 +20,7 @@ use crate::time::SimTime;
 use super::container_runtime::{record_container, PodRuntime, Stage};
 
 /// How the probe reaches the container, for the failure message.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 enum Handler {
     Http,
     Tcp { port: String },
@@ -28,7 +29,7 @@ enum Handler {
 }
 
 /// One readiness worker's state.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub(super) struct Probe {
     container: String,
     handler: Handler,

@@ -21,6 +21,7 @@ pub mod history;
 pub mod identity;
 
 use crate::api::meta::Fields;
+use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
 use serde_json::{json, Map, Value};
@@ -56,7 +57,7 @@ const MAX_BATCH_SIZE: usize = 500;
 
 /// kube's StatefulSet controller keeps no state between syncs (no expectations: pod names are
 /// fixed, so a second create of the same ordinal is `AlreadyExists`).
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct StatefulSetController;
 
 /// The `StatefulSetStatus` one sync computes.

@@ -219,6 +219,12 @@ impl ScenarioRun {
         &self.world
     }
 
+    /// Swaps in another world: the checkpoint tests' read-back copy of the run's own.
+    #[cfg(test)]
+    pub(crate) fn replace_world(&mut self, world: World) {
+        self.world = world;
+    }
+
     pub fn now_ms(&self) -> u64 {
         self.world.now().as_ms()
     }

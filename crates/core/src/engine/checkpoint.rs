@@ -1,0 +1,451 @@
+//! A world written down and read back: [`World::checkpoint`] and [`World::from_checkpoint`].
+//!
+//! A checkpoint is the whole world (clock, event queue, RNG, API server, every controller with
+//! its informer and work queue, trace, provenance) as MessagePack (`rmp-serde`, structs as
+//! maps: the world has maps keyed by structs, which JSON cannot write), so a world read back continues
+//! exactly as the one written would have: the same trace, step for step, and the same
+//! checkpoint at every later point (the tests below run every scenario so). It is what a reload
+//! can use instead of replaying the session's actions from the seed (issue 20).
+//!
+//! The world shares one version of an object between the API server's store, the world's
+//! mirror, every informer holding it and the queued deliveries; written as plain `Arc`s, each
+//! would be its own copy, in the text and again in memory once read back. So every shared
+//! `Value` field is written through [`shared`]: the first time a version is met its number and
+//! body are written, `[n, {...}]`, and every later meeting only `n`; reading builds the version
+//! once and hands out the same `Arc`. Serde visits fields in declaration order both ways, so
+//! the reader meets each version's body before its numbers.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use serde::de::{self, DeserializeSeed, SeqAccess, Visitor};
+use serde::ser::SerializeTuple;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde_json::Value;
+
+use super::world::World;
+
+/// The checkpoint format's version: a checkpoint of another version is refused (the caller
+/// replays instead). Bumped whenever a field of the world changes.
+pub const FORMAT: u32 = 1;
+
+/// The build that wrote a checkpoint: another build's engine may continue differently.
+const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// Why a checkpoint could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum CheckpointError {
+    #[error("checkpoint format {found}, this build reads format {FORMAT}")]
+    Format { found: u32 },
+    #[error("checkpoint written by converge {found}, this is converge {VERSION}")]
+    Version { found: String },
+    #[error("checkpoint unreadable: {0}")]
+    Unreadable(#[from] rmp_serde::decode::Error),
+}
+
+#[derive(Serialize)]
+struct Written<'a> {
+    format: u32,
+    version: &'a str,
+    world: &'a World,
+}
+
+#[derive(Deserialize)]
+struct Header {
+    format: u32,
+    version: String,
+}
+
+#[derive(Deserialize)]
+struct Read {
+    world: World,
+}
+
+thread_local! {
+    /// While writing: the number given to each shared version met so far, by address.
+    static WRITTEN: RefCell<Option<HashMap<usize, u32>>> = const { RefCell::new(None) };
+    /// While reading: every shared version read so far, by number.
+    static READ: RefCell<Option<Vec<Arc<Value>>>> = const { RefCell::new(None) };
+}
+
+/// Clears a table when the write or read ends, also on an error or a panic.
+struct Table<'a, T: 'static>(
+    &'static std::thread::LocalKey<RefCell<Option<T>>>,
+    std::marker::PhantomData<&'a ()>,
+);
+
+impl<T: 'static> Table<'_, T> {
+    fn open(key: &'static std::thread::LocalKey<RefCell<Option<T>>>, empty: T) -> Self {
+        key.with(|t| *t.borrow_mut() = Some(empty));
+        Table(key, std::marker::PhantomData)
+    }
+}
+
+impl<T: 'static> Drop for Table<'_, T> {
+    fn drop(&mut self) {
+        self.0.with(|t| *t.borrow_mut() = None);
+    }
+}
+
+impl World {
+    /// The world as a checkpoint: [`World::from_checkpoint`] reads it back.
+    pub fn checkpoint(&self) -> Vec<u8> {
+        let _table = Table::open(&WRITTEN, HashMap::new());
+        let written = Written {
+            format: FORMAT,
+            version: VERSION,
+            world: self,
+        };
+        let mut out = Vec::new();
+        let mut ser = rmp_serde::Serializer::new(&mut out).with_struct_map();
+        written
+            .serialize(&mut ser)
+            .expect("a world serializes: it holds no type MessagePack lacks");
+        out
+    }
+
+    /// The world a [`World::checkpoint`] wrote, if this build wrote it.
+    pub fn from_checkpoint(bytes: &[u8]) -> Result<World, CheckpointError> {
+        let header: Header = rmp_serde::from_slice(bytes)?;
+        if header.format != FORMAT {
+            return Err(CheckpointError::Format {
+                found: header.format,
+            });
+        }
+        if header.version != VERSION {
+            return Err(CheckpointError::Version {
+                found: header.version,
+            });
+        }
+        let _table = Table::open(&READ, Vec::new());
+        let read: Read = rmp_serde::from_slice(bytes)?;
+        Ok(read.world)
+    }
+}
+
+/// `skip_serializing_if` for what only a checkpoint writes: true outside [`World::checkpoint`].
+pub(crate) fn outside<T>(_: &T) -> bool {
+    WRITTEN.with(|t| t.borrow().is_none())
+}
+
+/// `#[serde(with = "shared")]` for an `Arc<Value>` the world may hold in several places.
+pub(crate) mod shared {
+    use super::*;
+
+    pub fn serialize<S: Serializer>(v: &Arc<Value>, s: S) -> Result<S::Ok, S::Error> {
+        Shared(v).serialize(s)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Arc<Value>, D::Error> {
+        SharedSeed.deserialize(d)
+    }
+}
+
+/// `#[serde(with = "shared_option")]` for an `Option<Arc<Value>>`.
+pub(crate) mod shared_option {
+    use super::*;
+
+    pub fn serialize<S: Serializer>(v: &Option<Arc<Value>>, s: S) -> Result<S::Ok, S::Error> {
+        v.as_ref().map(Shared).serialize(s)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Arc<Value>>, D::Error> {
+        Option::<In>::deserialize(d).map(|o| o.map(|In(v)| v))
+    }
+}
+
+/// `#[serde(with = "shared_map")]` for an `imbl::OrdMap<K, Arc<Value>>`, written as a list of
+/// pairs in key order.
+pub(crate) mod shared_map {
+    use super::*;
+    use imbl::OrdMap;
+
+    pub fn serialize<K: Serialize + Ord + Clone, S: Serializer>(
+        m: &OrdMap<K, Arc<Value>>,
+        s: S,
+    ) -> Result<S::Ok, S::Error> {
+        s.collect_seq(m.iter().map(|(k, v)| (k, Shared(v))))
+    }
+
+    pub fn deserialize<'de, K, D>(d: D) -> Result<OrdMap<K, Arc<Value>>, D::Error>
+    where
+        K: Deserialize<'de> + Ord + Clone,
+        D: Deserializer<'de>,
+    {
+        let pairs = Vec::<(K, In)>::deserialize(d)?;
+        Ok(pairs.into_iter().map(|(k, In(v))| (k, v)).collect())
+    }
+}
+
+/// An `Arc<Value>` read or written through the tables; usable inside other types' fields
+/// (`Vec<(String, In)>` and such) where `with` cannot reach.
+#[derive(Clone, Debug)]
+pub(crate) struct In(pub Arc<Value>);
+
+impl Serialize for In {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        Shared(&self.0).serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for In {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        SharedSeed.deserialize(d).map(In)
+    }
+}
+
+struct Shared<'a>(&'a Arc<Value>);
+
+impl Serialize for Shared<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let address = Arc::as_ptr(self.0) as usize;
+        let seen = WRITTEN.with(|t| {
+            let mut t = t.borrow_mut();
+            // Outside `World::checkpoint` (a report serialized on its own): plain bodies.
+            let table = t.as_mut()?;
+            let next = table.len() as u32;
+            Some(match table.get(&address) {
+                Some(&n) => (n, true),
+                None => {
+                    table.insert(address, next);
+                    (next, false)
+                }
+            })
+        });
+        match seen {
+            None => self.0.serialize(s),
+            Some((n, true)) => s.serialize_u32(n),
+            Some((n, false)) => {
+                let mut t = s.serialize_tuple(2)?;
+                t.serialize_element(&n)?;
+                t.serialize_element(&**self.0)?;
+                t.end()
+            }
+        }
+    }
+}
+
+struct SharedSeed;
+
+impl<'de> DeserializeSeed<'de> for SharedSeed {
+    type Value = Arc<Value>;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Arc<Value>, D::Error> {
+        d.deserialize_any(SharedVisitor)
+    }
+}
+
+struct SharedVisitor;
+
+impl<'de> Visitor<'de> for SharedVisitor {
+    type Value = Arc<Value>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("an object version: [number, body] or a number met before")
+    }
+
+    fn visit_u64<E: de::Error>(self, n: u64) -> Result<Arc<Value>, E> {
+        READ.with(|t| {
+            let t = t.borrow();
+            let table = t
+                .as_ref()
+                .ok_or_else(|| E::custom("a shared version outside a checkpoint"))?;
+            usize::try_from(n)
+                .ok()
+                .and_then(|i| table.get(i))
+                .cloned()
+                .ok_or_else(|| E::custom(format!("object version {n} read before its body")))
+        })
+    }
+
+    /// A plain body: a version written outside a checkpoint (a report on its own).
+    fn visit_map<A: de::MapAccess<'de>>(self, map: A) -> Result<Arc<Value>, A::Error> {
+        Value::deserialize(de::value::MapAccessDeserializer::new(map)).map(Arc::new)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Arc<Value>, A::Error> {
+        let n: u64 = seq
+            .next_element()?
+            .ok_or_else(|| de::Error::invalid_length(0, &self))?;
+        let body: Value = seq
+            .next_element()?
+            .ok_or_else(|| de::Error::invalid_length(1, &self))?;
+        let v = Arc::new(body);
+        READ.with(|t| {
+            let mut t = t.borrow_mut();
+            let table = t
+                .as_mut()
+                .ok_or_else(|| de::Error::custom("a shared version outside a checkpoint"))?;
+            if n != table.len() as u64 {
+                return Err(de::Error::custom(format!(
+                    "object version {n} out of order (expected {})",
+                    table.len()
+                )));
+            }
+            table.push(Arc::clone(&v));
+            Ok(())
+        })?;
+        Ok(v)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenario::Scenario;
+    use crate::scenario::ScenarioRun;
+    use crate::view::session::{perform, replay, SessionAction, Starter};
+
+    /// Steps a scenario takes at most here: every scenario file settles or reaches its end
+    /// well within it, and both runs of a pair stop at the same place.
+    const MAX_STEPS: usize = 4_000;
+
+    fn scenarios() -> Vec<(String, String)> {
+        let mut out = Vec::new();
+        for dir in ["../../tests/scenarios", "../../tests/fixtures/scenarios"] {
+            let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(dir);
+            for entry in std::fs::read_dir(&dir).expect("the scenarios directory") {
+                let path = entry.expect("a directory entry").path();
+                if path.extension().is_some_and(|e| e == "yaml") {
+                    let text = std::fs::read_to_string(&path).expect("a scenario file");
+                    out.push((path.display().to_string(), text));
+                }
+            }
+        }
+        out.sort();
+        out
+    }
+
+    fn read_back(world: &World) -> World {
+        World::from_checkpoint(&world.checkpoint()).expect("a checkpoint reads back")
+    }
+
+    /// Steps `run` to its end (or [`MAX_STEPS`]), replacing its world by its checkpoint's
+    /// read-back copy after `swap_at` steps; answers the steps taken.
+    fn run_to_end(run: &mut ScenarioRun, swap_at: Option<usize>) -> usize {
+        let mut steps = 0;
+        while steps < MAX_STEPS {
+            if Some(steps) == swap_at {
+                let copy = read_back(run.world());
+                run.replace_world(copy);
+            }
+            if !run.step() {
+                break;
+            }
+            steps += 1;
+        }
+        steps
+    }
+
+    /// Every scenario, read back from a checkpoint halfway and at a quarter, goes on exactly
+    /// as without: the same trace, the same run records, and the same checkpoint at the end.
+    #[test]
+    fn every_scenario_continues_from_its_checkpoint_as_without() {
+        for (path, text) in scenarios() {
+            let scenario = Scenario::load(&text).unwrap_or_else(|e| panic!("{path}: {e}"));
+            let mut plain = ScenarioRun::new(&scenario, None).expect("the scenario starts");
+            let total = run_to_end(&mut plain, None);
+            let want = plain.world().checkpoint();
+            for swap_at in [total / 4, total / 2] {
+                let mut resumed = ScenarioRun::new(&scenario, None).expect("the scenario starts");
+                assert_eq!(run_to_end(&mut resumed, Some(swap_at)), total, "{path}");
+                assert_eq!(resumed.world().trace(), plain.world().trace(), "{path}");
+                assert_eq!(resumed.events(), plain.events(), "{path}");
+                assert_eq!(resumed.audit(), plain.audit(), "{path}");
+                assert!(
+                    resumed.world().checkpoint() == want,
+                    "{path}: checkpoints differ"
+                );
+            }
+        }
+    }
+
+    /// A checkpoint read back writes the same checkpoint, and keeps one copy of each shared
+    /// object version: the store's, the mirror's and every informer's are one allocation.
+    #[test]
+    fn a_read_back_world_writes_the_same_checkpoint_and_shares_its_versions() {
+        let actions = Starter::Small.actions();
+        let world = replay(Starter::Small, 1, &actions, |_, _| {});
+        let bytes = world.checkpoint();
+        let copy = World::from_checkpoint(&bytes).expect("reads back");
+        assert!(copy.checkpoint() == bytes);
+        let pods: Vec<_> = copy
+            .objects_of(&crate::controllers::util::pods(), None)
+            .collect();
+        assert_eq!(pods.len(), 3);
+        for (key, mirrored) in pods {
+            let stored = copy.api().get(key).expect("the store holds the Pod");
+            assert!(
+                std::ptr::eq(stored, mirrored.as_ref()),
+                "{key:?}: the store's is the mirror's"
+            );
+            let mut holders = 0;
+            for slot in copy.slots.values() {
+                if let Some(held) = slot.informer.get(key) {
+                    assert!(
+                        Arc::ptr_eq(held, mirrored),
+                        "{key:?}: an informer's own copy"
+                    );
+                    holders += 1;
+                }
+            }
+            assert!(holders >= 2, "{key:?} is in {holders} informers");
+        }
+    }
+
+    /// The playground's session: a checkpoint after any action, read back, gives the same
+    /// world after the rest as the session without it.
+    #[test]
+    fn a_session_continues_from_a_checkpoint_after_any_action() {
+        let mut actions = Starter::Small.actions();
+        let patch = serde_json::json!({"spec": {"replicas": 5, "template": {"spec": {"containers": [{"name": "web", "image": "nginx:1.28"}]}}}});
+        actions.push(SessionAction::apply(crate::engine::script::patch_as(
+            "alice",
+            crate::controllers::util::deployments(),
+            "default",
+            "web",
+            patch,
+        )));
+        actions.extend([
+            SessionAction::Step,
+            SessionAction::NextEvent,
+            SessionAction::Step,
+        ]);
+        actions.push(SessionAction::RunUntilConverged);
+        let want = replay(Starter::Small, 7, &actions, |_, _| {});
+        for cut in 0..=actions.len() {
+            let first = replay(Starter::Small, 7, &actions[..cut], |_, _| {});
+            let mut world = read_back(&first);
+            for a in &actions[cut..] {
+                perform(&mut world, a);
+            }
+            assert_eq!(world.trace(), want.trace(), "cut after {cut} actions");
+            assert!(world.checkpoint() == want.checkpoint(), "cut after {cut}");
+        }
+    }
+
+    #[test]
+    fn another_format_or_damage_is_refused_with_a_reason() {
+        let world = World::new(Starter::Small.config(1));
+        let bytes = world.checkpoint();
+        // The header's first member: "format" (0xa6 + 6 bytes), then the number.
+        let at = bytes
+            .windows(7)
+            .position(|w| w == b"\xa6format")
+            .expect("the header")
+            + 7;
+        let mut other = bytes.clone();
+        other[at] = 0x7f;
+        let err = World::from_checkpoint(&other).unwrap_err().to_string();
+        assert_eq!(
+            err,
+            format!("checkpoint format 127, this build reads format {FORMAT}")
+        );
+        let cut = &bytes[..bytes.len() / 2];
+        assert!(World::from_checkpoint(cut)
+            .unwrap_err()
+            .to_string()
+            .starts_with("checkpoint unreadable: "));
+    }
+}
