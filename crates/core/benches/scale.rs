@@ -126,11 +126,17 @@ fn main() {
     // Before timing it: the read-back world is the same world. It writes the same bytes, and
     // the rolling update (about 60,000 more events) runs on it exactly as on the original.
     let read_back = World::from_checkpoint(&checkpoint).expect("the checkpoint reads back");
-    assert!(read_back.checkpoint() == checkpoint, "the read-back world writes other bytes");
+    assert!(
+        read_back.checkpoint() == checkpoint,
+        "the read-back world writes other bytes"
+    );
     let (mut original, mut resumed) = (starter.clone(), read_back);
     large_starter_rolling_update(&mut original);
     large_starter_rolling_update(&mut resumed);
-    assert!(original.trace() == resumed.trace(), "the rolling update traced otherwise");
+    assert!(
+        original.trace() == resumed.trace(),
+        "the rolling update traced otherwise"
+    );
     assert!(
         original.checkpoint() == resumed.checkpoint(),
         "the rolling update ended elsewhere"

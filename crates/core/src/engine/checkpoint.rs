@@ -7,6 +7,11 @@
 //! checkpoint at every later point (the tests below run every scenario so). It is what a reload
 //! can use instead of replaying the session's actions from the seed (issue 20).
 //!
+//! The bytes: `converge` (8 bytes), the format number (u32, little-endian), the build's version
+//! (a length byte, then the text), the FNV-1a 64 digest of what follows (u64, little-endian),
+//! then the world. Another format, another build, or bytes damaged in storage are refused with
+//! a [`CheckpointError`] before anything is decoded, and the caller replays from the seed.
+//!
 //! The world shares one version of an object between the API server's store, the world's
 //! mirror, every informer holding it and the queued deliveries; written as plain `Arc`s, each
 //! would be its own copy, in the text and again in memory once read back. So every shared
@@ -36,30 +41,62 @@ const VERSION: &str = env!("CARGO_PKG_VERSION");
 /// Why a checkpoint could not be read.
 #[derive(Debug, thiserror::Error)]
 pub enum CheckpointError {
+    #[error("not a converge checkpoint")]
+    NotACheckpoint,
     #[error("checkpoint format {found}, this build reads format {FORMAT}")]
     Format { found: u32 },
     #[error("checkpoint written by converge {found}, this is converge {VERSION}")]
     Version { found: String },
+    #[error("checkpoint damaged: its digest is {found:016x}, its bytes give {computed:016x}")]
+    Damaged { found: u64, computed: u64 },
     #[error("checkpoint unreadable: {0}")]
     Unreadable(#[from] rmp_serde::decode::Error),
 }
 
-#[derive(Serialize)]
-struct Written<'a> {
-    format: u32,
-    version: &'a str,
-    world: &'a World,
+/// The checkpoint's first bytes.
+const MAGIC: &[u8; 8] = b"converge";
+
+/// FNV-1a 64 of the world's bytes, as [`super::trace_hash`] computes it: a checkpoint damaged
+/// in storage is refused before any of it is decoded.
+fn digest(bytes: &[u8]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for &b in bytes {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    h
 }
 
-#[derive(Deserialize)]
-struct Header {
+/// A checkpoint taken apart: the header's fields and the world's bytes.
+struct Parts<'a> {
     format: u32,
-    version: String,
+    version: &'a [u8],
+    digest: u64,
+    world: &'a [u8],
 }
 
-#[derive(Deserialize)]
-struct Read {
-    world: World,
+/// The header's fields, in the order written: the magic, the format (u32, little-endian), the
+/// version's length (one byte) and bytes, the world's digest (u64, little-endian).
+fn split_header(bytes: &[u8]) -> Result<Parts<'_>, CheckpointError> {
+    let rest = bytes
+        .strip_prefix(MAGIC.as_slice())
+        .ok_or(CheckpointError::NotACheckpoint)?;
+    let (format, rest) = rest
+        .split_first_chunk::<4>()
+        .ok_or(CheckpointError::NotACheckpoint)?;
+    let (len, rest) = rest.split_first().ok_or(CheckpointError::NotACheckpoint)?;
+    let (version, rest) = rest
+        .split_at_checked(usize::from(*len))
+        .ok_or(CheckpointError::NotACheckpoint)?;
+    let (found, world) = rest
+        .split_first_chunk::<8>()
+        .ok_or(CheckpointError::NotACheckpoint)?;
+    Ok(Parts {
+        format: u32::from_le_bytes(*format),
+        version,
+        digest: u64::from_le_bytes(*found),
+        world,
+    })
 }
 
 thread_local! {
@@ -92,35 +129,43 @@ impl World {
     /// The world as a checkpoint: [`World::from_checkpoint`] reads it back.
     pub fn checkpoint(&self) -> Vec<u8> {
         let _table = Table::open(&WRITTEN, HashMap::new());
-        let written = Written {
-            format: FORMAT,
-            version: VERSION,
-            world: self,
-        };
-        let mut out = Vec::new();
-        let mut ser = rmp_serde::Serializer::new(&mut out).with_struct_map();
-        written
-            .serialize(&mut ser)
+        let mut world = Vec::new();
+        let mut ser = rmp_serde::Serializer::new(&mut world).with_struct_map();
+        self.serialize(&mut ser)
             .expect("a world serializes: it holds no type MessagePack lacks");
+        let version = VERSION.as_bytes();
+        let mut out = Vec::with_capacity(world.len() + 32);
+        out.extend_from_slice(MAGIC);
+        out.extend_from_slice(&FORMAT.to_le_bytes());
+        out.push(u8::try_from(version.len()).expect("a version under 256 bytes"));
+        out.extend_from_slice(version);
+        out.extend_from_slice(&digest(&world).to_le_bytes());
+        out.extend_from_slice(&world);
         out
     }
 
-    /// The world a [`World::checkpoint`] wrote, if this build wrote it.
+    /// The world a [`World::checkpoint`] wrote, if this build wrote it and it is undamaged.
     pub fn from_checkpoint(bytes: &[u8]) -> Result<World, CheckpointError> {
-        let header: Header = rmp_serde::from_slice(bytes)?;
-        if header.format != FORMAT {
-            return Err(CheckpointError::Format {
-                found: header.format,
+        let Parts {
+            format,
+            version,
+            digest: found,
+            world,
+        } = split_header(bytes)?;
+        if format != FORMAT {
+            return Err(CheckpointError::Format { found: format });
+        }
+        if version != VERSION.as_bytes() {
+            return Err(CheckpointError::Version {
+                found: String::from_utf8_lossy(version).into_owned(),
             });
         }
-        if header.version != VERSION {
-            return Err(CheckpointError::Version {
-                found: header.version,
-            });
+        let computed = digest(world);
+        if computed != found {
+            return Err(CheckpointError::Damaged { found, computed });
         }
         let _table = Table::open(&READ, Vec::new());
-        let read: Read = rmp_serde::from_slice(bytes)?;
-        Ok(read.world)
+        Ok(rmp_serde::from_slice(world)?)
     }
 }
 
@@ -426,26 +471,56 @@ mod tests {
     }
 
     #[test]
-    fn another_format_or_damage_is_refused_with_a_reason() {
-        let world = World::new(Starter::Small.config(1));
+    fn another_format_or_build_or_damage_is_refused_with_a_reason() {
+        let world = replay(Starter::Small, 1, &Starter::Small.actions(), |_, _| {});
         let bytes = world.checkpoint();
-        // The header's first member: "format" (0xa6 + 6 bytes), then the number.
-        let at = bytes
-            .windows(7)
-            .position(|w| w == b"\xa6format")
-            .expect("the header")
-            + 7;
+        let refused = |b: &[u8]| World::from_checkpoint(b).unwrap_err().to_string();
         let mut other = bytes.clone();
-        other[at] = 0x7f;
-        let err = World::from_checkpoint(&other).unwrap_err().to_string();
+        other[8] = 0x7f;
         assert_eq!(
-            err,
+            refused(&other),
             format!("checkpoint format 127, this build reads format {FORMAT}")
         );
-        let cut = &bytes[..bytes.len() / 2];
-        assert!(World::from_checkpoint(cut)
-            .unwrap_err()
-            .to_string()
-            .starts_with("checkpoint unreadable: "));
+        let mut other = bytes.clone();
+        other[13] = b'9';
+        assert!(refused(&other).starts_with("checkpoint written by converge 9"));
+        assert_eq!(refused(b"{\"world\": 1}"), "not a converge checkpoint");
+        assert_eq!(refused(&bytes[..10]), "not a converge checkpoint");
+        // Truncated, or one byte changed anywhere after the header: the digest tells.
+        let header = bytes.len() - world_bytes(&bytes).len();
+        assert!(refused(&bytes[..bytes.len() - 1]).starts_with("checkpoint damaged: "));
+        let step = (bytes.len() - header) / 97;
+        for at in (header..bytes.len()).step_by(step.max(1)) {
+            let mut other = bytes.clone();
+            other[at] ^= 0x20;
+            assert!(
+                refused(&other).starts_with("checkpoint damaged: "),
+                "byte {at} changed"
+            );
+        }
+        // The digest's own bytes.
+        let mut other = bytes.clone();
+        other[header - 1] ^= 1;
+        assert!(refused(&other).starts_with("checkpoint damaged: "));
+    }
+
+    fn world_bytes(bytes: &[u8]) -> &[u8] {
+        split_header(bytes).expect("a header").world
+    }
+
+    /// Bytes that pass the digest but are not a world (written by hand here) get a decoding
+    /// error, not a panic.
+    #[test]
+    fn undecodable_bytes_behind_a_good_header_are_refused() {
+        for world in [&b"\x93\x01\x02"[..], b"", b"\xc1", b"\x81\xa3now\xa1x"] {
+            let mut bytes = MAGIC.to_vec();
+            bytes.extend_from_slice(&FORMAT.to_le_bytes());
+            bytes.push(VERSION.len() as u8);
+            bytes.extend_from_slice(VERSION.as_bytes());
+            bytes.extend_from_slice(&digest(world).to_le_bytes());
+            bytes.extend_from_slice(world);
+            let err = World::from_checkpoint(&bytes).unwrap_err().to_string();
+            assert!(err.starts_with("checkpoint unreadable: "), "{err}");
+        }
     }
 }
