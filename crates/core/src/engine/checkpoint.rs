@@ -56,15 +56,10 @@ pub enum CheckpointError {
 /// The checkpoint's first bytes.
 const MAGIC: &[u8; 8] = b"converge";
 
-/// FNV-1a 64 of the world's bytes, as [`super::trace_hash`] computes it: a checkpoint damaged
-/// in storage is refused before any of it is decoded.
+/// The digest of the world's bytes, FNV-1a 64 as [`super::trace_hash`] uses it: a checkpoint
+/// damaged in storage is refused before any of it is decoded.
 fn digest(bytes: &[u8]) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for &b in bytes {
-        h ^= u64::from(b);
-        h = h.wrapping_mul(0x0000_0100_0000_01b3);
-    }
-    h
+    super::fnv1a_64(super::FNV_OFFSET, bytes)
 }
 
 /// A checkpoint taken apart: the header's fields and the world's bytes.
@@ -129,18 +124,20 @@ impl World {
     /// The world as a checkpoint: [`World::from_checkpoint`] reads it back.
     pub fn checkpoint(&self) -> Vec<u8> {
         let _table = Table::open(&WRITTEN, HashMap::new());
-        let mut world = Vec::new();
-        let mut ser = rmp_serde::Serializer::new(&mut world).with_struct_map();
-        self.serialize(&mut ser)
-            .expect("a world serializes: it holds no type MessagePack lacks");
         let version = VERSION.as_bytes();
-        let mut out = Vec::with_capacity(world.len() + 32);
+        let mut out = Vec::new();
         out.extend_from_slice(MAGIC);
         out.extend_from_slice(&FORMAT.to_le_bytes());
         out.push(u8::try_from(version.len()).expect("a version under 256 bytes"));
         out.extend_from_slice(version);
-        out.extend_from_slice(&digest(&world).to_le_bytes());
-        out.extend_from_slice(&world);
+        // The digest's place, filled in once the world after it is written.
+        let at = out.len();
+        out.extend_from_slice(&[0; 8]);
+        let mut ser = rmp_serde::Serializer::new(&mut out).with_struct_map();
+        self.serialize(&mut ser)
+            .expect("a world serializes: it holds no type MessagePack lacks");
+        let d = digest(&out[at + 8..]);
+        out[at..at + 8].copy_from_slice(&d.to_le_bytes());
         out
     }
 
@@ -223,16 +220,9 @@ pub(crate) mod shared_map {
     }
 }
 
-/// An `Arc<Value>` read or written through the tables; usable inside other types' fields
-/// (`Vec<(String, In)>` and such) where `with` cannot reach.
-#[derive(Clone, Debug)]
-pub(crate) struct In(pub Arc<Value>);
-
-impl Serialize for In {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        Shared(&self.0).serialize(s)
-    }
-}
+/// An `Arc<Value>` read through the table, inside an `Option` or a pair where `with` cannot
+/// reach.
+struct In(Arc<Value>);
 
 impl<'de> Deserialize<'de> for In {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
@@ -247,7 +237,8 @@ impl Serialize for Shared<'_> {
         let address = Arc::as_ptr(self.0) as usize;
         let seen = WRITTEN.with(|t| {
             let mut t = t.borrow_mut();
-            // Outside `World::checkpoint` (a report serialized on its own): plain bodies.
+            // Outside `World::checkpoint` (none of the types using this is serialized there
+            // today): the plain body.
             let table = t.as_mut()?;
             let next = table.len() as u32;
             Some(match table.get(&address) {
@@ -304,7 +295,7 @@ impl<'de> Visitor<'de> for SharedVisitor {
         })
     }
 
-    /// A plain body: a version written outside a checkpoint (a report on its own).
+    /// A plain body, as [`Shared`] writes one outside a checkpoint.
     fn visit_map<A: de::MapAccess<'de>>(self, map: A) -> Result<Arc<Value>, A::Error> {
         Value::deserialize(de::value::MapAccessDeserializer::new(map)).map(Arc::new)
     }

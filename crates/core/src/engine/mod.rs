@@ -62,19 +62,25 @@ pub use report::{
 };
 pub use world::{ClusterConfig, ControllerSet, Fault, Input, NodeSpec, RunState, World};
 
+/// FNV-1a 64's offset basis: the hash of no bytes.
+const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
+
+/// FNV-1a 64 of `bytes`, continued from `h` (start from [`FNV_OFFSET`]).
+fn fnv1a_64(mut h: u64, bytes: &[u8]) -> u64 {
+    for &b in bytes {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    h
+}
+
 /// A stable hash of a trace: FNV-1a 64 over every line followed by `\n`, as 16 lower-case hex
 /// digits. The same on every platform (natively and in wasm), unlike std's randomized hasher,
 /// so two builds can compare runs by this one value.
 pub fn trace_hash<'a>(lines: impl IntoIterator<Item = &'a str>) -> String {
-    const OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
-    const PRIME: u64 = 0x0000_0100_0000_01b3;
-    let mut h = OFFSET;
-    for line in lines {
-        for &b in line.as_bytes().iter().chain(b"\n") {
-            h ^= u64::from(b);
-            h = h.wrapping_mul(PRIME);
-        }
-    }
+    let h = lines.into_iter().fold(FNV_OFFSET, |h, line| {
+        fnv1a_64(fnv1a_64(h, line.as_bytes()), b"\n")
+    });
     format!("{h:016x}")
 }
 
