@@ -82,19 +82,48 @@ addEventListener('converge-ready', () => {
 // A panic: the app's panic panel (crates/web/src/platform/panic_panel.rs) explains it.
 addEventListener('converge-panic', () => skeleton()?.remove(), { once: true });
 
-/**
- * Whether to load the module with the kubectl terminal (web/terminal-build.mjs): once the
- * terminal has been opened in this browser (the app keeps `converge.build`), when this build
- * has one. A first visit loads the smaller module without it.
- */
-function wantsTerminal() {
-  if (!boot.dataset.terminalWasm) return false;
+/** localStorage, or null where the browser refuses it. */
+function stored(key) {
   try {
-    return localStorage.getItem('converge.build') === 'terminal';
+    return localStorage.getItem(key);
   } catch {
-    return false; // no storage: the app cannot have asked for it
+    return null;
   }
 }
+
+// The starter's session was saved. A long one gets a checkpoint (web/checkpoint.js), kept by a
+// worker running the second module, which only a release build has; a short one, or another
+// build's checkpoint, is forgotten.
+const CHECKPOINT = 'converge.checkpoint';
+addEventListener('converge-saved', () => {
+  if (!boot.dataset.terminalWasm || !globalThis.Worker || !globalThis.indexedDB) return;
+  import('./checkpoint.js').then((c) => c.saved(boot), () => {});
+});
+function forgetCheckpoint() {
+  if (stored(CHECKPOINT) === null) return;
+  try {
+    localStorage.removeItem(CHECKPOINT);
+  } catch {
+    return;
+  }
+  if (globalThis.indexedDB) import('./checkpoint.js').then((c) => c.forget(), () => {});
+}
+addEventListener('converge-saved-short', forgetCheckpoint);
+
+/**
+ * Whether to load the second module (web/terminal-build.mjs, with the kubectl terminal and the
+ * checkpoint's reader), when this build has one: once the terminal has been opened in this
+ * browser (the app keeps `converge.build`), or when this module stored a checkpoint of the
+ * session (web/checkpoint.js). A first visit loads the smaller module without them.
+ */
+const second = boot.dataset.terminalWasm;
+const checkpointed = !!second && stored(CHECKPOINT) === second;
+if (!checkpointed) addEventListener('converge-ready', forgetCheckpoint, { once: true });
+const wantsSecond = !!second && (stored('converge.build') === 'terminal' || checkpointed);
+// Read beside the module's download; the app takes it as it starts (`convergeCheckpoint`).
+const checkpoint = checkpointed
+  ? import('./checkpoint.js').then((c) => c.read(second)).catch(() => null)
+  : null;
 
 /** Fetches and starts one of the two modules. */
 async function start(js, wasmUrl) {
@@ -104,7 +133,12 @@ async function start(js, wasmUrl) {
   // The app reads the gallery as it starts (a failed fetch leaves it unset: the app then says
   // the scenario could not be opened).
   if (gallery) globalThis.convergeGallery = (await gallery) ?? undefined;
-  return bindings.default({ module_or_path: download });
+  if (checkpoint && wasmUrl === second) globalThis.convergeCheckpoint = (await checkpoint) ?? undefined;
+  const wasm = await bindings.default({ module_or_path: download });
+  // The module is compiled and started (its first task is queued): the app's own work is what
+  // follows, up to `converge-ready` (tests/e2e/engine.test.mjs, checkpoint.test.mjs).
+  performance.mark('converge-module');
+  return wasm;
 }
 
 /**
@@ -125,7 +159,7 @@ try {
   await skeletonShown();
   // The wasm's download starts here, after the first paint (Trunk.toml, pattern_preload).
   let wasm;
-  if (wantsTerminal()) {
+  if (wantsSecond) {
     try {
       wasm = await start(boot.dataset.terminalJs, boot.dataset.terminalWasm);
     } catch (e) {

@@ -32,6 +32,12 @@ async function readyMs(page) {
   return page.evaluate(() => performance.getEntriesByName('converge-ready')[0].startTime);
 }
 
+/** From the module's start (web/boot.js `converge-module`) to `converge-ready`. */
+function afterModuleMs(page) {
+  return page.evaluate(() => performance.getEntriesByName('converge-ready')[0].startTime
+    - performance.getEntriesByName('converge-module')[0].startTime);
+}
+
 /** The byte length of every WebAssembly.Memory in the page (the app has one). */
 async function wasmMemory(context, page) {
   const cdp = await context.newCDPSession(page);
@@ -57,6 +63,7 @@ test('the 1,000-object starter appears, rolls out a new image and fits in wasm m
 
     const { page, context, problems } = await openPage(browser, `${server.url}?starter=large`);
     const largeReady = await readyMs(page);
+    const largeAfterModule = await afterModuleMs(page);
     await page.waitForFunction(() => parseInt(document.querySelector('.objects .muted')?.textContent ?? '0', 10) >= 950,
       null, { timeout: 180_000 });
     const objects = parseInt(await page.locator('.objects .muted').innerText(), 10);
@@ -92,6 +99,7 @@ test('the 1,000-object starter appears, rolls out a new image and fits in wasm m
       small_ready_ms: smallReady,
       large_ready_ms: largeReady,
       large_extra_ms: largeReady - smallReady,
+      large_after_module_ms: largeAfterModule,
       objects,
       rolling_update_960_pods_ms: rollingMs,
       wasm_memory_bytes: { small: smallMemory, large: largeMemory, after_rolling_update: afterMemory },

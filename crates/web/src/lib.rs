@@ -23,6 +23,12 @@ use state::{Boot, Booting, Ready};
 /// Installs the panic panel, builds the first model one piece per browser task, then mounts the
 /// app on `<body>` in a task of its own (ARCHITECTURE.md, "First load").
 pub fn start() {
+    // The checkpointing build is also what web/checkpoint-worker.js runs in a Web Worker, which
+    // has no page to start.
+    #[cfg(feature = "checkpoint")]
+    if web_sys::window().is_none() {
+        return;
+    }
     platform::panic_panel::install();
     if platform::deliberate_panic_requested() {
         // Lets the browser tests (and anyone curious) see the error panel on demand.

@@ -74,6 +74,12 @@ fn fnv1a_64(mut h: u64, bytes: &[u8]) -> u64 {
     h
 }
 
+/// A stable hash of bytes: FNV-1a 64 as 16 lower-case hex digits, the same natively and in
+/// wasm. The playground names the action log a stored checkpoint was made from by it.
+pub fn bytes_hash(bytes: &[u8]) -> String {
+    format!("{:016x}", fnv1a_64(FNV_OFFSET, bytes))
+}
+
 /// A stable hash of a trace: FNV-1a 64 over every line followed by `\n`, as 16 lower-case hex
 /// digits. The same on every platform (natively and in wasm), unlike std's randomized hasher,
 /// so two builds can compare runs by this one value.
@@ -98,5 +104,7 @@ mod trace_hash_tests {
         // FNV-1a 64 of "" is the offset basis; of "a\n" a known constant.
         assert_eq!(super::trace_hash([]), "cbf29ce484222325");
         assert_eq!(super::trace_hash(["a"]), "089bdc07b544e7b2");
+        assert_eq!(super::bytes_hash(b"a\n"), "089bdc07b544e7b2");
+        assert_eq!(super::bytes_hash(b""), "cbf29ce484222325");
     }
 }

@@ -4,6 +4,8 @@
 //! into messages, and cuts the boot into browser tasks ([`tasks`]). The only module that calls
 //! web-sys for those; the state decides, this does.
 
+#[cfg(feature = "checkpoint")]
+pub mod checkpointer;
 pub mod host_page;
 pub mod panic_panel;
 pub mod shortcuts;
@@ -68,6 +70,10 @@ pub fn with_starting_page<T>(f: impl FnOnce(&StartingPage<'_>) -> T) -> T {
         hash,
         storage: has_storage().then_some(read),
         gallery: prefetched_gallery(),
+        #[cfg(feature = "checkpoint")]
+        checkpoint: checkpointer::prefetched(),
+        #[cfg(not(feature = "checkpoint"))]
+        checkpoint: None,
     })
 }
 
@@ -205,8 +211,21 @@ impl Platform {
     /// Returns the message an effect answers with.
     pub fn perform(&mut self, effect: Effect, sender: Option<&Window>) -> Option<Msg> {
         match effect {
-            Effect::SaveWorkspace { key, workspace } => {
+            Effect::SaveWorkspace {
+                key,
+                workspace,
+                worth_checkpoint,
+            } => {
                 set_item(&key, &persist::to_json(&workspace));
+                // web/boot.js: a long session gets a checkpoint (web/checkpoint.js); a short
+                // one no longer needs one.
+                if key == persist::STORAGE_KEY {
+                    dispatch(if worth_checkpoint {
+                        "converge-saved"
+                    } else {
+                        "converge-saved-short"
+                    });
+                }
             }
             Effect::MarkHintDone => set_item(persist::HINT_DONE_KEY, "done"),
             Effect::KeepCustomScenario { text } => set_item(persist::CUSTOM_TEXT_KEY, &text),

@@ -13,6 +13,7 @@ use std::rc::Rc;
 use converge_core::view::session::Starter;
 use converge_core::view::share::ShareError;
 
+use super::checkpoint::Stored;
 use super::embed::{self, EmbedConfig};
 use super::gallery::{self, GalleryTexts};
 use super::lesson::Lessons;
@@ -34,6 +35,9 @@ pub struct StartingPage<'a> {
     /// `gallery.json`, when web/boot.js fetched it before the app started (a visit whose
     /// address names a gallery scenario); else the texts come later (`Msg::GalleryLoaded`).
     pub gallery: Option<String>,
+    /// The long session's checkpoint web/boot.js read from IndexedDB for this build (read only
+    /// by the build with the `checkpoint` feature; [`super::checkpoint`]).
+    pub checkpoint: Option<Stored>,
 }
 
 impl StartingPage<'_> {
@@ -78,6 +82,10 @@ struct Decided {
 }
 
 enum Stage {
+    /// A checkpoint that fits the workspace, read back in the next piece (else the workspace is
+    /// replayed from the seed).
+    #[cfg(feature = "checkpoint")]
+    FromCheckpoint(Replay, Box<Stored>),
     Replaying(Replay),
     /// The saved workspace could not be replayed; replaying a fresh one instead.
     StartingOver(Replay),
@@ -124,8 +132,21 @@ impl Booting {
             && page.stored(persist::HINT_DONE_KEY).is_none();
         let url_scenario = lessons.id().map(str::to_owned);
         let fallback = (fresh, lessons.clone());
+        #[cfg(feature = "checkpoint")]
+        let stored = page
+            .checkpoint
+            .as_ref()
+            .filter(|c| c.fits(&workspace, &lessons))
+            .cloned();
+        #[cfg(feature = "checkpoint")]
+        let first = |replay| match stored {
+            Some(c) => Stage::FromCheckpoint(replay, Box::new(c)),
+            None => Stage::Replaying(replay),
+        };
+        #[cfg(not(feature = "checkpoint"))]
+        let first = Stage::Replaying;
         let (stage, notice) = match Replay::untrusted(workspace, lessons) {
-            Ok(replay) => (Stage::Replaying(replay), notice),
+            Ok(replay) => (first(replay), notice),
             Err(e) => start_over(&fallback, &e),
         };
         Booting {
@@ -147,6 +168,23 @@ impl Booting {
     pub fn advance(self: Box<Self>) -> Boot {
         let Booting { stage, mut page } = *self;
         let stage = match stage {
+            #[cfg(feature = "checkpoint")]
+            Stage::FromCheckpoint(replay, stored) => {
+                match converge_core::engine::World::from_checkpoint(&stored.bytes) {
+                    Ok(world) if world.steps() == stored.steps => {
+                        page.notice = page.notice.or_else(|| {
+                            Some(format!(
+                                "Reloaded from this browser's checkpoint of the session at step \
+                                 {}; the timeline and step-back start there.",
+                                stored.steps
+                            ))
+                        });
+                        Stage::Replaying(replay.resume(world, stored.cut, stored.events))
+                    }
+                    // Another build's, or damaged: the replay from the seed it stands in for.
+                    _ => Stage::Replaying(replay),
+                }
+            }
             Stage::Replaying(replay) => match replay.advance(PIECE_EVENTS) {
                 Ok(Piece::Pending(replay)) => Stage::Replaying(replay),
                 Ok(Piece::Replayed(done)) => Stage::Assembling(done),
@@ -284,10 +322,30 @@ fn initial_workspace(
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use std::collections::BTreeMap;
 
     use super::*;
+
+    /// Boots the starter's session saved as `text`, piece by piece, with `checkpoint` as read
+    /// from IndexedDB.
+    #[cfg(feature = "checkpoint")]
+    pub fn boot_with(text: &str, checkpoint: Option<Stored>) -> (Model, Vec<Effect>) {
+        let read = |k: &str| (k == persist::STORAGE_KEY).then(|| text.to_owned());
+        let mut booting = Box::new(Booting::start(&StartingPage {
+            search: String::new(),
+            hash: String::new(),
+            storage: Some(&read),
+            gallery: None,
+            checkpoint,
+        }));
+        loop {
+            match booting.advance() {
+                Boot::Pending(next) => booting = next,
+                Boot::Ready(ready) => return (ready.model, ready.effects),
+            }
+        }
+    }
 
     fn boot(search: &str, hash: &str, stored: &[(&str, &str)]) -> (Model, Vec<Effect>) {
         let items: BTreeMap<String, String> = stored
@@ -300,6 +358,7 @@ mod tests {
             hash: hash.into(),
             storage: Some(&read),
             gallery: None,
+            checkpoint: None,
         })
     }
 
@@ -354,6 +413,7 @@ mod tests {
             hash: String::new(),
             storage: Some(&read),
             gallery: None,
+            checkpoint: None,
         }));
         let mut pieces = 0;
         loop {
@@ -400,6 +460,7 @@ mod tests {
             hash: String::new(),
             storage: None,
             gallery: None,
+            checkpoint: None,
         });
         assert!(!m.first_edit_hint);
     }

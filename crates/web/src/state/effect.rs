@@ -13,6 +13,9 @@ pub enum Effect {
     SaveWorkspace {
         key: String,
         workspace: Box<Workspace>,
+        /// A starter session past `checkpoint::WORTH_EVENTS`: the page tells web/checkpoint.js,
+        /// which keeps a checkpoint of it for the next visit.
+        worth_checkpoint: bool,
     },
     /// Remember that the newcomer's hint has gone (`persist::HINT_DONE_KEY`).
     MarkHintDone,

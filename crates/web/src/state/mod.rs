@@ -6,6 +6,7 @@
 //! by core and logged, so replaying the log from the seed reproduces the session.
 
 mod boot;
+pub mod checkpoint;
 mod effect;
 pub mod embed;
 pub mod gallery;
@@ -288,7 +289,7 @@ impl Model {
     }
 
     /// The world the actions replay on: the open scenario's at t=0, else the starter's.
-    fn base_world(w: &Workspace, lessons: &Lessons) -> World {
+    pub(super) fn base_world(w: &Workspace, lessons: &Lessons) -> World {
         let mut world = match &lessons.opened {
             Some(o) => o.base.clone(),
             None => World::new(w.starter.config(w.seed)),
@@ -500,6 +501,9 @@ impl Model {
         Effect::SaveWorkspace {
             key: self.storage_key(),
             workspace: Box::new(self.workspace()),
+            worth_checkpoint: self.page.embed.is_none()
+                && self.lessons.opened.is_none()
+                && self.world.trace().len() as u64 >= checkpoint::WORTH_EVENTS,
         }
     }
 

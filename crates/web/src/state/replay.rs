@@ -72,6 +72,18 @@ impl Replay {
         }
     }
 
+    /// Goes on from a checkpoint of this workspace's world after its first `cut` actions, which
+    /// processed `events` engine events ([`super::checkpoint`]): its snapshot is the oldest the
+    /// history holds, and the remaining actions replay as they would from the seed.
+    #[cfg(feature = "checkpoint")]
+    pub fn resume(mut self, world: World, cut: usize, events: u64) -> Replay {
+        self.history.push(&world);
+        self.world = Some(world);
+        self.next_action = cut;
+        self.events = events;
+        self
+    }
+
     /// One piece: the base world if it is not built yet, else actions until `piece_events`
     /// engine events have run (at least one action).
     pub fn advance(mut self, piece_events: u64) -> Result<Piece, ShareError> {

@@ -1,0 +1,68 @@
+//! The browser's side of a long session's checkpoint (`checkpoint` feature; the decisions are
+//! `crate::state::checkpoint`'s): the [`SessionCheckpointer`] web/checkpoint-worker.js drives in
+//! a Web Worker, and the record web/boot.js read from IndexedDB before the app started.
+
+use js_sys::{Object, Reflect, Uint8Array};
+use wasm_bindgen::prelude::wasm_bindgen;
+use wasm_bindgen::{JsCast, JsValue};
+
+use crate::persist;
+use crate::state::checkpoint::{Checkpointer, Stored};
+
+/// The worker's checkpointer: one per worker, following the page's saved workspace.
+#[wasm_bindgen]
+pub struct SessionCheckpointer(Checkpointer);
+
+#[wasm_bindgen]
+impl SessionCheckpointer {
+    #[wasm_bindgen(constructor)]
+    #[allow(clippy::new_without_default)] // a JS constructor
+    pub fn new() -> SessionCheckpointer {
+        SessionCheckpointer(Checkpointer::default())
+    }
+
+    /// Brings the world up to the saved workspace `json` and answers the checkpoint to store,
+    /// `{cut, events, steps, log, bytes}`, or null when there is nothing new worth storing. A
+    /// workspace that cannot be read or replayed is an error (a string).
+    pub fn update(&mut self, json: &str) -> Result<JsValue, JsValue> {
+        let w = persist::from_json(json).map_err(|e| JsValue::from_str(&e.to_string()))?;
+        let Some(made) = self
+            .0
+            .update(&w)
+            .map_err(|e| JsValue::from_str(&e.to_string()))?
+        else {
+            return Ok(JsValue::NULL);
+        };
+        let s = made.stored;
+        let o = Object::new();
+        let set = |k: &str, v: JsValue| Reflect::set(&o, &k.into(), &v).map(drop);
+        set("cut", (s.cut as f64).into())?;
+        set("events", (s.events as f64).into())?;
+        set("steps", (s.steps as f64).into())?;
+        set("log", s.log.into())?;
+        set("bytes", Uint8Array::from(s.bytes.as_slice()).into())?;
+        Ok(o.into())
+    }
+}
+
+/// The record web/boot.js read for this build (`convergeCheckpoint`), taken off the page so its
+/// bytes are not held twice; None when there is none or it is not one.
+pub fn prefetched() -> Option<Stored> {
+    let w = web_sys::window()?;
+    let key = JsValue::from_str("convergeCheckpoint");
+    let record = Reflect::get(&w, &key).ok().filter(JsValue::is_object)?;
+    let _ = Reflect::delete_property(&w, &key);
+    let get = |k: &str| Reflect::get(&record, &k.into()).ok();
+    let number = |k: &str| {
+        get(k)
+            .and_then(|v| v.as_f64())
+            .filter(|n| n.fract() == 0.0 && *n >= 0.0)
+    };
+    Some(Stored {
+        cut: number("cut")? as usize,
+        events: number("events")? as u64,
+        steps: number("steps")? as u64,
+        log: get("log")?.as_string()?,
+        bytes: get("bytes")?.dyn_into::<Uint8Array>().ok()?.to_vec(),
+    })
+}
