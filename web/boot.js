@@ -109,6 +109,8 @@ function forgetCheckpoint() {
   if (globalThis.indexedDB) import('./checkpoint.js').then((c) => c.forget(), () => {});
 }
 addEventListener('converge-saved-short', forgetCheckpoint);
+// The app was offered one that does not fit its session or could not be read.
+addEventListener('converge-checkpoint-unused', forgetCheckpoint);
 
 /**
  * Whether to load the second module (web/terminal-build.mjs, with the kubectl terminal and the
@@ -119,10 +121,18 @@ addEventListener('converge-saved-short', forgetCheckpoint);
 const second = boot.dataset.terminalWasm;
 const checkpointed = !!second && stored(CHECKPOINT) === second;
 if (!checkpointed) addEventListener('converge-ready', forgetCheckpoint, { once: true });
-const wantsSecond = !!second && (stored('converge.build') === 'terminal' || checkpointed);
-// Read beside the module's download; the app takes it as it starts (`convergeCheckpoint`).
-const checkpoint = checkpointed
-  ? import('./checkpoint.js').then((c) => c.read(second)).catch(() => null)
+// Only a starter session can use it: not a lesson, an embed or a share link.
+const query = new URLSearchParams(location.search);
+const useCheckpoint = checkpointed && !query.has('embed') && !query.has('scenario')
+  && !location.hash.startsWith('#w');
+const wantsSecond = !!second && (stored('converge.build') === 'terminal' || useCheckpoint);
+// Read beside the module's download, for at most 2 s (an IndexedDB that never answers does not
+// keep the app from starting); the app takes it as it starts (`convergeCheckpoint`).
+let checkpoint = useCheckpoint
+  ? Promise.race([
+    import('./checkpoint.js').then((c) => c.read(second)),
+    new Promise((ok) => setTimeout(ok, 2000, null)),
+  ]).catch(() => null)
   : null;
 
 /** Fetches and starts one of the two modules. */
@@ -133,7 +143,10 @@ async function start(js, wasmUrl) {
   // The app reads the gallery as it starts (a failed fetch leaves it unset: the app then says
   // the scenario could not be opened).
   if (gallery) globalThis.convergeGallery = (await gallery) ?? undefined;
-  if (checkpoint && wasmUrl === second) globalThis.convergeCheckpoint = (await checkpoint) ?? undefined;
+  if (checkpoint && wasmUrl === second) {
+    globalThis.convergeCheckpoint = (await checkpoint) ?? undefined;
+    checkpoint = null; // the app's copy is the only one kept
+  }
   const wasm = await bindings.default({ module_or_path: download });
   // The module is compiled and started (its first task is queued): the app's own work is what
   // follows, up to `converge-ready` (tests/e2e/engine.test.mjs, checkpoint.test.mjs).
@@ -166,6 +179,7 @@ try {
       // Offline before the terminal's module was kept, say: the smaller module has everything
       // else (and says the terminal could not be loaded). A panic is not retried.
       if (document.getElementById('panic-panel')) throw e;
+      delete globalThis.convergeCheckpoint; // the smaller module cannot read it
       wasm = await start(boot.dataset.js, boot.dataset.wasm);
     }
   } else {

@@ -1,9 +1,11 @@
 // The Web Worker that keeps a long session's checkpoint (web/checkpoint.js says when and why).
 // It runs the second module (web/terminal-build.mjs, with the `checkpoint` feature), whose
 // `SessionCheckpointer` (crates/web/src/platform/checkpointer.rs) follows the saved session,
-// performing only the actions it has not seen, and answers the checkpoint to store. The page
-// may send sessions faster than they are replayed: only the newest waiting one is taken.
-import { write } from './checkpoint.js';
+// performing only the actions it has not seen (from the stored checkpoint when it fits, else
+// from the seed), and answers the checkpoint to store. The page may send sessions faster than
+// they are replayed: only the newest waiting one is taken. Each reply says whether another is
+// waiting (`busy`), so the page stops an idle worker.
+import { read, write } from './checkpoint.js';
 
 let checkpointer = null;
 let next = null;
@@ -25,14 +27,25 @@ async function run() {
   while (next) {
     const job = next;
     next = null;
+    const reply = { build: job.build, generation: job.generation };
     try {
-      checkpointer ??= await load(job);
-      const made = checkpointer.update(job.workspace);
+      let stored = null;
+      if (!checkpointer) {
+        checkpointer = await load(job);
+        stored = await read(job.build).catch(() => null);
+      }
+      const made = checkpointer.update(job.workspace, stored);
+      stored = null;
+      // Stored, or the one stored was the same: either way it is not made again.
       const wrote = made ? await write({ build: job.build, ...made }) : false;
-      postMessage({ stored: made ? made.steps : null, wrote, build: job.build });
+      if (made) checkpointer.confirm();
+      Object.assign(reply, { stored: made ? made.steps : null, wrote });
     } catch (e) {
-      postMessage({ error: String(e?.message ?? e), build: job.build });
+      // A refused session is a string; anything else (a trap) leaves the module unusable.
+      if (typeof e !== 'string') checkpointer = null;
+      reply.error = String(e?.message ?? e);
     }
+    postMessage({ ...reply, busy: next !== null });
   }
   running = false;
 }

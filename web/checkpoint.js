@@ -74,19 +74,54 @@ export async function write(record) {
 
 /** Deletes the stored checkpoint (the session it was of is gone, or it is another build's). */
 export function forget() {
+  generation += 1; // a reply to a session sent before is not stored
   return inStore('readwrite', (store) => {
     store.delete(META);
     return store.delete(RECORD);
   });
 }
 
+/** How long the worker is kept with no session to follow before it is stopped (it holds a world). */
+const IDLE_MS = 30_000;
 let worker = null;
 let quiet = 0;
+let idle = 0;
+let generation = 0;
 
 /** The page saved a session worth a checkpoint: the worker gets it once the page has been quiet. */
 export function saved(boot) {
   clearTimeout(quiet);
   quiet = setTimeout(() => send(boot), QUIET_MS);
+}
+
+function started() {
+  try {
+    const w = new Worker(new URL('checkpoint-worker.js', import.meta.url), { type: 'module' });
+    w.addEventListener('message', ({ data }) => {
+      if (data.generation !== generation) {
+        // Forgotten meanwhile: what it stored is not of the session any more.
+        if (data.wrote) forget().catch(() => {});
+      } else if (data.stored != null) {
+        try {
+          localStorage.setItem(FLAG, data.build);
+        } catch {
+          // no storage: boot.js will not look for it
+        }
+      }
+      if (data.error) console.warn(`Converge: no checkpoint of this session was kept (${data.error}).`);
+      if (!data.busy) {
+        clearTimeout(idle);
+        idle = setTimeout(() => {
+          w.terminate();
+          if (worker === w) worker = null;
+        }, IDLE_MS);
+      }
+      dispatchEvent(new CustomEvent('converge-checkpoint', { detail: data }));
+    });
+    return w;
+  } catch {
+    return null; // no module workers here: reloads replay from the seed
+  }
 }
 
 function send(boot) {
@@ -97,25 +132,15 @@ function send(boot) {
     return; // no storage: nothing to reload either
   }
   if (!workspace) return;
-  if (!worker) {
-    worker = new Worker(new URL('checkpoint-worker.js', import.meta.url), { type: 'module' });
-    worker.addEventListener('message', ({ data }) => {
-      if (data.stored != null) {
-        try {
-          localStorage.setItem(FLAG, data.build);
-        } catch {
-          // no storage: boot.js will not look for it
-        }
-      }
-      if (data.error) console.warn(`Converge: no checkpoint of this session was kept (${data.error}).`);
-      dispatchEvent(new CustomEvent('converge-checkpoint', { detail: data }));
-    });
-  }
+  worker ??= started();
+  if (!worker) return;
+  clearTimeout(idle);
   const url = (name) => new URL(name, document.baseURI).href;
   worker.postMessage({
     js: url(boot.dataset.terminalJs),
     wasm: url(boot.dataset.terminalWasm),
     build: boot.dataset.terminalWasm,
     workspace,
+    generation,
   });
 }

@@ -8,7 +8,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { writeFile, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { serve, launch, openPage, appReady, screenshot, SHOTS } from './harness.mjs';
+import { serve, launch, openPage, appReady, screenshot, wasmMemory, SHOTS } from './harness.mjs';
 
 let server;
 let browser;
@@ -40,6 +40,7 @@ async function reload(page, url) {
 
 // A regression guard, about three times what this machine measured (BENCHMARKS.md).
 const FROM_CHECKPOINT_MS = 3_000;
+const MEMORY_BYTES = 160 * 1024 * 1024;
 
 const NOTICE = /Reloaded from this browser's checkpoint of the session at step \d+/;
 
@@ -60,10 +61,19 @@ test('a long session reloads from its checkpoint, and from the seed when that is
     assert.deepEqual(await seen(page), before);
     await screenshot(page, 'checkpoint-reloaded');
 
-    // Acting on it goes on as on the session it was saved from: one more step.
+    const memory = await wasmMemory(context, page);
+
+    // Acting on it goes on as on the session it was saved from: one more step. The page's
+    // worker goes on from the stored checkpoint, whose cut this step does not move: nothing new
+    // is stored.
+    const answered = page.evaluate(() => new Promise((ok) => addEventListener('converge-checkpoint',
+      (e) => ok(e.detail), { once: true })));
     await page.getByRole('button', { name: 'Step', exact: true }).click();
     await page.locator('#steps', { hasText: before.steps }).waitFor({ state: 'detached' });
     const stepped = await seen(page);
+    const reply = await answered;
+    assert.equal(reply.error, undefined);
+    assert.equal(reply.wrote, false);
 
     // The same record with one byte of the world flipped: refused, and the session is
     // replayed from its seed instead, with the same cluster and no checkpoint notice.
@@ -88,10 +98,16 @@ test('a long session reloads from its checkpoint, and from the seed when that is
     const fromSeed = await reload(page, server.url);
     assert.deepEqual(await seen(page), stepped);
     assert.equal(await page.getByText(NOTICE).count(), 0);
+    // Of no use again, it is forgotten; the next visit loads the first module.
+    await page.waitForFunction(() => localStorage.getItem('converge.checkpoint') === null);
     assert.deepEqual(problems, []);
     await context.close();
 
-    const report = { reload_from_checkpoint_ms: fromCheckpoint, reload_from_seed_ms: fromSeed };
+    const report = {
+      reload_from_checkpoint_ms: fromCheckpoint,
+      reload_from_seed_ms: fromSeed,
+      wasm_memory_bytes_from_checkpoint: memory,
+    };
     const [checkpointed, replayed] = [fromCheckpoint.after_module, fromSeed.after_module];
     console.log(`checkpoint in the browser: ${JSON.stringify(report)}`);
     await mkdir(SHOTS, { recursive: true });
@@ -99,6 +115,7 @@ test('a long session reloads from its checkpoint, and from the seed when that is
     // Issue 20's goal for the large world: on the page within a second of the module.
     assert.ok(checkpointed < replayed,
       `the reload from the checkpoint (${checkpointed} ms after the module) is faster than the replay (${replayed} ms)`);
+    assert.ok(Math.max(...memory) <= MEMORY_BYTES, `wasm memory after the reload from the checkpoint ${memory}`);
     assert.ok(checkpointed <= FROM_CHECKPOINT_MS,
       `the reload from the checkpoint took ${checkpointed} ms after the module (guard ${FROM_CHECKPOINT_MS})`);
   });

@@ -12,7 +12,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { writeFile, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { serve, launch, openPage, codeEditor, retypeLine, SHOTS } from './harness.mjs';
+import { serve, launch, openPage, codeEditor, retypeLine, wasmMemory, SHOTS } from './harness.mjs';
 
 let server;
 let browser;
@@ -36,21 +36,6 @@ async function readyMs(page) {
 function afterModuleMs(page) {
   return page.evaluate(() => performance.getEntriesByName('converge-ready')[0].startTime
     - performance.getEntriesByName('converge-module')[0].startTime);
-}
-
-/** The byte length of every WebAssembly.Memory in the page (the app has one). */
-async function wasmMemory(context, page) {
-  const cdp = await context.newCDPSession(page);
-  await cdp.send('HeapProfiler.collectGarbage');
-  const { result: proto } = await cdp.send('Runtime.evaluate', { expression: 'WebAssembly.Memory.prototype' });
-  const { objects } = await cdp.send('Runtime.queryObjects', { prototypeObjectId: proto.objectId });
-  const { result } = await cdp.send('Runtime.callFunctionOn', {
-    objectId: objects.objectId,
-    functionDeclaration: 'function () { return this.map((m) => m.buffer.byteLength); }',
-    returnByValue: true,
-  });
-  await cdp.detach();
-  return result.value;
 }
 
 test('the 1,000-object starter appears, rolls out a new image and fits in wasm memory',

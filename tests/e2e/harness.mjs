@@ -63,6 +63,21 @@ export async function appReady(page) {
     || document.getElementById('panic-panel') !== null, null, { timeout: 60_000 });
 }
 
+/** The byte length of every WebAssembly.Memory in the page (the app has one). */
+export async function wasmMemory(context, page) {
+  const cdp = await context.newCDPSession(page);
+  await cdp.send('HeapProfiler.collectGarbage');
+  const { result: proto } = await cdp.send('Runtime.evaluate', { expression: 'WebAssembly.Memory.prototype' });
+  const { objects } = await cdp.send('Runtime.queryObjects', { prototypeObjectId: proto.objectId });
+  const { result } = await cdp.send('Runtime.callFunctionOn', {
+    objectId: objects.objectId,
+    functionDeclaration: 'function () { return this.map((m) => m.buffer.byteLength); }',
+    returnByValue: true,
+  });
+  await cdp.detach();
+  return result.value;
+}
+
 export async function screenshot(page, name) {
   await mkdir(SHOTS, { recursive: true });
   const path = join(SHOTS, `${name}.png`);

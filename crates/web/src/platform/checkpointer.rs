@@ -22,13 +22,14 @@ impl SessionCheckpointer {
     }
 
     /// Brings the world up to the saved workspace `json` and answers the checkpoint to store,
-    /// `{cut, events, steps, log, bytes}`, or null when there is nothing new worth storing. A
-    /// workspace that cannot be read or replayed is an error (a string).
-    pub fn update(&mut self, json: &str) -> Result<JsValue, JsValue> {
+    /// `{cut, events, steps, log, bytes}`, or null when there is nothing new worth storing.
+    /// `stored` is the record in IndexedDB (or null): a new worker goes on from it when it fits.
+    /// A workspace that cannot be read or replayed is an error (a string).
+    pub fn update(&mut self, json: &str, stored: JsValue) -> Result<JsValue, JsValue> {
         let w = persist::from_json(json).map_err(|e| JsValue::from_str(&e.to_string()))?;
         let Some(made) = self
             .0
-            .update(&w)
+            .update(&w, record(&stored))
             .map_err(|e| JsValue::from_str(&e.to_string()))?
         else {
             return Ok(JsValue::NULL);
@@ -43,6 +44,11 @@ impl SessionCheckpointer {
         set("bytes", Uint8Array::from(s.bytes.as_slice()).into())?;
         Ok(o.into())
     }
+
+    /// The checkpoint last answered is stored (or the stored one was the same).
+    pub fn confirm(&mut self) {
+        self.0.confirm();
+    }
 }
 
 /// The record web/boot.js read for this build (`convergeCheckpoint`), taken off the page so its
@@ -50,9 +56,17 @@ impl SessionCheckpointer {
 pub fn prefetched() -> Option<Stored> {
     let w = web_sys::window()?;
     let key = JsValue::from_str("convergeCheckpoint");
-    let record = Reflect::get(&w, &key).ok().filter(JsValue::is_object)?;
+    let found = Reflect::get(&w, &key).ok()?;
     let _ = Reflect::delete_property(&w, &key);
-    let get = |k: &str| Reflect::get(&record, &k.into()).ok();
+    record(&found)
+}
+
+/// A stored record, `{cut, events, steps, log, bytes}`, as [`Stored`]; None for anything else.
+fn record(value: &JsValue) -> Option<Stored> {
+    if !value.is_object() {
+        return None;
+    }
+    let get = |k: &str| Reflect::get(value, &k.into()).ok();
     let number = |k: &str| {
         get(k)
             .and_then(|v| v.as_f64())

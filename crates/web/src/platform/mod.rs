@@ -71,9 +71,9 @@ pub fn with_starting_page<T>(f: impl FnOnce(&StartingPage<'_>) -> T) -> T {
         storage: has_storage().then_some(read),
         gallery: prefetched_gallery(),
         #[cfg(feature = "checkpoint")]
-        checkpoint: checkpointer::prefetched(),
+        checkpoint: std::cell::Cell::new(checkpointer::prefetched()),
         #[cfg(not(feature = "checkpoint"))]
-        checkpoint: None,
+        checkpoint: std::cell::Cell::default(),
     })
 }
 
@@ -264,6 +264,8 @@ impl Platform {
             }
             Effect::StopTicking => self.ticker = None,
             Effect::ApplyTheme(theme) => apply_theme(theme),
+            // web/boot.js deletes it (web/checkpoint.js).
+            Effect::ForgetCheckpoint => dispatch("converge-checkpoint-unused"),
             Effect::MarkStepStart => {
                 performance_mark("converge-step-start");
                 self.measuring_step = true;

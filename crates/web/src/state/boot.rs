@@ -8,6 +8,7 @@
 //! them. The page runs one piece per browser task (`crate::platform::in_tasks`), so the main
 //! thread is never held for the whole boot; [`Model::boot`] runs them all at once.
 
+use std::cell::Cell;
 use std::rc::Rc;
 
 use converge_core::view::session::Starter;
@@ -36,8 +37,9 @@ pub struct StartingPage<'a> {
     /// address names a gallery scenario); else the texts come later (`Msg::GalleryLoaded`).
     pub gallery: Option<String>,
     /// The long session's checkpoint web/boot.js read from IndexedDB for this build (read only
-    /// by the build with the `checkpoint` feature; [`super::checkpoint`]).
-    pub checkpoint: Option<Stored>,
+    /// by the build with the `checkpoint` feature; [`super::checkpoint`]). [`Booting::start`]
+    /// takes it, so its bytes are not held twice.
+    pub checkpoint: Cell<Option<Stored>>,
 }
 
 impl StartingPage<'_> {
@@ -79,6 +81,8 @@ struct Decided {
     gallery: GalleryTexts,
     /// A newcomer's first starter session in a browser with storage: the hint shows.
     first_edit_hint: bool,
+    /// The page offered a checkpoint that did not fit or could not be read.
+    forget_checkpoint: bool,
 }
 
 enum Stage {
@@ -132,12 +136,14 @@ impl Booting {
             && page.stored(persist::HINT_DONE_KEY).is_none();
         let url_scenario = lessons.id().map(str::to_owned);
         let fallback = (fresh, lessons.clone());
+        let offered = page.checkpoint.take();
+        let page_offered = offered.is_some();
         #[cfg(feature = "checkpoint")]
-        let stored = page
-            .checkpoint
-            .as_ref()
-            .filter(|c| c.fits(&workspace, &lessons))
-            .cloned();
+        let stored = offered.filter(|c| c.fits(&workspace, &lessons));
+        #[cfg(not(feature = "checkpoint"))]
+        let stored: Option<Stored> = None;
+        // One that does not fit this session is of no use any more: the page forgets it.
+        let forget_checkpoint = page_offered && stored.is_none();
         #[cfg(feature = "checkpoint")]
         let first = |replay| match stored {
             Some(c) => Stage::FromCheckpoint(replay, Box::new(c)),
@@ -160,6 +166,7 @@ impl Booting {
                 url_scenario,
                 gallery,
                 first_edit_hint,
+                forget_checkpoint,
             },
         }
     }
@@ -182,7 +189,10 @@ impl Booting {
                         Stage::Replaying(replay.resume(world, stored.cut, stored.events))
                     }
                     // Another build's, or damaged: the replay from the seed it stands in for.
-                    _ => Stage::Replaying(replay),
+                    _ => {
+                        page.forget_checkpoint = true;
+                        Stage::Replaying(replay)
+                    }
                 }
             }
             Stage::Replaying(replay) => match replay.advance(PIECE_EVENTS) {
@@ -215,7 +225,10 @@ impl Decided {
             gallery: self.gallery,
             ..PageState::default()
         };
-        let effects = vec![Effect::ApplyTheme(model.theme)];
+        let mut effects = vec![Effect::ApplyTheme(model.theme)];
+        if self.forget_checkpoint {
+            effects.push(Effect::ForgetCheckpoint);
+        }
         Boot::Ready(Box::new(Ready { model, effects }))
     }
 }
@@ -337,7 +350,7 @@ pub(super) mod tests {
             hash: String::new(),
             storage: Some(&read),
             gallery: None,
-            checkpoint,
+            checkpoint: Cell::new(checkpoint),
         }));
         loop {
             match booting.advance() {
@@ -358,7 +371,7 @@ pub(super) mod tests {
             hash: hash.into(),
             storage: Some(&read),
             gallery: None,
-            checkpoint: None,
+            checkpoint: Cell::default(),
         })
     }
 
@@ -413,7 +426,7 @@ pub(super) mod tests {
             hash: String::new(),
             storage: Some(&read),
             gallery: None,
-            checkpoint: None,
+            checkpoint: Cell::default(),
         }));
         let mut pieces = 0;
         loop {
@@ -460,7 +473,7 @@ pub(super) mod tests {
             hash: String::new(),
             storage: None,
             gallery: None,
-            checkpoint: None,
+            checkpoint: Cell::default(),
         });
         assert!(!m.first_edit_hint);
     }

@@ -81,14 +81,19 @@ pub struct Made {
 }
 
 /// The worker's side: follows the saved workspace as it grows, performing only the actions it
-/// has not seen, and checkpoints the world at the cut ([`TAIL_EVENTS`] before the end).
+/// has not seen, and checkpoints the world at the cut, which stays put until more than twice
+/// [`TAIL_EVENTS`] (or [`HISTORY_STEPS`] actions) lie after it and then moves to the earliest
+/// action within [`TAIL_EVENTS`] of the end, so a growing session is not rewritten after every
+/// action.
 pub struct Checkpointer {
     /// [`WORTH_EVENTS`] and [`TAIL_EVENTS`] (smaller in the tests, which run unoptimized).
     worth: u64,
     tail: u64,
     kept: Option<Kept>,
-    /// The cut and log of the last checkpoint made, so an unchanged one is not written again.
-    written: Option<(usize, String)>,
+    /// The cut and log of the checkpoint last made, until web/checkpoint.js says it is stored.
+    made: Option<(usize, String)>,
+    /// The cut and log of the checkpoint stored, so an unchanged one is not made again.
+    stored: Option<(usize, String)>,
 }
 
 struct Kept {
@@ -96,23 +101,30 @@ struct Kept {
     seed: u64,
     actions: Vec<SessionAction>,
     world: World,
-    /// `events_before[i]`: the engine events of the first `i` actions.
+    /// The first action performed here: 0 from the seed, the cut from a checkpoint.
+    base: usize,
+    /// `events_before[i - base]`: the engine events of the first `i` actions.
     events_before: Vec<u64>,
-    /// The world after each of the last actions, from the earliest cut within
-    /// [`TAIL_EVENTS`] of the end to the end itself.
+    /// The world after each of the last actions, from the cut to the end itself.
     recent: VecDeque<(usize, World)>,
 }
 
 impl Kept {
     fn new(w: &Workspace) -> Kept {
         let world = Model::base_world(w, &Lessons::default());
+        Kept::at(w, 0, 0, world)
+    }
+
+    /// The world after `w`'s first `cut` actions, which processed `events` engine events.
+    fn at(w: &Workspace, cut: usize, events: u64, world: World) -> Kept {
         Kept {
             starter: w.starter,
             seed: w.seed,
-            actions: Vec::new(),
-            recent: VecDeque::from([(0, world.clone())]),
+            actions: w.actions[..cut].to_vec(),
+            recent: VecDeque::from([(cut, world.clone())]),
             world,
-            events_before: vec![0],
+            base: cut,
+            events_before: vec![events],
         }
     }
 
@@ -124,15 +136,21 @@ impl Kept {
         self.events_before.last().copied().unwrap_or(0)
     }
 
-    /// Drops the snapshots the cut has moved past.
+    /// The engine events after action `i` (performed here).
+    fn events_after(&self, i: usize) -> u64 {
+        self.events() - self.events_before[i - self.base]
+    }
+
+    /// Moves the cut once the actions after it are more than the reload should replay.
     fn trim(&mut self, tail_events: u64) {
         let end = self.actions.len();
-        while self.recent.len() > 1 {
-            let first = self.recent[0].0;
-            let tail = self.events() - self.events_before[first];
-            if tail <= tail_events && end - first < HISTORY_STEPS {
-                break;
-            }
+        let too_long = |k: &Kept, first: usize, events: u64| {
+            k.events_after(first) > events || end - first >= HISTORY_STEPS
+        };
+        if !too_long(self, self.recent[0].0, tail_events.saturating_mul(2)) {
+            return;
+        }
+        while self.recent.len() > 1 && too_long(self, self.recent[0].0, tail_events) {
             self.recent.pop_front();
         }
     }
@@ -150,16 +168,23 @@ impl Checkpointer {
             worth,
             tail,
             kept: None,
-            written: None,
+            made: None,
+            stored: None,
         }
     }
 
     /// Brings the world up to `w` (validated and bounded as a reload's replay is) and answers a
-    /// checkpoint when the session is worth one and it differs from the last one made.
-    pub fn update(&mut self, w: &Workspace) -> Result<Option<Made>, ShareError> {
+    /// checkpoint when the session is worth one and it differs from the one stored. `stored` is
+    /// the checkpoint the worker found in IndexedDB: when this checkpointer has not followed `w`
+    /// so far and it fits, the world is read back from it instead of replayed from the seed.
+    pub fn update(
+        &mut self,
+        w: &Workspace,
+        stored: Option<Stored>,
+    ) -> Result<Option<Made>, ShareError> {
         w.validate()?;
         if !self.kept.as_ref().is_some_and(|k| k.continues(w)) {
-            self.kept = Some(Kept::new(w));
+            self.kept = Some(self.start(w, stored));
         }
         let Some(kept) = self.kept.as_mut() else {
             return Ok(None);
@@ -189,18 +214,42 @@ impl Checkpointer {
             return Ok(None);
         };
         let log = log_hash(w, *cut);
-        if self.written.as_ref() == Some(&(*cut, log.clone())) {
+        let this = Some((*cut, log));
+        if self.stored == this {
             return Ok(None);
         }
         let stored = Stored {
             cut: *cut,
-            events: kept.events_before[*cut],
+            events: kept.events_before[*cut - kept.base],
             steps: world.steps(),
-            log: log.clone(),
+            log: this.as_ref().map(|(_, l)| l.clone()).unwrap_or_default(),
             bytes: world.checkpoint(),
         };
-        self.written = Some((*cut, log));
+        self.made = this;
         Ok(Some(Made { stored }))
+    }
+
+    /// The checkpoint last made is in IndexedDB now (or was already): it is not made again.
+    pub fn confirm(&mut self) {
+        if let Some(made) = self.made.take() {
+            self.stored = Some(made);
+        }
+    }
+
+    /// Where to follow `w` from: the stored checkpoint if it fits and reads back, else the seed.
+    fn start(&mut self, w: &Workspace, stored: Option<Stored>) -> Kept {
+        self.made = None;
+        self.stored = None;
+        let Some(s) = stored.filter(|s| s.fits(w, &Lessons::default())) else {
+            return Kept::new(w);
+        };
+        match World::from_checkpoint(&s.bytes) {
+            Ok(world) if world.steps() == s.steps => {
+                self.stored = Some((s.cut, s.log));
+                Kept::at(w, s.cut, s.events, world)
+            }
+            _ => Kept::new(w),
+        }
     }
 }
 
@@ -211,6 +260,7 @@ mod tests {
 
     use super::*;
     use crate::state::boot::tests::boot_with;
+    use crate::state::Effect;
 
     /// The small starter, then `steps` single steps and an advance: "long" for
     /// [`checkpointer`]'s bounds.
@@ -228,11 +278,15 @@ mod tests {
         Checkpointer::with(150, 12)
     }
 
+    /// The checkpoint `c` makes of `w`, stored.
     fn made(c: &mut Checkpointer, w: &Workspace) -> Stored {
-        c.update(w)
+        let stored = c
+            .update(w, None)
             .expect("replays")
             .expect("worth a checkpoint")
-            .stored
+            .stored;
+        c.confirm();
+        stored
     }
 
     /// What a person sees of a model: the world's trace, the steps, the editor, the object
@@ -268,7 +322,8 @@ mod tests {
         );
         let text = persist::to_json(&w);
         let (from_seed, _) = boot_with(&text, None);
-        let (resumed, _) = boot_with(&text, Some(stored.clone()));
+        let (resumed, effects) = boot_with(&text, Some(stored.clone()));
+        assert!(!effects.contains(&Effect::ForgetCheckpoint));
         assert_eq!(seen(&resumed), seen(&from_seed));
         assert!(
             resumed
@@ -320,9 +375,19 @@ mod tests {
         let mut damaged = stored.clone();
         let at = damaged.bytes.len() / 2;
         damaged.bytes[at] ^= 0x40;
-        let (m, _) = boot_with(&persist::to_json(&w), Some(damaged));
+        let (m, effects) = boot_with(&persist::to_json(&w), Some(damaged));
         assert_eq!(seen(&m), seen(&from_seed));
         assert_eq!(m.notice, None);
+        // Neither it nor one that does not fit is of use again: the page forgets them.
+        assert!(effects.contains(&Effect::ForgetCheckpoint));
+        let other = Workspace {
+            seed: 2,
+            ..w.clone()
+        };
+        let (_, effects) = boot_with(&persist::to_json(&other), Some(stored.clone()));
+        assert!(effects.contains(&Effect::ForgetCheckpoint));
+        let (_, effects) = boot_with(&persist::to_json(&other), None);
+        assert!(!effects.contains(&Effect::ForgetCheckpoint));
         assert_eq!(m.history.len(), from_seed.history.len());
     }
 
@@ -333,21 +398,14 @@ mod tests {
             actions: Vec::new(),
             ..Workspace::default()
         };
-        assert!(c.update(&nothing).expect("replays").is_none());
+        assert!(c.update(&nothing, None).expect("replays").is_none());
         let first = made(&mut c, &long_session(3));
         // Unchanged: nothing new to write.
-        assert!(c.update(&long_session(3)).expect("replays").is_none());
+        assert!(c.update(&long_session(3), None).expect("replays").is_none());
         // Grown by more events than the tail holds: the cut moves on, and matches a checkpointer that
         // replayed the whole session at once.
         let mut grown = long_session(3);
-        let controllers = Model::default().world.controller_names();
-        for controller in controllers.iter().cycle().take(10).cloned() {
-            let restart = Fault::RestartController { controller };
-            grown.actions.extend([
-                SessionAction::apply(Input::Fault { fault: restart }),
-                SessionAction::RunUntilConverged,
-            ]);
-        }
+        busy(&mut grown, 10);
         let later = made(&mut c, &grown);
         assert!(later.cut > first.cut, "{} > {}", later.cut, first.cut);
         assert_eq!(later, made(&mut checkpointer(), &grown));
@@ -357,5 +415,94 @@ mod tests {
             ..long_session(3)
         };
         assert_eq!(made(&mut c, &small), made(&mut checkpointer(), &small));
+    }
+
+    /// Restarts every controller in turn, each followed by a run until converged: events.
+    fn busy(w: &mut Workspace, rounds: usize) {
+        let controllers = Model::default().world.controller_names();
+        for controller in controllers.iter().cycle().take(rounds).cloned() {
+            let restart = Fault::RestartController { controller };
+            w.actions.extend([
+                SessionAction::apply(Input::Fault { fault: restart }),
+                SessionAction::RunUntilConverged,
+            ]);
+        }
+    }
+
+    #[test]
+    fn a_checkpoint_not_confirmed_stored_is_made_again() {
+        let w = long_session(3);
+        let mut c = checkpointer();
+        let first = c.update(&w, None).expect("replays").expect("worth one");
+        let again = c
+            .update(&w, None)
+            .expect("replays")
+            .expect("not stored yet");
+        assert_eq!(again.stored, first.stored);
+        c.confirm();
+        assert!(c.update(&w, None).expect("replays").is_none());
+    }
+
+    #[test]
+    fn a_new_worker_goes_on_from_the_stored_checkpoint() {
+        let w = long_session(3);
+        let stored = made(&mut checkpointer(), &w);
+        let mut grown = w.clone();
+        busy(&mut grown, 10);
+        let from_seed = made(&mut checkpointer(), &grown);
+        // The stored one is not made again; grown, the same checkpoint as from the seed.
+        let mut c = checkpointer();
+        assert!(c.update(&w, Some(stored.clone())).expect("reads").is_none());
+        let mut d = checkpointer();
+        let resumed = d
+            .update(&grown, Some(stored.clone()))
+            .expect("reads")
+            .expect("the cut moved");
+        assert_eq!(resumed.stored, from_seed);
+        // A stored checkpoint that does not fit (another seed), or damaged, is not used.
+        let other = Workspace { seed: 5, ..grown };
+        let mut damaged = stored;
+        let at = damaged.bytes.len() / 3;
+        damaged.bytes[at] ^= 1;
+        for stored in [Some(damaged), None] {
+            assert_eq!(
+                checkpointer()
+                    .update(&other, stored)
+                    .expect("replays")
+                    .map(|m| m.stored),
+                Some(made(&mut checkpointer(), &other))
+            );
+        }
+    }
+
+    #[test]
+    fn the_cut_waits_for_twice_the_tail_before_it_moves() {
+        let mut w = long_session(0);
+        // A tail of 4 events: a restart and its run until converged are a few.
+        let mut c = Checkpointer::with(150, 4);
+        let mut cuts = vec![made(&mut c, &w).cut];
+        let mut rounds = 0;
+        for _ in 0..30 {
+            busy(&mut w, 1);
+            let moved = c.update(&w, None).expect("replays");
+            let kept = c.kept.as_ref().expect("following");
+            let cut = kept.recent[0].0;
+            rounds += 1;
+            match moved {
+                // Moved: at most the tail after it.
+                Some(m) => {
+                    assert_eq!(m.stored.cut, cut);
+                    assert!(kept.events_after(cut) <= 4);
+                    cuts.push(cut);
+                    c.confirm();
+                }
+                // Stayed: at most twice the tail after it.
+                None => assert!(kept.events_after(cut) <= 8),
+            }
+        }
+        assert!(
+            cuts.len() > 2 && cuts.len() < rounds,
+            "moved now and then, not after every action: {cuts:?}"
+        );
     }
 }

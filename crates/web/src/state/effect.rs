@@ -36,6 +36,9 @@ pub enum Effect {
     StopTicking,
     /// Set the page's colour theme (`data-theme` on the root element).
     ApplyTheme(Theme),
+    /// The checkpoint web/boot.js offered at start does not fit the session or could not be
+    /// read: web/checkpoint.js deletes it (`state::checkpoint`).
+    ForgetCheckpoint,
     /// Mark `converge-step-start` (before the reducer runs: `Model::before_update`); the step
     /// is measured once the DOM is patched.
     MarkStepStart,

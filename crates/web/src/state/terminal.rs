@@ -561,7 +561,7 @@ mod tests {
             hash: link,
             storage: None,
             gallery: None,
-            checkpoint: None,
+            checkpoint: Default::default(),
         });
         assert_eq!(opened.actions, m.actions);
         assert_eq!(sent_by(&opened, scale), sent_by(&m, scale));
