@@ -143,12 +143,29 @@ impl World {
 
     /// The world a [`World::checkpoint`] wrote, if this build wrote it and it is undamaged.
     pub fn from_checkpoint(bytes: &[u8]) -> Result<World, CheckpointError> {
+        World::from_checkpoint_at(bytes.len(), &mut |at, buf| {
+            buf.copy_from_slice(&bytes[at..at + buf.len()]);
+        })
+    }
+
+    /// [`World::from_checkpoint`] of `len` bytes held elsewhere, copied a piece at a time by
+    /// `read_at(offset, buf)` (which fills all of `buf`): the playground reads a checkpoint out
+    /// of JavaScript's memory this way, so its 21 MB are not copied into the wasm memory whole
+    /// beside the world they become (which would stay the tab's high-water mark).
+    pub fn from_checkpoint_at(
+        len: usize,
+        read_at: &mut dyn FnMut(usize, &mut [u8]),
+    ) -> Result<World, CheckpointError> {
+        // The header is at most the magic, the format, a length byte, 255 bytes of version and
+        // the digest.
+        let mut head = vec![0; len.min(MAGIC.len() + 4 + 1 + 255 + 8)];
+        read_at(0, &mut head);
         let Parts {
             format,
             version,
             digest: found,
             world,
-        } = split_header(bytes)?;
+        } = split_header(&head)?;
         if format != FORMAT {
             return Err(CheckpointError::Format { found: format });
         }
@@ -157,12 +174,47 @@ impl World {
                 found: String::from_utf8_lossy(version).into_owned(),
             });
         }
-        let computed = digest(world);
+        let start = head.len() - world.len();
+        let mut pieces = Pieces {
+            read_at,
+            at: start,
+            end: len,
+        };
+        let mut computed = super::FNV_OFFSET;
+        let mut buf = vec![0; PIECE];
+        loop {
+            let n = std::io::Read::read(&mut pieces, &mut buf).unwrap_or(0);
+            if n == 0 {
+                break;
+            }
+            computed = super::fnv1a_64(computed, &buf[..n]);
+        }
         if computed != found {
             return Err(CheckpointError::Damaged { found, computed });
         }
+        pieces.at = start;
         let _table = Table::open(&READ, Vec::new());
-        Ok(rmp_serde::from_slice(world)?)
+        let reader = std::io::BufReader::with_capacity(PIECE, pieces);
+        Ok(rmp_serde::from_read(reader)?)
+    }
+}
+
+/// How much of a checkpoint [`World::from_checkpoint_at`] copies at a time.
+const PIECE: usize = 64 * 1024;
+
+/// The bytes from `at` to `end`, read through `read_at`.
+struct Pieces<'a> {
+    read_at: &'a mut dyn FnMut(usize, &mut [u8]),
+    at: usize,
+    end: usize,
+}
+
+impl std::io::Read for Pieces<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = buf.len().min(self.end - self.at);
+        (self.read_at)(self.at, &mut buf[..n]);
+        self.at += n;
+        Ok(n)
     }
 }
 
@@ -428,6 +480,27 @@ mod tests {
             }
             assert!(holders >= 2, "{key:?} is in {holders} informers");
         }
+    }
+
+    /// Read a piece at a time from elsewhere, a checkpoint gives the same world, and no piece
+    /// asked for is larger than [`PIECE`] (the page's copy is never made whole in wasm).
+    #[test]
+    fn a_checkpoint_read_in_pieces_is_the_same_world() {
+        let world = replay(Starter::Small, 1, &Starter::Small.actions(), |_, _| {});
+        let bytes = world.checkpoint();
+        assert!(bytes.len() > 2 * PIECE, "{} bytes", bytes.len());
+        let mut largest = 0;
+        let mut read = 0;
+        let copy = World::from_checkpoint_at(bytes.len(), &mut |at, buf| {
+            largest = largest.max(buf.len());
+            read += buf.len();
+            buf.copy_from_slice(&bytes[at..at + buf.len()]);
+        })
+        .expect("reads back");
+        assert!(copy.checkpoint() == bytes);
+        assert!(largest <= PIECE, "a piece of {largest} bytes");
+        // The header, then the world twice: once for its digest, once to decode it.
+        assert!(read < 2 * bytes.len() + 400, "{read} bytes read");
     }
 
     /// The playground's session: a checkpoint after any action, read back, gives the same

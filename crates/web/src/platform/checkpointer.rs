@@ -7,7 +7,7 @@ use wasm_bindgen::prelude::wasm_bindgen;
 use wasm_bindgen::{JsCast, JsValue};
 
 use crate::persist;
-use crate::state::checkpoint::{Checkpointer, Stored};
+use crate::state::checkpoint::{Bytes, Checkpointer, Offered, Stored};
 
 /// The worker's checkpointer: one per worker, following the page's saved workspace.
 #[wasm_bindgen]
@@ -53,7 +53,7 @@ impl SessionCheckpointer {
 
 /// The record web/boot.js read for this build (`convergeCheckpoint`), taken off the page so its
 /// bytes are not held twice; None when there is none or it is not one.
-pub fn prefetched() -> Option<Stored> {
+pub fn prefetched() -> Option<Offered> {
     let w = web_sys::window()?;
     let key = JsValue::from_str("convergeCheckpoint");
     let found = Reflect::get(&w, &key).ok()?;
@@ -61,8 +61,9 @@ pub fn prefetched() -> Option<Stored> {
     record(&found)
 }
 
-/// A stored record, `{cut, events, steps, log, bytes}`, as [`Stored`]; None for anything else.
-fn record(value: &JsValue) -> Option<Stored> {
+/// A stored record, `{cut, events, steps, log, bytes}`, as [`Stored`] (its bytes left in
+/// JavaScript's memory); None for anything else.
+fn record(value: &JsValue) -> Option<Offered> {
     if !value.is_object() {
         return None;
     }
@@ -77,6 +78,22 @@ fn record(value: &JsValue) -> Option<Stored> {
         events: number("events")? as u64,
         steps: number("steps")? as u64,
         log: get("log")?.as_string()?,
-        bytes: get("bytes")?.dyn_into::<Uint8Array>().ok()?.to_vec(),
+        bytes: Box::new(JsBytes(get("bytes")?.dyn_into::<Uint8Array>().ok()?)),
     })
+}
+
+/// A checkpoint's bytes as IndexedDB gave them, copied into the wasm a piece at a time.
+#[derive(Debug)]
+struct JsBytes(Uint8Array);
+
+impl Bytes for JsBytes {
+    fn size(&self) -> usize {
+        self.0.length() as usize
+    }
+
+    fn read_at(&self, at: usize, buf: &mut [u8]) {
+        // A checkpoint is far below 4 GiB: offsets fit a u32.
+        let (from, to) = (at as u32, (at + buf.len()) as u32);
+        self.0.subarray(from, to).copy_to(buf);
+    }
 }

@@ -14,7 +14,7 @@ use std::rc::Rc;
 use converge_core::view::session::Starter;
 use converge_core::view::share::ShareError;
 
-use super::checkpoint::Stored;
+use super::checkpoint::Offered;
 use super::embed::{self, EmbedConfig};
 use super::gallery::{self, GalleryTexts};
 use super::lesson::Lessons;
@@ -39,7 +39,7 @@ pub struct StartingPage<'a> {
     /// The long session's checkpoint web/boot.js read from IndexedDB for this build (read only
     /// by the build with the `checkpoint` feature; [`super::checkpoint`]). [`Booting::start`]
     /// takes it, so its bytes are not held twice.
-    pub checkpoint: Cell<Option<Stored>>,
+    pub checkpoint: Cell<Option<Offered>>,
 }
 
 impl StartingPage<'_> {
@@ -89,7 +89,7 @@ enum Stage {
     /// A checkpoint that fits the workspace, read back in the next piece (else the workspace is
     /// replayed from the seed).
     #[cfg(feature = "checkpoint")]
-    FromCheckpoint(Replay, Box<Stored>),
+    FromCheckpoint(Replay, Box<Offered>),
     Replaying(Replay),
     /// The saved workspace could not be replayed; replaying a fresh one instead.
     StartingOver(Replay),
@@ -141,7 +141,7 @@ impl Booting {
         #[cfg(feature = "checkpoint")]
         let stored = offered.filter(|c| c.fits(&workspace, &lessons));
         #[cfg(not(feature = "checkpoint"))]
-        let stored: Option<Stored> = None;
+        let stored: Option<Offered> = None;
         // One that does not fit this session is of no use any more: the page forgets it.
         let forget_checkpoint = page_offered && stored.is_none();
         #[cfg(feature = "checkpoint")]
@@ -177,8 +177,8 @@ impl Booting {
         let stage = match stage {
             #[cfg(feature = "checkpoint")]
             Stage::FromCheckpoint(replay, stored) => {
-                match converge_core::engine::World::from_checkpoint(&stored.bytes) {
-                    Ok(world) if world.steps() == stored.steps => {
+                match stored.world() {
+                    Some(world) => {
                         page.notice = page.notice.or_else(|| {
                             Some(format!(
                                 "Reloaded from this browser's checkpoint of the session at step \
@@ -343,14 +343,17 @@ pub(super) mod tests {
     /// Boots the starter's session saved as `text`, piece by piece, with `checkpoint` as read
     /// from IndexedDB.
     #[cfg(feature = "checkpoint")]
-    pub fn boot_with(text: &str, checkpoint: Option<Stored>) -> (Model, Vec<Effect>) {
+    pub fn boot_with(
+        text: &str,
+        checkpoint: Option<crate::state::checkpoint::Stored>,
+    ) -> (Model, Vec<Effect>) {
         let read = |k: &str| (k == persist::STORAGE_KEY).then(|| text.to_owned());
         let mut booting = Box::new(Booting::start(&StartingPage {
             search: String::new(),
             hash: String::new(),
             storage: Some(&read),
             gallery: None,
-            checkpoint: Cell::new(checkpoint),
+            checkpoint: Cell::new(checkpoint.map(crate::state::checkpoint::Stored::offered)),
         }));
         loop {
             match booting.advance() {

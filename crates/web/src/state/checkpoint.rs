@@ -33,13 +33,45 @@ use crate::persist;
 /// wasm, BENCHMARKS.md). The small starter's sessions stay below it.
 pub const WORTH_EVENTS: u64 = 5_000;
 
-/// Engine events a reload from a checkpoint replays at most after it: the last actions, whose
-/// reports and snapshots the timeline and step-back show (about 0.1 s in a tab).
-pub const TAIL_EVENTS: u64 = 2_000;
+/// Engine events after the cut once it moves; it moves when more than twice this lie after it,
+/// so a reload from a checkpoint replays at most about that many (about 0.1 s in a tab): the
+/// last actions, whose reports and snapshots the timeline and step-back show.
+pub const TAIL_EVENTS: u64 = 1_000;
 
-/// A checkpoint as web/boot.js read it from IndexedDB (`convergeCheckpoint`).
+/// Where a stored checkpoint's bytes are: here, or in the page's memory (the platform's
+/// IndexedDB record), read a piece at a time so they are never copied whole into the wasm
+/// memory beside the world they become.
+pub trait Bytes: std::fmt::Debug {
+    /// How many bytes there are.
+    fn size(&self) -> usize;
+    /// Fills `buf` with the bytes from `at`.
+    fn read_at(&self, at: usize, buf: &mut [u8]);
+}
+
+impl Bytes for Vec<u8> {
+    fn size(&self) -> usize {
+        self.len()
+    }
+
+    fn read_at(&self, at: usize, buf: &mut [u8]) {
+        buf.copy_from_slice(&self[at..at + buf.len()]);
+    }
+}
+
+impl Bytes for Box<dyn Bytes> {
+    fn size(&self) -> usize {
+        self.as_ref().size()
+    }
+
+    fn read_at(&self, at: usize, buf: &mut [u8]) {
+        self.as_ref().read_at(at, buf);
+    }
+}
+
+/// A checkpoint as web/boot.js read it from IndexedDB (`convergeCheckpoint`), or as
+/// [`Checkpointer`] made it (its bytes here).
 #[derive(Clone, Debug, PartialEq)]
-pub struct Stored {
+pub struct Stored<B = Vec<u8>> {
     /// The actions performed before the checkpoint was taken.
     pub cut: usize,
     /// The engine events those actions processed (the replay's bound counts them).
@@ -49,10 +81,26 @@ pub struct Stored {
     /// [`log_hash`] of the workspace at `cut`.
     pub log: String,
     /// `World::checkpoint()`.
-    pub bytes: Vec<u8>,
+    pub bytes: B,
 }
 
+/// A stored checkpoint whose bytes are wherever the platform keeps them.
+pub type Offered = Stored<Box<dyn Bytes>>;
+
 impl Stored {
+    /// The same checkpoint, offered as the page offers one.
+    pub fn offered(self) -> Offered {
+        Stored {
+            cut: self.cut,
+            events: self.events,
+            steps: self.steps,
+            log: self.log,
+            bytes: Box::new(self.bytes),
+        }
+    }
+}
+
+impl<B: Bytes> Stored<B> {
     /// Whether this checkpoint was made from `w`'s own actions, on the starter's world, and
     /// leaves the step `w` was looking at in the rebuilt history.
     pub fn fits(&self, w: &Workspace, lessons: &Lessons) -> bool {
@@ -60,6 +108,15 @@ impl Stored {
             && self.cut <= w.actions.len()
             && w.cursor.is_none_or(|c| c >= self.steps)
             && log_hash(w, self.cut) == self.log
+    }
+
+    /// The world it holds, if it is this build's, undamaged and the world it says it is.
+    pub fn world(&self) -> Option<World> {
+        let world = World::from_checkpoint_at(self.bytes.size(), &mut |at, buf| {
+            self.bytes.read_at(at, buf);
+        })
+        .ok()?;
+        (world.steps() == self.steps).then_some(world)
     }
 }
 
@@ -180,7 +237,7 @@ impl Checkpointer {
     pub fn update(
         &mut self,
         w: &Workspace,
-        stored: Option<Stored>,
+        stored: Option<Offered>,
     ) -> Result<Option<Made>, ShareError> {
         w.validate()?;
         if !self.kept.as_ref().is_some_and(|k| k.continues(w)) {
@@ -237,18 +294,18 @@ impl Checkpointer {
     }
 
     /// Where to follow `w` from: the stored checkpoint if it fits and reads back, else the seed.
-    fn start(&mut self, w: &Workspace, stored: Option<Stored>) -> Kept {
+    fn start(&mut self, w: &Workspace, stored: Option<Offered>) -> Kept {
         self.made = None;
         self.stored = None;
         let Some(s) = stored.filter(|s| s.fits(w, &Lessons::default())) else {
             return Kept::new(w);
         };
-        match World::from_checkpoint(&s.bytes) {
-            Ok(world) if world.steps() == s.steps => {
+        match s.world() {
+            Some(world) => {
                 self.stored = Some((s.cut, s.log));
                 Kept::at(w, s.cut, s.events, world)
             }
-            _ => Kept::new(w),
+            None => Kept::new(w),
         }
     }
 }
@@ -452,10 +509,13 @@ mod tests {
         let from_seed = made(&mut checkpointer(), &grown);
         // The stored one is not made again; grown, the same checkpoint as from the seed.
         let mut c = checkpointer();
-        assert!(c.update(&w, Some(stored.clone())).expect("reads").is_none());
+        assert!(c
+            .update(&w, Some(stored.clone().offered()))
+            .expect("reads")
+            .is_none());
         let mut d = checkpointer();
         let resumed = d
-            .update(&grown, Some(stored.clone()))
+            .update(&grown, Some(stored.clone().offered()))
             .expect("reads")
             .expect("the cut moved");
         assert_eq!(resumed.stored, from_seed);
@@ -464,7 +524,7 @@ mod tests {
         let mut damaged = stored;
         let at = damaged.bytes.len() / 3;
         damaged.bytes[at] ^= 1;
-        for stored in [Some(damaged), None] {
+        for stored in [Some(damaged.offered()), None] {
             assert_eq!(
                 checkpointer()
                     .update(&other, stored)
