@@ -9,7 +9,7 @@
 // from the seed as before.
 //
 // One record, the newest long session's: a checkpoint of the large starter is about 21 MB.
-// The worker imports this file too, for `write`.
+// The worker imports this file too, for `read` and `write`.
 
 const DB = 'converge';
 const STORE = 'checkpoints';
@@ -17,7 +17,7 @@ const RECORD = 'session';
 /** The same record without its bytes, to compare with cheaply. */
 const META = 'session-meta';
 /** localStorage: the module that wrote the stored checkpoint (boot.js loads it when it is this build's). */
-export const FLAG = 'converge.checkpoint';
+const FLAG = 'converge.checkpoint';
 /** localStorage: the starter's session, the only kind that is checkpointed. */
 const WORKSPACE = 'converge.workspace';
 /** How long the page is quiet after a save before the worker gets the session. */

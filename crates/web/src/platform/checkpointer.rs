@@ -27,14 +27,13 @@ impl SessionCheckpointer {
     /// A workspace that cannot be read or replayed is an error (a string).
     pub fn update(&mut self, json: &str, stored: JsValue) -> Result<JsValue, JsValue> {
         let w = persist::from_json(json).map_err(|e| JsValue::from_str(&e.to_string()))?;
-        let Some(made) = self
+        let Some(s) = self
             .0
             .update(&w, record(&stored))
             .map_err(|e| JsValue::from_str(&e.to_string()))?
         else {
             return Ok(JsValue::NULL);
         };
-        let s = made.stored;
         let o = Object::new();
         let set = |k: &str, v: JsValue| Reflect::set(&o, &k.into(), &v).map(drop);
         set("cut", (s.cut as f64).into())?;

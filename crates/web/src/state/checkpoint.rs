@@ -131,12 +131,6 @@ pub fn log_hash(w: &Workspace, cut: usize) -> String {
     bytes_hash(persist::to_json(&prefix).as_bytes())
 }
 
-/// A checkpoint made by [`Checkpointer::update`], for web/checkpoint.js to store.
-#[derive(Debug)]
-pub struct Made {
-    pub stored: Stored,
-}
-
 /// The worker's side: follows the saved workspace as it grows, performing only the actions it
 /// has not seen, and checkpoints the world at the cut, which stays put until more than twice
 /// [`TAIL_EVENTS`] (or [`HISTORY_STEPS`] actions) lie after it and then moves to the earliest
@@ -238,7 +232,7 @@ impl Checkpointer {
         &mut self,
         w: &Workspace,
         stored: Option<Offered>,
-    ) -> Result<Option<Made>, ShareError> {
+    ) -> Result<Option<Stored>, ShareError> {
         w.validate()?;
         if !self.kept.as_ref().is_some_and(|k| k.continues(w)) {
             self.kept = Some(self.start(w, stored));
@@ -270,20 +264,19 @@ impl Checkpointer {
         let Some((cut, world)) = kept.recent.front() else {
             return Ok(None);
         };
-        let log = log_hash(w, *cut);
-        let this = Some((*cut, log));
-        if self.stored == this {
+        let this = (*cut, log_hash(w, *cut));
+        if self.stored.as_ref() == Some(&this) {
             return Ok(None);
         }
-        let stored = Stored {
+        let made = Stored {
             cut: *cut,
             events: kept.events_before[*cut - kept.base],
             steps: world.steps(),
-            log: this.as_ref().map(|(_, l)| l.clone()).unwrap_or_default(),
+            log: this.1.clone(),
             bytes: world.checkpoint(),
         };
-        self.made = this;
-        Ok(Some(Made { stored }))
+        self.made = Some(this);
+        Ok(Some(made))
     }
 
     /// The checkpoint last made is in IndexedDB now (or was already): it is not made again.
@@ -340,8 +333,7 @@ mod tests {
         let stored = c
             .update(w, None)
             .expect("replays")
-            .expect("worth a checkpoint")
-            .stored;
+            .expect("worth a checkpoint");
         c.confirm();
         stored
     }
@@ -495,7 +487,7 @@ mod tests {
             .update(&w, None)
             .expect("replays")
             .expect("not stored yet");
-        assert_eq!(again.stored, first.stored);
+        assert_eq!(again, first);
         c.confirm();
         assert!(c.update(&w, None).expect("replays").is_none());
     }
@@ -518,7 +510,7 @@ mod tests {
             .update(&grown, Some(stored.clone().offered()))
             .expect("reads")
             .expect("the cut moved");
-        assert_eq!(resumed.stored, from_seed);
+        assert_eq!(resumed, from_seed);
         // A stored checkpoint that does not fit (another seed), or damaged, is not used.
         let other = Workspace { seed: 5, ..grown };
         let mut damaged = stored;
@@ -526,10 +518,7 @@ mod tests {
         damaged.bytes[at] ^= 1;
         for stored in [Some(damaged.offered()), None] {
             assert_eq!(
-                checkpointer()
-                    .update(&other, stored)
-                    .expect("replays")
-                    .map(|m| m.stored),
+                checkpointer().update(&other, stored).expect("replays"),
                 Some(made(&mut checkpointer(), &other))
             );
         }
@@ -551,7 +540,7 @@ mod tests {
             match moved {
                 // Moved: at most the tail after it.
                 Some(m) => {
-                    assert_eq!(m.stored.cut, cut);
+                    assert_eq!(m.cut, cut);
                     assert!(kept.events_after(cut) <= 4);
                     cuts.push(cut);
                     c.confirm();
