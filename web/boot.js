@@ -115,25 +115,62 @@ addEventListener('converge-checkpoint-unused', forgetCheckpoint);
 /**
  * Whether to load the second module (web/terminal-build.mjs, with the kubectl terminal and the
  * checkpoint's reader), when this build has one: once the terminal has been opened in this
- * browser (the app keeps `converge.build`), or when this module stored a checkpoint of the
- * session (web/checkpoint.js). A first visit loads the smaller module without them.
+ * browser (the app keeps `converge.build`), when this module stored a checkpoint of the
+ * session (web/checkpoint.js), or for a fresh large starter, whose checkpoint the build ships.
+ * A first visit loads the smaller module without them.
  */
 const second = boot.dataset.terminalWasm;
 const checkpointed = !!second && stored(CHECKPOINT) === second;
 if (!checkpointed) addEventListener('converge-ready', forgetCheckpoint, { once: true });
-// Only a starter session can use it: not a lesson, an embed or a share link.
+// Only a starter session can use one: not a lesson, an embed or a share link.
 const query = new URLSearchParams(location.search);
-const useCheckpoint = checkpointed && !query.has('embed') && !query.has('scenario')
-  && !location.hash.startsWith('#w');
-const wantsSecond = !!second && (stored('converge.build') === 'terminal' || useCheckpoint);
-// Read beside the module's download, for at most 2 s (an IndexedDB that never answers does not
-// keep the app from starting); the app takes it as it starts (`convergeCheckpoint`).
-let checkpoint = useCheckpoint
-  ? Promise.race([
+const starterSession = !query.has('embed') && !query.has('scenario');
+// `?starter=large` opens a fresh large starter whatever is saved (the app tests the address the
+// same way, crates/web/src/state/boot.rs), from the checkpoint web/starter-checkpoint.mjs made.
+const freshLarge = !!second && !!boot.dataset.starterCheckpoint && starterSession
+  && location.search.includes('starter=large') && !slowConnection();
+const useCheckpoint = checkpointed && starterSession && !location.hash.startsWith('#w') && !freshLarge;
+const wantsSecond = !!second && (stored('converge.build') === 'terminal' || useCheckpoint || freshLarge);
+
+/**
+ * Whether the reader saves data or the browser rates the connection 3G or slower (Chromium's
+ * `navigator.connection`; other browsers do not say). The second module and the shipped
+ * checkpoint are about 1.2 MB more to download than the first module, for the 2.5-3 s of a
+ * desktop CPU the replay takes (BENCHMARKS.md, session 19): on such a connection the replay is
+ * the sooner. (Its `downlink` estimate is no guide at the start of a visit: 1.35 Mbit/s on
+ * localhost.)
+ */
+function slowConnection() {
+  const c = navigator.connection;
+  return !!c && (c.saveData || ['slow-2g', '2g', '3g'].includes(c.effectiveType));
+}
+
+// Read beside the module's download, the stored one for at most 2 s (an IndexedDB that never
+// answers does not keep the app from starting); the app takes it as it starts
+// (`convergeCheckpoint`).
+let checkpoint = null;
+if (useCheckpoint) {
+  checkpoint = Promise.race([
     import('./checkpoint.js').then((c) => c.read(second)),
     new Promise((ok) => setTimeout(ok, 2000, null)),
-  ]).catch(() => null)
-  : null;
+  ]).catch(() => null);
+} else if (freshLarge) {
+  checkpoint = import('./checkpoint.js').then((c) => c.shipped(boot.dataset.starterCheckpoint))
+    .catch(() => null);
+}
+
+/** How long a compiled module waits for a checkpoint still on its way before it replays instead. */
+const CHECKPOINT_WAIT_MS = 2000;
+
+/** `download` compiled as it arrives (what wasm-bindgen's loader does with it). */
+async function compiled(download) {
+  const response = await download;
+  if (!response.ok) throw new Error(`failed to fetch Wasm: ${response.status} ${response.statusText}`);
+  if (response.headers.get('content-type')?.startsWith('application/wasm')) {
+    return WebAssembly.compileStreaming(response);
+  }
+  return WebAssembly.compile(await response.arrayBuffer());
+}
 
 /** Fetches and starts one of the two modules. */
 async function start(js, wasmUrl) {
@@ -143,11 +180,15 @@ async function start(js, wasmUrl) {
   // The app reads the gallery as it starts (a failed fetch leaves it unset: the app then says
   // the scenario could not be opened).
   if (gallery) globalThis.convergeGallery = (await gallery) ?? undefined;
+  let module = download;
   if (checkpoint && wasmUrl === second) {
-    globalThis.convergeCheckpoint = (await checkpoint) ?? undefined;
+    // The module compiles while the checkpoint arrives; one that is late is not waited for long.
+    module = compiled(download);
+    const late = module.then(() => new Promise((ok) => setTimeout(ok, CHECKPOINT_WAIT_MS, null)));
+    globalThis.convergeCheckpoint = (await Promise.race([checkpoint, late])) ?? undefined;
     checkpoint = null; // the app's copy is the only one kept
   }
-  const wasm = await bindings.default({ module_or_path: download });
+  const wasm = await bindings.default({ module_or_path: module });
   // The module is compiled and started (its first task is queued): the app's own work is what
   // follows, up to `converge-ready` (tests/e2e/engine.test.mjs, checkpoint.test.mjs).
   performance.mark('converge-module');

@@ -2,10 +2,11 @@
 // It runs the second module (web/terminal-build.mjs, with the `checkpoint` feature), whose
 // `SessionCheckpointer` (crates/web/src/platform/checkpointer.rs) follows the saved session,
 // performing only the actions it has not seen (from the stored checkpoint when it fits, else
-// from the seed), and answers the checkpoint to store. The page may send sessions faster than
+// from the shipped checkpoint of the large starter when its session began there, else from the
+// seed), and answers the checkpoint to store. The page may send sessions faster than
 // they are replayed: only the newest waiting one is taken. Each reply says whether another is
 // waiting (`busy`), so the page stops an idle worker.
-import { read, write } from './checkpoint.js';
+import { read, shipped, write } from './checkpoint.js';
 
 let checkpointer = null;
 let next = null;
@@ -22,6 +23,15 @@ async function load({ js, wasm }) {
   return new bindings.SessionCheckpointer();
 }
 
+/** Whether the saved workspace is a large starter's session (a broken one is refused later). */
+function largeStarter(workspace) {
+  try {
+    return JSON.parse(workspace).starter === 'large';
+  } catch {
+    return false;
+  }
+}
+
 async function run() {
   running = true;
   while (next) {
@@ -30,12 +40,17 @@ async function run() {
     const reply = { build: job.build, generation: job.generation };
     try {
       let stored = null;
+      let starter = null;
       if (!checkpointer) {
         checkpointer = await load(job);
         stored = await read(job.build).catch(() => null);
+        if (!stored && job.shipped && largeStarter(job.workspace)) {
+          starter = await shipped(job.shipped).catch(() => null);
+        }
       }
-      const made = checkpointer.update(job.workspace, stored);
+      const made = checkpointer.update(job.workspace, stored, starter);
       stored = null;
+      starter = null;
       // Stored, or the one stored was the same: either way it is not made again.
       const wrote = made ? await write({ build: job.build, ...made }) : false;
       if (made) checkpointer.confirm();

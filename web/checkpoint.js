@@ -9,7 +9,7 @@
 // from the seed as before.
 //
 // One record, the newest long session's: a checkpoint of the large starter is about 21 MB.
-// The worker imports this file too, for `read` and `write`.
+// The worker imports this file too, for `read`, `write` and `shipped`.
 
 const DB = 'converge';
 const STORE = 'checkpoints';
@@ -70,6 +70,21 @@ export async function write(record) {
     return store.put(meta, META);
   });
   return true;
+}
+
+/**
+ * The large starter's checkpoint a release build ships (web/starter-checkpoint.mjs: a line of
+ * JSON, `{cut, events, steps, log}`, then the bytes), as a record like a stored one; null when it
+ * cannot be had.
+ */
+export async function shipped(url) {
+  const response = await fetch(new URL(url, globalThis.document?.baseURI ?? location.href));
+  if (!response.ok) return null;
+  const all = new Uint8Array(await response.arrayBuffer());
+  const line = all.indexOf(10);
+  if (line < 0) return null;
+  const meta = JSON.parse(new TextDecoder().decode(all.subarray(0, line)));
+  return { ...meta, bytes: all.subarray(line + 1) };
 }
 
 /** Deletes the stored checkpoint (the session it was of is gone, or it is another build's). */
@@ -140,6 +155,8 @@ function send(boot) {
     js: url(boot.dataset.terminalJs),
     wasm: url(boot.dataset.terminalWasm),
     build: boot.dataset.terminalWasm,
+    // The large starter's session can go on from the checkpoint the build ships.
+    shipped: boot.dataset.starterCheckpoint ? url(boot.dataset.starterCheckpoint) : null,
     workspace,
     generation,
   });

@@ -12,12 +12,14 @@ import { brotliCompressSync, gzipSync, constants } from 'node:zlib';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const dist = resolve(process.argv[2] ?? join(ROOT, 'dist'));
-const COMPRESS = /\.(html|js|mjs|css|wasm|svg|json|txt)$/;
+// (`.bin`: the large starter's checkpoint, web/starter-checkpoint.mjs, 20 MB in 0.8 MB of brotli.)
+const COMPRESS = /\.(html|js|mjs|css|wasm|svg|json|txt|bin)$/;
 // Pages the service worker does not keep: the embed poster and its demo stand alone.
 const NOT_CACHED = /^(embed\.html|embed-demo\.html|embed\/|sw\.js$)/;
-// The terminal's module (web/terminal-build.mjs): kept once fetched, not fetched at install, so a
-// first visit does not download it in the background.
-const ON_DEMAND = /^converge-web-terminal-/;
+// The terminal's module (web/terminal-build.mjs) and the large starter's checkpoint
+// (web/starter-checkpoint.mjs): kept once fetched, not fetched at install, so a first visit does
+// not download them in the background.
+const ON_DEMAND = /^(converge-web-terminal-|starter-large-)/;
 
 function files(dir) {
   return readdirSync(dir).sort().flatMap((name) => {

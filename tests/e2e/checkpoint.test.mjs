@@ -1,8 +1,9 @@
-// Issue 20's reload of a long session from a checkpoint, as a person meets it in the release
-// build: the large starter, a step taken, then the page reloaded. The session's world comes
-// back from the checkpoint a Web Worker kept in IndexedDB (web/checkpoint.js), or, when that
-// checkpoint is damaged, from the replay of its actions it stands in for; either way the page
-// shows the same cluster. The two reload times go to target/e2e/checkpoint.json for
+// Issue 20's checkpoints of the world, as a person meets them in the release build:
+// - a first visit of the large starter opens from the checkpoint the build ships
+//   (web/starter-checkpoint.mjs), or, when that file is late, from the replay it stands in for;
+// - a long session reloads from the checkpoint a Web Worker kept in IndexedDB
+//   (web/checkpoint.js), or, when that checkpoint is damaged, from the replay of its actions.
+// Either way the page shows the same cluster. The times go to target/e2e/checkpoint*.json for
 // BENCHMARKS.md.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -25,11 +26,28 @@ async function seen(page) {
 }
 
 /**
+ * The cluster as both first visits of the large starter show it: the steps, the objects and the
+ * Deployment's available replicas (without the "changed" mark, which the replay sets against
+ * the step before and a checkpoint has no step before to set it against).
+ */
+async function cluster(page) {
+  const { steps, objects } = await seen(page);
+  const available = await page.locator('tr[data-field="/availableReplicas"]')
+    .evaluate((row) => row.querySelectorAll('td, th')[1].firstChild.textContent);
+  return { steps, objects, available };
+}
+
+/**
  * Navigates to the playground and answers when `converge-ready` came, in ms from navigation
  * and from the module's start (web/boot.js `converge-module`).
  */
 async function reload(page, url) {
   await page.goto(url);
+  return timed(page);
+}
+
+/** When `converge-ready` came, as [`reload`] answers it, for a page already navigating. */
+async function timed(page) {
   await appReady(page);
   await page.waitForFunction(() => performance.getEntriesByName('converge-ready').length > 0);
   return page.evaluate(() => {
@@ -43,6 +61,69 @@ const FROM_CHECKPOINT_MS = 3_000;
 const MEMORY_BYTES = 160 * 1024 * 1024;
 
 const NOTICE = /Reloaded from this browser's checkpoint of the session at step \d+/;
+const SHIPPED = /Opened the large starter from the checkpoint this version ships at step \d+/;
+const RESTORED = /Step \d+ was read back from a checkpoint, so its requests and watch events were not kept/;
+
+test('a first visit of the large starter opens from the checkpoint the build ships, and replays when it is late',
+  { timeout: 600_000 }, async () => {
+    const { page, context, problems } = await openPage(browser, `${server.url}?starter=large`, { ready: false });
+    const shipped = await timed(page);
+    await page.getByText(SHIPPED).waitFor();
+    const opened = await cluster(page);
+    assert.match(opened.objects, /^9[5-9]\d|^\d{4,}/);
+    assert.equal(opened.available, '960');
+    // The timeline says why it has no requests to show for the step it starts at.
+    await page.getByText(RESTORED).waitFor();
+    const memory = await wasmMemory(context, page);
+
+    // The same visit with the checkpoint held back by the network until the page is ready: the
+    // module waits a little for it, then replays the starter from its seed, with no notice.
+    let release;
+    const held = new Promise((ok) => { release = ok; });
+    const late = await openPage(browser, `${server.url}?starter=large`, {
+      ready: false,
+      beforeGoto: (p) => p.route(/starter-large-[0-9a-f]+\.bin$/, async (route) => {
+        await held;
+        await route.abort().catch(() => {}); // the page may be gone by then
+      }),
+    });
+    const replayed = await timed(late.page);
+    release();
+    assert.deepEqual(await cluster(late.page), opened);
+    assert.equal(await late.page.getByText(SHIPPED).count(), 0);
+    assert.equal(await late.page.getByText(RESTORED).count(), 0);
+    await late.page.locator('#sequence svg').waitFor();
+    // Acting on either goes on alike: the timeline's next step.
+    const stepped = [];
+    for (const p of [page, late.page]) {
+      await p.getByRole('button', { name: 'Step', exact: true }).click();
+      await p.locator('#steps', { hasText: opened.steps }).waitFor({ state: 'detached' });
+      stepped.push(await seen(p));
+    }
+    assert.deepEqual(stepped[0], stepped[1]);
+    assert.equal(await page.getByText(RESTORED).count(), 0);
+    assert.deepEqual(problems, []);
+    assert.deepEqual(late.problems.filter((p) => !/Failed to load resource|ERR_FAILED/.test(p)), []);
+    await context.close();
+    await late.context.close();
+
+    // The notice as a phone shows it, in the dark theme.
+    const phone = await openPage(browser, `${server.url}?starter=large`,
+      { colorScheme: 'dark', viewport: { width: 390, height: 844 } });
+    await phone.page.getByText(SHIPPED).waitFor();
+    await screenshot(phone.page, 'starter-checkpoint-phone-dark');
+    await phone.context.close();
+
+    const report = { shipped_ms: shipped, replayed_ms: replayed, wasm_memory_bytes_shipped: memory };
+    console.log(`the large starter's first visit: ${JSON.stringify(report)}`);
+    await mkdir(SHOTS, { recursive: true });
+    await writeFile(join(SHOTS, 'checkpoint-first-visit.json'), JSON.stringify(report, null, 2));
+    assert.ok(shipped.after_module < replayed.after_module,
+      `from the shipped checkpoint (${shipped.after_module} ms after the module) is faster than the replay (${replayed.after_module} ms)`);
+    assert.ok(Math.max(...memory) <= MEMORY_BYTES, `wasm memory after the shipped checkpoint ${memory}`);
+    assert.ok(shipped.after_module <= FROM_CHECKPOINT_MS,
+      `the shipped checkpoint took ${shipped.after_module} ms after the module (guard ${FROM_CHECKPOINT_MS})`);
+  });
 
 test('a long session reloads from its checkpoint, and from the seed when that is damaged',
   { timeout: 600_000 }, async () => {

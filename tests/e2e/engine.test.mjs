@@ -1,7 +1,8 @@
 // Issue 20's browser figures, measured as a person meets them in the release build:
 // - how long the 1,000-object starter (`?starter=large`) takes to appear, against the small
-//   starter in the same browser (the same module, so the difference is the large world's replay
-//   and first render);
+//   starter in the same browser (the large one loads the second module and the checkpoint the
+//   build ships, web/starter-checkpoint.mjs; the difference is that download, the world read
+//   back and its first render), and after its module started;
 // - a rolling update of its 960 Pods: the image retyped in CodeMirror, Apply, then "Run until
 //   converged", timed by the app's own `converge-step` measure (reducer to patched DOM);
 // - the wasm linear memory holding that world (CDP `Runtime.queryObjects` on

@@ -4,7 +4,7 @@
 // counts every page's assets (the embed poster and demo pages too; not the .br/.gz copies); the
 // first-load budgets are checked in the browser, on what the playground actually fetches before
 // a Step works, as sent: tests/e2e/first-load.test.mjs.
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, extname, relative } from 'node:path';
 import { gzipSync, brotliCompressSync, constants } from 'node:zlib';
 
@@ -12,6 +12,10 @@ const LAZY_DIR = 'editor-bundle';
 // The module with the kubectl terminal (web/terminal-build.mjs): loaded only once the terminal
 // has been opened in the browser, so it is listed with the lazy files.
 const TERMINAL = /^converge-web-terminal-/;
+// The large starter's checkpoint (web/starter-checkpoint.mjs): fetched only by `?starter=large`,
+// listed with the lazy files from the copies web/release-files.mjs compressed (20 MB at q11 takes
+// 40 s).
+const CHECKPOINT = /^starter-large-[0-9a-f]+\.bin$/;
 const dist = process.argv[2] ?? 'dist';
 const kb = (n) => `${(n / 1024).toFixed(1)} KiB`;
 
@@ -27,9 +31,14 @@ const first = [];
 const lazy = [];
 for (const path of files(dist)) {
   const ext = extname(path);
+  const name = relative(dist, path);
+  if (CHECKPOINT.test(name)) {
+    const size = (p) => (existsSync(p) ? statSync(p).size : statSync(path).size);
+    lazy.push({ kind: 'bin', name, raw: statSync(path).size, gzip: size(`${path}.gz`), brotli: size(`${path}.br`) });
+    continue;
+  }
   if (!['.wasm', '.js', '.css', '.html', '.svg'].includes(ext)) continue;
   const body = readFileSync(path);
-  const name = relative(dist, path);
   const row = {
     kind: ext.slice(1),
     name,

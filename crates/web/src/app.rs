@@ -463,6 +463,7 @@ impl App {
                 Vec::new()
             },
             sequence: (!cards).then(|| m.sequence_view()),
+            restored: m.shown_step_restored(),
             upto: m.shown().steps(),
             min: m.first_kept_step(),
             max: m.world.steps(),

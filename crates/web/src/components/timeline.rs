@@ -18,6 +18,8 @@ pub struct TimelinePanelProps {
     pub lanes: Vec<Lane>,
     /// The sequence diagram (None in the card view).
     pub sequence: Option<Sequence>,
+    /// The shown step was read back from a checkpoint: its requests were not kept.
+    pub restored: bool,
     /// The shown step.
     pub upto: u64,
     /// The first step the scrubber reaches back to.
@@ -37,6 +39,7 @@ pub fn timeline_panel(props: &TimelinePanelProps) -> Html {
         view,
         lanes,
         sequence,
+        restored,
         upto,
         min,
         max,
@@ -69,7 +72,13 @@ pub fn timeline_panel(props: &TimelinePanelProps) -> Html {
                 <button aria-pressed={(*view == TimelineView::Sequence).to_string()} onclick={send.reform(|_| Msg::SetTimelineView(TimelineView::Sequence))}>{ "Sequence" }</button>
                 <button aria-pressed={(*view == TimelineView::Cards).to_string()} onclick={send.reform(|_| Msg::SetTimelineView(TimelineView::Cards))}>{ "Cards" }</button>
             </div>
-            if let Some(seq) = sequence { { sequence_diagram(seq, send) } }
+            if *restored {
+                <p class="muted" id="restored-step">{ format!(
+                    "Step {upto} was read back from a checkpoint, so its requests and watch events \
+                     were not kept; the steps after it show theirs."
+                ) }</p>
+            }
+            if let Some(seq) = sequence.as_ref().filter(|_| !*restored) { { sequence_diagram(seq, send) } }
             if *view == TimelineView::Cards {
             <div class="lanes">
                 { for lanes.iter().map(|lane| html! {

@@ -1,13 +1,17 @@
 //! The browser's side of a long session's checkpoint (`checkpoint` feature; the decisions are
 //! `crate::state::checkpoint`'s): the [`SessionCheckpointer`] web/checkpoint-worker.js drives in
-//! a Web Worker, and the record web/boot.js read from IndexedDB before the app started.
+//! a Web Worker (and web/starter-checkpoint.mjs in Node, for the checkpoint a release build
+//! ships of the large starter), and the record web/boot.js read before the app started.
 
 use js_sys::{Object, Reflect, Uint8Array};
 use wasm_bindgen::prelude::wasm_bindgen;
 use wasm_bindgen::{JsCast, JsValue};
 
+use converge_core::view::session::Starter;
+
 use crate::persist;
 use crate::state::checkpoint::{Bytes, Checkpointer, Offered, Stored};
+use crate::state::Workspace;
 
 /// The worker's checkpointer: one per worker, following the page's saved workspace.
 #[wasm_bindgen]
@@ -23,13 +27,19 @@ impl SessionCheckpointer {
 
     /// Brings the world up to the saved workspace `json` and answers the checkpoint to store,
     /// `{cut, events, steps, log, bytes}`, or null when there is nothing new worth storing.
-    /// `stored` is the record in IndexedDB (or null): a new worker goes on from it when it fits.
-    /// A workspace that cannot be read or replayed is an error (a string).
-    pub fn update(&mut self, json: &str, stored: JsValue) -> Result<JsValue, JsValue> {
+    /// `stored` is the record in IndexedDB (or null): a new worker goes on from it when it fits,
+    /// else from `shipped`, the large starter's checkpoint the release ships (or null), when that
+    /// fits. A workspace that cannot be read or replayed is an error (a string).
+    pub fn update(
+        &mut self,
+        json: &str,
+        stored: JsValue,
+        shipped: JsValue,
+    ) -> Result<JsValue, JsValue> {
         let w = persist::from_json(json).map_err(|e| JsValue::from_str(&e.to_string()))?;
         let Some(s) = self
             .0
-            .update(&w, record(&stored))
+            .update(&w, record(&stored), record(&shipped))
             .map_err(|e| JsValue::from_str(&e.to_string()))?
         else {
             return Ok(JsValue::NULL);
@@ -48,6 +58,14 @@ impl SessionCheckpointer {
     pub fn confirm(&mut self) {
         self.0.confirm();
     }
+}
+
+/// The saved workspace of a fresh large starter (`?starter=large`), as the page saves it:
+/// web/starter-checkpoint.mjs gives it to a [`SessionCheckpointer`] when it builds the
+/// checkpoint a release build ships.
+#[wasm_bindgen(js_name = largeStarterWorkspace)]
+pub fn large_starter_workspace() -> String {
+    persist::to_json(&Workspace::fresh(Starter::Large))
 }
 
 /// The record web/boot.js read for this build (`convergeCheckpoint`), taken off the page so its

@@ -83,6 +83,12 @@ struct Decided {
     first_edit_hint: bool,
     /// The page offered a checkpoint that did not fit or could not be read.
     forget_checkpoint: bool,
+    /// The visit opens the large starter fresh (`?starter=large`): a checkpoint offered is the
+    /// one this build ships (web/starter-checkpoint.mjs), not one this browser kept.
+    #[cfg_attr(not(feature = "checkpoint"), allow(dead_code))]
+    fresh_large: bool,
+    /// The step the session was read back at from the checkpoint.
+    restored_at: Option<u64>,
 }
 
 enum Stage {
@@ -122,6 +128,7 @@ impl Booting {
         };
         let (lessons, key, scenario_error) = initial_session(page, embed.as_ref(), &gallery);
         let opened = lessons.opened.is_some();
+        let fresh_large = opens_fresh_large(page);
         let (mut workspace, notice) = initial_workspace(page, &key, opened);
         if let Some(t) = embed.as_ref().and_then(|c| c.theme) {
             workspace.theme = t;
@@ -142,8 +149,9 @@ impl Booting {
         let stored = offered.filter(|c| c.fits(&workspace, &lessons));
         #[cfg(not(feature = "checkpoint"))]
         let stored: Option<Offered> = None;
-        // One that does not fit this session is of no use any more: the page forgets it.
-        let forget_checkpoint = page_offered && stored.is_none();
+        // One that does not fit this session is of no use any more: the page forgets it (the
+        // stored one; not for the shipped one, which leaves the stored one alone).
+        let forget_checkpoint = page_offered && stored.is_none() && !fresh_large;
         #[cfg(feature = "checkpoint")]
         let first = |replay| match stored {
             Some(c) => Stage::FromCheckpoint(replay, Box::new(c)),
@@ -167,6 +175,8 @@ impl Booting {
                 gallery,
                 first_edit_hint,
                 forget_checkpoint,
+                fresh_large,
+                restored_at: None,
             },
         }
     }
@@ -179,18 +189,23 @@ impl Booting {
             Stage::FromCheckpoint(replay, stored) => {
                 match stored.world() {
                     Some(world) => {
+                        let from = if page.fresh_large {
+                            "Opened the large starter from the checkpoint this version ships"
+                        } else {
+                            "Reloaded from this browser's checkpoint of the session"
+                        };
                         page.notice = page.notice.or_else(|| {
                             Some(format!(
-                                "Reloaded from this browser's checkpoint of the session at step \
-                                 {}; the timeline and step-back start there.",
+                                "{from} at step {}; the timeline and step-back start there.",
                                 stored.steps
                             ))
                         });
+                        page.restored_at = Some(stored.steps);
                         Stage::Replaying(replay.resume(world, stored.cut, stored.events))
                     }
                     // Another build's, or damaged: the replay from the seed it stands in for.
                     _ => {
-                        page.forget_checkpoint = true;
+                        page.forget_checkpoint = !page.fresh_large;
                         Stage::Replaying(replay)
                     }
                 }
@@ -219,6 +234,7 @@ impl Decided {
     fn ready(self, mut model: Model) -> Boot {
         model.notice = self.embed_error.or(self.scenario_error).or(self.notice);
         model.first_edit_hint = self.first_edit_hint;
+        model.restored_at = self.restored_at;
         model.page = PageState {
             embed: self.embed,
             url_scenario: self.url_scenario,
@@ -289,6 +305,12 @@ fn initial_session(
     }
 }
 
+/// Whether the address asks for a fresh large starter (`?starter=large`, which web/boot.js
+/// tests the same way), whatever is saved.
+fn opens_fresh_large(page: &StartingPage<'_>) -> bool {
+    page.search.contains("starter=large")
+}
+
 /// The workspace to start from: a share link, else localStorage (under `key`), else a fresh
 /// one; with a notice when something could not be read.
 fn initial_workspace(
@@ -306,7 +328,7 @@ fn initial_workspace(
             Workspace::default()
         }
     };
-    if page.search.contains("starter=large") {
+    if opens_fresh_large(page) {
         return (Workspace::fresh(Starter::Large), None);
     }
     if persist::is_share_link(&page.hash) {

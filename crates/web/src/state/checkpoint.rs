@@ -228,14 +228,17 @@ impl Checkpointer {
     /// checkpoint when the session is worth one and it differs from the one stored. `stored` is
     /// the checkpoint the worker found in IndexedDB: when this checkpointer has not followed `w`
     /// so far and it fits, the world is read back from it instead of replayed from the seed.
+    /// Else `shipped`, the large starter's checkpoint the release ships, when it fits: read back
+    /// the same way, but not stored in this browser yet.
     pub fn update(
         &mut self,
         w: &Workspace,
         stored: Option<Offered>,
+        shipped: Option<Offered>,
     ) -> Result<Option<Stored>, ShareError> {
         w.validate()?;
         if !self.kept.as_ref().is_some_and(|k| k.continues(w)) {
-            self.kept = Some(self.start(w, stored));
+            self.kept = Some(self.start(w, stored, shipped));
         }
         let Some(kept) = self.kept.as_mut() else {
             return Ok(None);
@@ -286,20 +289,21 @@ impl Checkpointer {
         }
     }
 
-    /// Where to follow `w` from: the stored checkpoint if it fits and reads back, else the seed.
-    fn start(&mut self, w: &Workspace, stored: Option<Offered>) -> Kept {
+    /// Where to follow `w` from: the stored checkpoint if it fits and reads back, else the
+    /// shipped one if it does, else the seed.
+    fn start(&mut self, w: &Workspace, stored: Option<Offered>, shipped: Option<Offered>) -> Kept {
         self.made = None;
         self.stored = None;
-        let Some(s) = stored.filter(|s| s.fits(w, &Lessons::default())) else {
-            return Kept::new(w);
+        let read = |c: Option<Offered>| {
+            let c = c.filter(|c| c.fits(w, &Lessons::default()))?;
+            let world = c.world()?;
+            Some((Kept::at(w, c.cut, c.events, world), (c.cut, c.log)))
         };
-        match s.world() {
-            Some(world) => {
-                self.stored = Some((s.cut, s.log));
-                Kept::at(w, s.cut, s.events, world)
-            }
-            None => Kept::new(w),
+        if let Some((kept, stored)) = read(stored) {
+            self.stored = Some(stored);
+            return kept;
         }
+        read(shipped).map_or_else(|| Kept::new(w), |(kept, _)| kept)
     }
 }
 
@@ -331,7 +335,7 @@ mod tests {
     /// The checkpoint `c` makes of `w`, stored.
     fn made(c: &mut Checkpointer, w: &Workspace) -> Stored {
         let stored = c
-            .update(w, None)
+            .update(w, None, None)
             .expect("replays")
             .expect("worth a checkpoint");
         c.confirm();
@@ -397,6 +401,55 @@ mod tests {
         assert_eq!(seen(&a), seen(&b));
     }
 
+    /// Boots the address `search` with `checkpoint` offered and nothing saved.
+    fn visit(search: &str, checkpoint: Option<Stored>) -> (Model, Vec<Effect>) {
+        Model::boot(&super::super::StartingPage {
+            search: search.into(),
+            hash: String::new(),
+            storage: Some(&|_: &str| None),
+            gallery: None,
+            checkpoint: std::cell::Cell::new(checkpoint.map(Stored::offered)),
+        })
+    }
+
+    #[test]
+    fn the_large_starter_opens_from_the_checkpoint_a_release_ships() {
+        // What web/starter-checkpoint.mjs asks the worker's checkpointer for, with its bounds.
+        let fresh = Workspace::fresh(Starter::Large);
+        let shipped = made(&mut Checkpointer::default(), &fresh);
+        // The starter's two actions are one long run: the cut is after both, so nothing is
+        // replayed on the page.
+        assert_eq!(shipped.cut, fresh.actions.len());
+        let (replayed, _) = visit("?starter=large", None);
+        let (opened, effects) = visit("?starter=large", Some(shipped.clone()));
+        assert!(!effects.contains(&Effect::ForgetCheckpoint));
+        assert_eq!(seen(&opened), seen(&replayed));
+        assert_eq!(
+            opened.notice.as_deref(),
+            Some(
+                format!(
+                    "Opened the large starter from the checkpoint this version ships at step {}; \
+                     the timeline and step-back start there.",
+                    shipped.steps
+                )
+                .as_str()
+            )
+        );
+        assert_eq!(opened.history.len(), 1);
+        // Its one step has no report: the timeline says it was read back, not that nothing
+        // happened; the replayed one has its report.
+        assert!(opened.shown_step_restored());
+        assert!(!replayed.shown_step_restored());
+        let mut stepped = opened;
+        stepped.update(super::super::Msg::Step);
+        assert!(!stepped.shown_step_restored());
+        // A session that went on from the starter fits it too; the small starter's does not.
+        let mut grown = fresh.clone();
+        grown.actions.push(SessionAction::Step);
+        assert!(shipped.fits(&grown, &Lessons::default()));
+        assert!(!shipped.fits(&Workspace::default(), &Lessons::default()));
+    }
+
     #[test]
     fn a_checkpoint_that_does_not_fit_is_not_used() {
         let w = long_session(3);
@@ -447,10 +500,13 @@ mod tests {
             actions: Vec::new(),
             ..Workspace::default()
         };
-        assert!(c.update(&nothing, None).expect("replays").is_none());
+        assert!(c.update(&nothing, None, None).expect("replays").is_none());
         let first = made(&mut c, &long_session(3));
         // Unchanged: nothing new to write.
-        assert!(c.update(&long_session(3), None).expect("replays").is_none());
+        assert!(c
+            .update(&long_session(3), None, None)
+            .expect("replays")
+            .is_none());
         // Grown by more events than the tail holds: the cut moves on, and matches a checkpointer that
         // replayed the whole session at once.
         let mut grown = long_session(3);
@@ -482,14 +538,17 @@ mod tests {
     fn a_checkpoint_not_confirmed_stored_is_made_again() {
         let w = long_session(3);
         let mut c = checkpointer();
-        let first = c.update(&w, None).expect("replays").expect("worth one");
+        let first = c
+            .update(&w, None, None)
+            .expect("replays")
+            .expect("worth one");
         let again = c
-            .update(&w, None)
+            .update(&w, None, None)
             .expect("replays")
             .expect("not stored yet");
         assert_eq!(again, first);
         c.confirm();
-        assert!(c.update(&w, None).expect("replays").is_none());
+        assert!(c.update(&w, None, None).expect("replays").is_none());
     }
 
     #[test]
@@ -502,12 +561,12 @@ mod tests {
         // The stored one is not made again; grown, the same checkpoint as from the seed.
         let mut c = checkpointer();
         assert!(c
-            .update(&w, Some(stored.clone().offered()))
+            .update(&w, Some(stored.clone().offered()), None)
             .expect("reads")
             .is_none());
         let mut d = checkpointer();
         let resumed = d
-            .update(&grown, Some(stored.clone().offered()))
+            .update(&grown, Some(stored.clone().offered()), None)
             .expect("reads")
             .expect("the cut moved");
         assert_eq!(resumed, from_seed);
@@ -518,10 +577,42 @@ mod tests {
         damaged.bytes[at] ^= 1;
         for stored in [Some(damaged.offered()), None] {
             assert_eq!(
-                checkpointer().update(&other, stored).expect("replays"),
+                checkpointer()
+                    .update(&other, stored, None)
+                    .expect("replays"),
                 Some(made(&mut checkpointer(), &other))
             );
         }
+    }
+
+    #[test]
+    fn a_worker_goes_on_from_the_shipped_checkpoint_and_stores_its_own() {
+        // The shipped one stands for the starter's world; the session went on from it.
+        let w = long_session(3);
+        let shipped = made(&mut checkpointer(), &w);
+        let mut grown = w.clone();
+        busy(&mut grown, 10);
+        let from_seed = made(&mut checkpointer(), &grown);
+        let mut c = checkpointer();
+        let resumed = c
+            .update(&grown, None, Some(shipped.clone().offered()))
+            .expect("reads")
+            .expect("not stored here yet");
+        assert_eq!(resumed, from_seed);
+        // Read back from it, not replayed from the seed.
+        assert_eq!(c.kept.as_ref().map(|k| k.base), Some(shipped.cut));
+        // Unchanged since it was shipped: still this browser's to store, unlike a stored one.
+        let mut d = checkpointer();
+        let same = d
+            .update(&w, None, Some(shipped.clone().offered()))
+            .expect("reads");
+        assert_eq!(same, Some(shipped.clone()));
+        // A stored one that fits comes first.
+        let mut e = checkpointer();
+        assert!(e
+            .update(&w, Some(shipped.clone().offered()), Some(shipped.offered()))
+            .expect("reads")
+            .is_none());
     }
 
     #[test]
@@ -533,7 +624,7 @@ mod tests {
         let mut rounds = 0;
         for _ in 0..30 {
             busy(&mut w, 1);
-            let moved = c.update(&w, None).expect("replays");
+            let moved = c.update(&w, None, None).expect("replays");
             let kept = c.kept.as_ref().expect("following");
             let cut = kept.recent[0].0;
             rounds += 1;

@@ -261,6 +261,12 @@ impl Model {
             .collect()
     }
 
+    /// Whether the shown step is the one the session was read back at from a checkpoint, whose
+    /// requests and watch events were not kept.
+    pub fn shown_step_restored(&self) -> bool {
+        self.restored_at == Some(self.shown().steps()) && self.shown_reports().is_empty()
+    }
+
     /// The timeline's lanes up to the shown step.
     pub fn timeline_lanes(&self) -> Vec<Lane> {
         timeline::lanes(&self.shown_reports(), TIMELINE_ENTRIES, |step| {

@@ -221,6 +221,9 @@ pub struct Model {
     /// The newcomer's hint (what to try first) is shown. `Model::boot` sets it on a browser's
     /// first starter session; the first edit applied, or its button, ends it for good.
     pub first_edit_hint: bool,
+    /// The step the session was read back at from a checkpoint (boot's `Stage::FromCheckpoint`):
+    /// its report was not kept, so the timeline says so there instead of "nothing happened".
+    pub restored_at: Option<u64>,
     /// The open scenario (None: the starter cluster) and the reader's lesson progress.
     pub lessons: Lessons,
     /// What belongs to the page rather than the session; it outlives opening a scenario.
@@ -334,6 +337,7 @@ impl Model {
             theme: w.theme,
             notice: None,
             first_edit_hint: false,
+            restored_at: None,
             lessons,
             page: PageState::default(),
             terminal,
