@@ -130,20 +130,24 @@ const starterSession = !query.has('embed') && !query.has('scenario');
 const freshLarge = !!second && !!boot.dataset.starterCheckpoint && starterSession
   && location.search.includes('starter=large') && !slowConnection();
 const useCheckpoint = checkpointed && starterSession && !location.hash.startsWith('#w') && !freshLarge;
-const wantsSecond = !!second && (stored('converge.build') === 'terminal' || useCheckpoint || freshLarge);
+const wantsTerminal = stored('converge.build') === 'terminal';
+let wantsSecond = !!second && (wantsTerminal || useCheckpoint || freshLarge);
 
 /**
- * Whether the reader saves data or the browser rates the connection 3G or slower (Chromium's
- * `navigator.connection`; other browsers do not say). The second module and the shipped
- * checkpoint are about 1.2 MB more to download than the first module, for the 2.5-3 s of a
- * desktop CPU the replay takes (BENCHMARKS.md, session 19): on such a connection the replay is
- * the sooner. (Its `downlink` estimate is no guide at the start of a visit: 1.35 Mbit/s on
- * localhost.)
+ * Whether the reader saves data or Chromium rates the connection 3G or slower
+ * (`navigator.connection`; its `downlink` estimate is no guide at the start of a visit, 1.35 Mbit/s
+ * on localhost): the replay is then the sooner, and fewer bytes (`SLOW_DOWNLOAD_MS` says why).
  */
 function slowConnection() {
   const c = navigator.connection;
   return !!c && (c.saveData || ['slow-2g', '2g', '3g'].includes(c.effectiveType));
 }
+
+/**
+ * The shipped checkpoint's download, before the module's starts: how much of it has arrived
+ * (`received` of `size` bytes, as decoded) since `started`, and the means to stop it.
+ */
+const shippedDownload = { started: performance.now(), received: 0, size: 0, abort: new AbortController() };
 
 // Read beside the module's download, the stored one for at most 2 s (an IndexedDB that never
 // answers does not keep the app from starting); the app takes it as it starts
@@ -155,8 +159,68 @@ if (useCheckpoint) {
     new Promise((ok) => setTimeout(ok, 2000, null)),
   ]).catch(() => null);
 } else if (freshLarge) {
-  checkpoint = import('./checkpoint.js').then((c) => c.shipped(boot.dataset.starterCheckpoint))
-    .catch(() => null);
+  checkpoint = shipped(boot.dataset.starterCheckpoint, Number(boot.dataset.starterCheckpointBytes));
+}
+
+/**
+ * The large starter's checkpoint the release ships, read as it arrives (web/starter-checkpoint.mjs
+ * gives its form; the worker reads it through checkpoint.js `shipped`, without the progress), as
+ * a record like a stored one; null when it cannot be had or was given up.
+ */
+async function shipped(url, size) {
+  try {
+    shippedDownload.size = size;
+    const response = await fetch(new URL(url, document.baseURI), { signal: shippedDownload.abort.signal });
+    if (!response.ok || !response.body) return null;
+    let all = new Uint8Array(size > 0 ? size : 1 << 20);
+    const reader = response.body.getReader();
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      const at = shippedDownload.received;
+      if (at + value.length > all.length) {
+        const grown = new Uint8Array(Math.max(all.length * 2, at + value.length));
+        grown.set(all.subarray(0, at));
+        all = grown;
+      }
+      all.set(value, at);
+      shippedDownload.received = at + value.length;
+    }
+    all = all.subarray(0, shippedDownload.received);
+    const line = all.indexOf(10);
+    if (line < 0) return null;
+    const meta = JSON.parse(new TextDecoder().decode(all.subarray(0, line)));
+    return { ...meta, bytes: all.subarray(line + 1) };
+  } catch {
+    return null;
+  }
+}
+
+/** How long the shipped checkpoint downloads before boot.js judges whether it is worth it. */
+const PROBE_MS = 400;
+/**
+ * A shipped checkpoint whose download would take longer than this is given up for the replay:
+ * the second module and the file are about 1.2 MB more than the first module, for the replay's
+ * 2.5-3 s of a desktop CPU, so on a link below about 4 Mbit/s the replay is the sooner
+ * (BENCHMARKS.md, session 19). The file alone takes 1.7 s at that speed.
+ */
+const SLOW_DOWNLOAD_MS = 2000;
+
+/**
+ * Whether the shipped checkpoint is coming too slowly to beat the replay, judged from what
+ * arrived in its first `PROBE_MS`: then its download is stopped.
+ */
+async function shippedTooSlow() {
+  const wait = PROBE_MS - (performance.now() - shippedDownload.started);
+  const arrived = await Promise.race([checkpoint.then(() => true),
+    new Promise((ok) => setTimeout(ok, Math.max(0, wait), false))]);
+  if (arrived) return false;
+  const { started, received, size } = shippedDownload;
+  const elapsed = performance.now() - started;
+  const expected = received > 0 && size > 0 ? (elapsed * size) / received : Infinity;
+  if (expected <= SLOW_DOWNLOAD_MS) return false;
+  shippedDownload.abort.abort();
+  return true;
 }
 
 /** How long a compiled module waits for a checkpoint still on its way before it replays instead. */
@@ -211,6 +275,11 @@ const gallery = galleryFirst();
 
 try {
   await skeletonShown();
+  // A slow link: the first module replays the starter (unless the terminal's module is wanted).
+  if (freshLarge && await shippedTooSlow()) {
+    checkpoint = null;
+    wantsSecond = wantsTerminal;
+  }
   // The wasm's download starts here, after the first paint (Trunk.toml, pattern_preload).
   let wasm;
   if (wantsSecond) {

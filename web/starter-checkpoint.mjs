@@ -7,7 +7,8 @@
 // `SessionCheckpointer.update` on the saved workspace of a fresh large starter
 // (`largeStarterWorkspace`), so the bytes are what a browser's worker would store for that
 // session. The file is one line of JSON, `{cut, events, steps, log}`, a newline, then the
-// checkpoint's bytes; it is named by its content, and boot.js finds it in `data-starter-checkpoint`.
+// checkpoint's bytes; it is named by its content, and boot.js finds it in `data-starter-checkpoint`
+// (its size in `data-starter-checkpoint-bytes`).
 // boot.js fetches it beside the module; the app uses it only if it fits (the action log's hash,
 // core's header and digest), else replays from the seed as before.
 //
@@ -39,8 +40,10 @@ const name = `${PREFIX}${createHash('sha256').update(body).digest('hex').slice(0
 
 for (const old of readdirSync(dist).filter((f) => f.startsWith(PREFIX))) rmSync(join(dist, old));
 writeFileSync(join(dist, name), body);
-index = index.replace(/ data-starter-checkpoint="[^"]*"/, '');
-const tagged = index.replace('data-converge-boot', `data-converge-boot data-starter-checkpoint="${base}${name}"`);
+index = index.replace(/ data-starter-checkpoint="[^"]*" data-starter-checkpoint-bytes="[^"]*"/, '');
+// Its size lets boot.js judge from the first part of its download whether it beats the replay.
+const tagged = index.replace('data-converge-boot',
+  `data-converge-boot data-starter-checkpoint="${base}${name}" data-starter-checkpoint-bytes="${body.length}"`);
 if (tagged === index) throw new Error('starter-checkpoint: no boot script in index.html');
 writeFileSync(indexPath, tagged);
 console.log(`starter-checkpoint: ${name} (${(body.length / 1024 / 1024).toFixed(1)} MiB, step ${meta.steps}, ` +

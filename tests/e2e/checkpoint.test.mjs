@@ -64,7 +64,7 @@ const NOTICE = /Reloaded from this browser's checkpoint of the session at step \
 const SHIPPED = /Opened the large starter from the checkpoint this version ships at step \d+/;
 const RESTORED = /Step \d+ was read back from a checkpoint, so its requests and watch events were not kept/;
 
-test('a first visit of the large starter opens from the checkpoint the build ships, and replays when it is late',
+test('a first visit of the large starter opens from the checkpoint the build ships, and replays when it does not come',
   { timeout: 600_000 }, async () => {
     const { page, context, problems } = await openPage(browser, `${server.url}?starter=large`, { ready: false });
     const shipped = await timed(page);
@@ -76,19 +76,25 @@ test('a first visit of the large starter opens from the checkpoint the build shi
     await page.getByText(RESTORED).waitFor();
     const memory = await wasmMemory(context, page);
 
-    // The same visit with the checkpoint held back by the network until the page is ready: the
-    // module waits a little for it, then replays the starter from its seed, with no notice.
+    // The same visit with the checkpoint held back by the network until the page is ready: none
+    // of it has come when boot.js judges its download (as on a slow link), so the first module
+    // replays the starter from its seed, with no notice.
     let release;
     const held = new Promise((ok) => { release = ok; });
+    const modules = [];
     const late = await openPage(browser, `${server.url}?starter=large`, {
       ready: false,
-      beforeGoto: (p) => p.route(/starter-large-[0-9a-f]+\.bin$/, async (route) => {
-        await held;
-        await route.abort().catch(() => {}); // the page may be gone by then
-      }),
+      beforeGoto: async (p) => {
+        p.on('request', (r) => { if (r.url().endsWith('.wasm')) modules.push(new URL(r.url()).pathname); });
+        await p.route(/starter-large-[0-9a-f]+\.bin$/, async (route) => {
+          await held;
+          await route.abort().catch(() => {}); // the page may be gone by then
+        });
+      },
     });
     const replayed = await timed(late.page);
     release();
+    assert.deepEqual(modules.map((m) => /converge-web-terminal-/.test(m)), [false], modules.join(', '));
     assert.deepEqual(await cluster(late.page), opened);
     assert.equal(await late.page.getByText(SHIPPED).count(), 0);
     assert.equal(await late.page.getByText(RESTORED).count(), 0);
