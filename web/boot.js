@@ -97,7 +97,9 @@ function stored(key) {
 const CHECKPOINT = 'converge.checkpoint';
 addEventListener('converge-saved', () => {
   if (!boot.dataset.terminalWasm || !globalThis.Worker || !globalThis.indexedDB) return;
-  import('./checkpoint.js').then((c) => c.saved(boot), () => {});
+  // The worker may go on from the shipped checkpoint, unless fetching it is not worth it here.
+  const shipped = !slowConnection() && !gaveUpShipped;
+  import('./checkpoint.js').then((c) => c.saved(boot, { shipped }), () => {});
 });
 function forgetCheckpoint() {
   if (stored(CHECKPOINT) === null) return;
@@ -116,7 +118,7 @@ addEventListener('converge-checkpoint-unused', forgetCheckpoint);
  * Whether to load the second module (web/terminal-build.mjs, with the kubectl terminal and the
  * checkpoint's reader), when this build has one: once the terminal has been opened in this
  * browser (the app keeps `converge.build`), when this module stored a checkpoint of the
- * session (web/checkpoint.js), or for a fresh large starter, whose checkpoint the build ships.
+ * session (web/checkpoint.js), or for the large starter, whose checkpoint the build ships.
  * A first visit loads the smaller module without them.
  */
 const second = boot.dataset.terminalWasm;
@@ -125,13 +127,28 @@ if (!checkpointed) addEventListener('converge-ready', forgetCheckpoint, { once: 
 // Only a starter session can use one: not a lesson, an embed or a share link.
 const query = new URLSearchParams(location.search);
 const starterSession = !query.has('embed') && !query.has('scenario');
+const shareLink = location.hash.startsWith('#w');
 // `?starter=large` opens a fresh large starter whatever is saved (the app tests the address the
-// same way, crates/web/src/state/boot.rs), from the checkpoint web/starter-checkpoint.mjs made.
-const freshLarge = !!second && !!boot.dataset.starterCheckpoint && starterSession
-  && location.search.includes('starter=large') && !slowConnection();
-const useCheckpoint = checkpointed && starterSession && !location.hash.startsWith('#w') && !freshLarge;
+// same way, crates/web/src/state/boot.rs `opens_fresh_large`, and then drops it from the
+// address), so a stored checkpoint is of no use then.
+const largeAddress = location.search.includes('starter=large');
+const useCheckpoint = checkpointed && starterSession && !shareLink && !largeAddress;
+// The large starter opens from the checkpoint the release ships (web/starter-checkpoint.mjs):
+// fresh, or saved with no checkpoint of its own yet (the app replays from the seed when the
+// session does not fit it).
+const wantsShipped = !!second && !!boot.dataset.starterCheckpoint && starterSession && !useCheckpoint
+  && (largeAddress || (!shareLink && savedLarge())) && !slowConnection();
 const wantsTerminal = stored('converge.build') === 'terminal';
-let wantsSecond = !!second && (wantsTerminal || useCheckpoint || freshLarge);
+let wantsSecond = !!second && (wantsTerminal || useCheckpoint || wantsShipped);
+
+/** Whether the saved starter session is the large starter's (web/checkpoint-worker.js asks too). */
+function savedLarge() {
+  try {
+    return JSON.parse(stored('converge.workspace'))?.starter === 'large';
+  } catch {
+    return false;
+  }
+}
 
 /**
  * Whether the reader saves data or Chromium rates the connection 3G or slower
@@ -148,6 +165,8 @@ function slowConnection() {
  * (`received` of `size` bytes, as decoded) since `started`, and the means to stop it.
  */
 const shippedDownload = { started: performance.now(), received: 0, size: 0, abort: new AbortController() };
+/** Whether this visit gave the shipped checkpoint up: its link is too slow for it. */
+let gaveUpShipped = false;
 
 // Read beside the module's download, the stored one for at most 2 s (an IndexedDB that never
 // answers does not keep the app from starting); the app takes it as it starts
@@ -158,7 +177,7 @@ if (useCheckpoint) {
     import('./checkpoint.js').then((c) => c.read(second)),
     new Promise((ok) => setTimeout(ok, 2000, null)),
   ]).catch(() => null);
-} else if (freshLarge) {
+} else if (wantsShipped) {
   checkpoint = shipped(boot.dataset.starterCheckpoint, Number(boot.dataset.starterCheckpointBytes));
 }
 
@@ -190,7 +209,8 @@ async function shipped(url, size) {
     const line = all.indexOf(10);
     if (line < 0) return null;
     const meta = JSON.parse(new TextDecoder().decode(all.subarray(0, line)));
-    return { ...meta, bytes: all.subarray(line + 1) };
+    // `shipped`: the app neither forgets it nor calls it this browser's.
+    return { ...meta, bytes: all.subarray(line + 1), shipped: true };
   } catch {
     return null;
   }
@@ -207,20 +227,34 @@ const PROBE_MS = 400;
 const SLOW_DOWNLOAD_MS = 2000;
 
 /**
- * Whether the shipped checkpoint is coming too slowly to beat the replay, judged from what
- * arrived in its first `PROBE_MS`: then its download is stopped.
+ * Whether to give the shipped checkpoint up for the replay, judged from what arrived in its first
+ * `PROBE_MS`: when it could not be had (no file, not one), when nothing of it arrived within
+ * `SLOW_DOWNLOAD_MS`, or when the rest would arrive after that. Its download is then stopped.
  */
 async function shippedTooSlow() {
-  const wait = PROBE_MS - (performance.now() - shippedDownload.started);
-  const arrived = await Promise.race([checkpoint.then(() => true),
-    new Promise((ok) => setTimeout(ok, Math.max(0, wait), false))]);
-  if (arrived) return false;
-  const { started, received, size } = shippedDownload;
-  const elapsed = performance.now() - started;
-  const expected = received > 0 && size > 0 ? (elapsed * size) / received : Infinity;
-  if (expected <= SLOW_DOWNLOAD_MS) return false;
-  shippedDownload.abort.abort();
+  const judged = (ms) => Promise.race([checkpoint.then((c) => (c ? 'arrived' : 'failed')),
+    new Promise((ok) => setTimeout(ok, Math.max(0, ms), 'judge'))]);
+  let verdict = await judged(PROBE_MS - (performance.now() - shippedDownload.started));
+  // Nothing yet (the server is slow to answer, say): look again every `PROBE_MS`.
+  while (verdict === 'judge' && shippedDownload.received === 0
+    && performance.now() - shippedDownload.started < SLOW_DOWNLOAD_MS) {
+    verdict = await judged(PROBE_MS);
+  }
+  if (verdict === 'arrived') return false;
+  if (verdict === 'judge') {
+    const { started, received, size } = shippedDownload;
+    const projected = received > 0 && size > 0 ? ((performance.now() - started) * size) / received : Infinity;
+    if (projected <= SLOW_DOWNLOAD_MS) return false;
+  }
+  giveUpShipped();
   return true;
+}
+
+/** Stops the shipped checkpoint's download: this visit replays (or reads none) instead. */
+function giveUpShipped() {
+  gaveUpShipped = true;
+  checkpoint = null;
+  shippedDownload.abort.abort();
 }
 
 /** How long a compiled module waits for a checkpoint still on its way before it replays instead. */
@@ -238,7 +272,7 @@ async function compiled(download) {
 
 /** Fetches and starts one of the two modules. */
 async function start(js, wasmUrl) {
-  // The module compiles while it arrives (instantiateStreaming).
+  // The module compiles while it arrives (`compiled`, or wasm-bindgen's loader).
   const download = fetch(wasmUrl);
   const bindings = await import(js);
   // The app reads the gallery as it starts (a failed fetch leaves it unset: the app then says
@@ -250,6 +284,8 @@ async function start(js, wasmUrl) {
     module = compiled(download);
     const late = module.then(() => new Promise((ok) => setTimeout(ok, CHECKPOINT_WAIT_MS, null)));
     globalThis.convergeCheckpoint = (await Promise.race([checkpoint, late])) ?? undefined;
+    // One still on its way is not waited for: a shipped one's download is stopped.
+    if (!globalThis.convergeCheckpoint && wantsShipped) giveUpShipped();
     checkpoint = null; // the app's copy is the only one kept
   }
   const wasm = await bindings.default({ module_or_path: module });
@@ -276,10 +312,7 @@ const gallery = galleryFirst();
 try {
   await skeletonShown();
   // A slow link: the first module replays the starter (unless the terminal's module is wanted).
-  if (freshLarge && await shippedTooSlow()) {
-    checkpoint = null;
-    wantsSecond = wantsTerminal;
-  }
+  if (wantsShipped && await shippedTooSlow()) wantsSecond = wantsTerminal;
   // The wasm's download starts here, after the first paint (Trunk.toml, pattern_preload).
   let wasm;
   if (wantsSecond) {
@@ -290,6 +323,8 @@ try {
       // else (and says the terminal could not be loaded). A panic is not retried.
       if (document.getElementById('panic-panel')) throw e;
       delete globalThis.convergeCheckpoint; // the smaller module cannot read it
+      if (wantsShipped) giveUpShipped();
+      checkpoint = null;
       wasm = await start(boot.dataset.js, boot.dataset.wasm);
     }
   } else {

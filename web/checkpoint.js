@@ -103,10 +103,14 @@ let quiet = 0;
 let idle = 0;
 let generation = 0;
 
-/** The page saved a session worth a checkpoint: the worker gets it once the page has been quiet. */
-export function saved(boot) {
+/**
+ * The page saved a session worth a checkpoint: the worker gets it once the page has been quiet.
+ * `shipped`: whether the worker may fetch the checkpoint the build ships (boot.js says not on a
+ * link too slow for it).
+ */
+export function saved(boot, { shipped = true } = {}) {
   clearTimeout(quiet);
-  quiet = setTimeout(() => send(boot), QUIET_MS);
+  quiet = setTimeout(() => send(boot, shipped), QUIET_MS);
 }
 
 function started() {
@@ -139,7 +143,7 @@ function started() {
   }
 }
 
-function send(boot) {
+function send(boot, shipped) {
   let workspace = null;
   try {
     workspace = localStorage.getItem(WORKSPACE);
@@ -156,7 +160,7 @@ function send(boot) {
     wasm: url(boot.dataset.terminalWasm),
     build: boot.dataset.terminalWasm,
     // The large starter's session can go on from the checkpoint the build ships.
-    shipped: boot.dataset.starterCheckpoint ? url(boot.dataset.starterCheckpoint) : null,
+    shipped: shipped && boot.dataset.starterCheckpoint ? url(boot.dataset.starterCheckpoint) : null,
     workspace,
     generation,
   });

@@ -1,7 +1,8 @@
 // The service worker of a release build (web/release-files.mjs fills in BUILD and FILES; boot.js
 // registers it once the app and its editor have loaded). One cache per build, `converge-<wasm>`:
 // - install copies every file of this build into it (the hashed ones come from the HTTP cache),
-//   except the terminal's module (ON_DEMAND), which is kept the first time the page fetches it;
+//   except those only some visits need (ON_DEMAND: the second module, with the terminal, and the
+//   large starter's checkpoint), each kept the first time the page fetches it;
 // - it answers the page's requests from that cache first, navigations with the cached
 //   index.html whatever the query, so a reload with the network off opens the playground;
 // - a newer build's worker waits until the page's "Reload" (message `skip-waiting`), then
@@ -52,7 +53,8 @@ self.addEventListener('fetch', (event) => {
     const response = await fetch(request);
     const url = new URL(request.url);
     if (response.ok && ON_DEMAND.includes(`${url.origin}${url.pathname}`)) {
-      await cache.put(url.href, response.clone());
+      // Kept as its copy arrives, while the page reads the response as it arrives too.
+      event.waitUntil(cache.put(url.href, response.clone()).catch(() => {}));
     }
     return response;
   })());

@@ -1,6 +1,7 @@
 // Issue 20's checkpoints of the world, as a person meets them in the release build:
 // - a first visit of the large starter opens from the checkpoint the build ships
-//   (web/starter-checkpoint.mjs), or, when that file is late, from the replay it stands in for;
+//   (web/starter-checkpoint.mjs), or, when that file is late or missing, from the replay it
+//   stands in for, and its reload keeps what was done;
 // - a long session reloads from the checkpoint a Web Worker kept in IndexedDB
 //   (web/checkpoint.js), or, when that checkpoint is damaged, from the replay of its actions.
 // Either way the page shows the same cluster. The times go to target/e2e/checkpoint*.json for
@@ -72,6 +73,8 @@ test('a first visit of the large starter opens from the checkpoint the build shi
     const opened = await cluster(page);
     assert.match(opened.objects, /^9[5-9]\d|^\d{4,}/);
     assert.equal(opened.available, '960');
+    // The address no longer asks for a fresh one: a reload opens the session as it is saved.
+    assert.equal(new URL(page.url()).search, '');
     // The timeline says why it has no requests to show for the step it starts at.
     await page.getByText(RESTORED).waitFor();
     const memory = await wasmMemory(context, page);
@@ -108,10 +111,33 @@ test('a first visit of the large starter opens from the checkpoint the build shi
     }
     assert.deepEqual(stepped[0], stepped[1]);
     assert.equal(await page.getByText(RESTORED).count(), 0);
+    // The reload keeps the step: from the shipped checkpoint again, or from the one this
+    // browser's worker has kept by then, and the step after it.
+    await page.reload();
+    await timed(page);
+    assert.deepEqual(await seen(page), stepped[0]);
+    await page.getByText(new RegExp(`${SHIPPED.source}|${NOTICE.source}`)).waitFor();
     assert.deepEqual(problems, []);
     assert.deepEqual(late.problems.filter((p) => !/Failed to load resource|ERR_FAILED/.test(p)), []);
     await context.close();
     await late.context.close();
+
+    // A host that left the checkpoint out (its address answers 404): the first module replays
+    // at once, with no notice.
+    const asked = [];
+    const missing = await openPage(browser, `${server.url}?starter=large`, {
+      ready: false,
+      beforeGoto: async (p) => {
+        p.on('request', (r) => { if (r.url().endsWith('.wasm')) asked.push(new URL(r.url()).pathname); });
+        await p.route(/starter-large-[0-9a-f]+\.bin$/, (route) => route.fulfill({ status: 404, body: 'Not Found' }));
+      },
+    });
+    await timed(missing.page);
+    assert.deepEqual(asked.map((m) => /converge-web-terminal-/.test(m)), [false], asked.join(', '));
+    assert.deepEqual(await cluster(missing.page), opened);
+    assert.equal(await missing.page.getByText(SHIPPED).count(), 0);
+    assert.deepEqual(missing.problems.filter((p) => !/Failed to load resource|404/.test(p)), []);
+    await missing.context.close();
 
     // The notice as a phone shows it, in the dark theme.
     const phone = await openPage(browser, `${server.url}?starter=large`,
@@ -185,7 +211,7 @@ test('a long session reloads from its checkpoint, and from the seed when that is
     const fromSeed = await reload(page, server.url);
     assert.deepEqual(await seen(page), stepped);
     assert.equal(await page.getByText(NOTICE).count(), 0);
-    // Of no use again, it is forgotten; the next visit loads the first module.
+    // Of no use again, it is forgotten.
     await page.waitForFunction(() => localStorage.getItem('converge.checkpoint') === null);
     assert.deepEqual(problems, []);
     await context.close();

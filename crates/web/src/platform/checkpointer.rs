@@ -69,13 +69,15 @@ pub fn large_starter_workspace() -> String {
 }
 
 /// The record web/boot.js read for this build (`convergeCheckpoint`), taken off the page so its
-/// bytes are not held twice; None when there is none or it is not one.
-pub fn prefetched() -> Option<Offered> {
+/// bytes are not held twice, and whether it is the one the release ships (its `shipped`); None
+/// when there is none or it is not one.
+pub fn prefetched() -> Option<(Offered, bool)> {
     let w = web_sys::window()?;
     let key = JsValue::from_str("convergeCheckpoint");
     let found = Reflect::get(&w, &key).ok()?;
     let _ = Reflect::delete_property(&w, &key);
-    record(&found)
+    let shipped = Reflect::get(&found, &"shipped".into()).ok()?.as_bool() == Some(true);
+    Some((record(&found)?, shipped))
 }
 
 /// A stored record, `{cut, events, steps, log, bytes}`, as [`Stored`] (its bytes left in

@@ -65,15 +65,17 @@ pub fn location_parts() -> (String, String) {
 pub fn with_starting_page<T>(f: impl FnOnce(&StartingPage<'_>) -> T) -> T {
     let (search, hash) = location_parts();
     let read: &dyn Fn(&str) -> Option<String> = &stored;
+    #[cfg(feature = "checkpoint")]
+    let (checkpoint, checkpoint_shipped) = checkpointer::prefetched().unzip();
+    #[cfg(not(feature = "checkpoint"))]
+    let (checkpoint, checkpoint_shipped) = (None, None);
     f(&StartingPage {
         search,
         hash,
         storage: has_storage().then_some(read),
         gallery: prefetched_gallery(),
-        #[cfg(feature = "checkpoint")]
-        checkpoint: std::cell::Cell::new(checkpointer::prefetched()),
-        #[cfg(not(feature = "checkpoint"))]
-        checkpoint: std::cell::Cell::default(),
+        checkpoint: std::cell::Cell::new(checkpoint),
+        checkpoint_shipped: checkpoint_shipped.unwrap_or(false),
     })
 }
 

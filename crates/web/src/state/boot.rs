@@ -40,6 +40,10 @@ pub struct StartingPage<'a> {
     /// by the build with the `checkpoint` feature; [`super::checkpoint`]). [`Booting::start`]
     /// takes it, so its bytes are not held twice.
     pub checkpoint: Cell<Option<Offered>>,
+    /// The checkpoint offered is the large starter's one the release ships
+    /// (web/starter-checkpoint.mjs), not one this browser kept: it is not forgotten when it
+    /// does not fit, and the notice says where the session came from.
+    pub checkpoint_shipped: bool,
 }
 
 impl StartingPage<'_> {
@@ -83,9 +87,11 @@ struct Decided {
     first_edit_hint: bool,
     /// The page offered a checkpoint that did not fit or could not be read.
     forget_checkpoint: bool,
-    /// The visit opens the large starter fresh (`?starter=large`): a checkpoint offered is the
-    /// one this build ships (web/starter-checkpoint.mjs), not one this browser kept.
+    /// The checkpoint offered is the one this build ships ([`StartingPage::checkpoint_shipped`]).
     #[cfg_attr(not(feature = "checkpoint"), allow(dead_code))]
+    shipped: bool,
+    /// The address asked for a fresh large starter (`?starter=large`): once it is open, the
+    /// address drops the request, so a reload opens the saved session and loses no edit.
     fresh_large: bool,
     /// The step the session was read back at from the checkpoint.
     restored_at: Option<u64>,
@@ -151,7 +157,8 @@ impl Booting {
         let stored: Option<Offered> = None;
         // One that does not fit this session is of no use any more: the page forgets it (the
         // stored one; not for the shipped one, which leaves the stored one alone).
-        let forget_checkpoint = page_offered && stored.is_none() && !fresh_large;
+        let shipped = page.checkpoint_shipped;
+        let forget_checkpoint = page_offered && stored.is_none() && !shipped;
         #[cfg(feature = "checkpoint")]
         let first = |replay| match stored {
             Some(c) => Stage::FromCheckpoint(replay, Box::new(c)),
@@ -175,6 +182,7 @@ impl Booting {
                 gallery,
                 first_edit_hint,
                 forget_checkpoint,
+                shipped,
                 fresh_large,
                 restored_at: None,
             },
@@ -189,7 +197,7 @@ impl Booting {
             Stage::FromCheckpoint(replay, stored) => {
                 match stored.world() {
                     Some(world) => {
-                        let from = if page.fresh_large {
+                        let from = if page.shipped {
                             "Opened the large starter from the checkpoint this version ships"
                         } else {
                             "Reloaded from this browser's checkpoint of the session"
@@ -205,7 +213,7 @@ impl Booting {
                     }
                     // Another build's, or damaged: the replay from the seed it stands in for.
                     _ => {
-                        page.forget_checkpoint = !page.fresh_large;
+                        page.forget_checkpoint = !page.shipped;
                         Stage::Replaying(replay)
                     }
                 }
@@ -244,6 +252,9 @@ impl Decided {
         let mut effects = vec![Effect::ApplyTheme(model.theme)];
         if self.forget_checkpoint {
             effects.push(Effect::ForgetCheckpoint);
+        }
+        if self.fresh_large && model.page.embed.is_none() && model.page.url_scenario.is_none() {
+            effects.push(Effect::ShowScenarioInUrl { scenario: None });
         }
         Boot::Ready(Box::new(Ready { model, effects }))
     }
@@ -376,6 +387,7 @@ pub(super) mod tests {
             storage: Some(&read),
             gallery: None,
             checkpoint: Cell::new(checkpoint.map(crate::state::checkpoint::Stored::offered)),
+            checkpoint_shipped: false,
         }));
         loop {
             match booting.advance() {
@@ -397,6 +409,7 @@ pub(super) mod tests {
             storage: Some(&read),
             gallery: None,
             checkpoint: Cell::default(),
+            checkpoint_shipped: false,
         })
     }
 
@@ -452,6 +465,7 @@ pub(super) mod tests {
             storage: Some(&read),
             gallery: None,
             checkpoint: Cell::default(),
+            checkpoint_shipped: false,
         }));
         let mut pieces = 0;
         loop {
@@ -492,6 +506,23 @@ pub(super) mod tests {
     }
 
     #[test]
+    fn a_fresh_large_starter_leaves_the_address_so_a_reload_keeps_its_edits() {
+        let (mut m, effects) = boot("?starter=large", "", &[]);
+        assert_eq!(m.workspace().starter, Starter::Large);
+        assert!(effects.contains(&Effect::ShowScenarioInUrl { scenario: None }));
+        // A person's step saves the session; the reload, at the address without the request,
+        // opens it, not another fresh starter.
+        m.update(super::super::Msg::Step);
+        let saved = persist::to_json(&m.workspace());
+        let (reloaded, effects) = boot("", "", &[(persist::STORAGE_KEY, saved.as_str())]);
+        assert_eq!(reloaded.workspace(), m.workspace());
+        assert_eq!(reloaded.world.steps(), m.world.steps());
+        assert!(!effects
+            .iter()
+            .any(|e| matches!(e, Effect::ShowScenarioInUrl { .. })));
+    }
+
+    #[test]
     fn without_storage_the_hint_is_not_shown() {
         let (m, _) = Model::boot(&StartingPage {
             search: String::new(),
@@ -499,6 +530,7 @@ pub(super) mod tests {
             storage: None,
             gallery: None,
             checkpoint: Cell::default(),
+            checkpoint_shipped: false,
         });
         assert!(!m.first_edit_hint);
     }

@@ -408,6 +408,7 @@ mod tests {
             hash: String::new(),
             storage: Some(&|_: &str| None),
             gallery: None,
+            checkpoint_shipped: checkpoint.is_some(),
             checkpoint: std::cell::Cell::new(checkpoint.map(Stored::offered)),
         })
     }
@@ -423,6 +424,7 @@ mod tests {
         let (replayed, _) = visit("?starter=large", None);
         let (opened, effects) = visit("?starter=large", Some(shipped.clone()));
         assert!(!effects.contains(&Effect::ForgetCheckpoint));
+        assert!(effects.contains(&Effect::ShowScenarioInUrl { scenario: None }));
         assert_eq!(seen(&opened), seen(&replayed));
         assert_eq!(
             opened.notice.as_deref(),
@@ -448,6 +450,40 @@ mod tests {
         grown.actions.push(SessionAction::Step);
         assert!(shipped.fits(&grown, &Lessons::default()));
         assert!(!shipped.fits(&Workspace::default(), &Lessons::default()));
+        // Its reload, saved and at the plain address, goes on from the shipped one too.
+        let text = persist::to_json(&grown);
+        let read = |k: &str| (k == persist::STORAGE_KEY).then(|| text.clone());
+        let (reloaded, effects) = Model::boot(&super::super::StartingPage {
+            search: String::new(),
+            hash: String::new(),
+            storage: Some(&read),
+            gallery: None,
+            checkpoint: std::cell::Cell::new(Some(shipped.clone().offered())),
+            checkpoint_shipped: true,
+        });
+        let (from_seed, _) = boot_with(&text, None);
+        assert_eq!(seen(&reloaded), seen(&from_seed));
+        assert_eq!(reloaded.restored_at, Some(shipped.steps));
+        assert!(reloaded
+            .notice
+            .as_deref()
+            .is_some_and(|n| n.starts_with("Opened the large starter")));
+        assert!(!effects.iter().any(|e| matches!(
+            e,
+            Effect::ForgetCheckpoint | Effect::ShowScenarioInUrl { .. }
+        )));
+        // Offered to a session it does not fit, it is replayed past and not forgotten.
+        let small = persist::to_json(&Workspace::default());
+        let read = |k: &str| (k == persist::STORAGE_KEY).then(|| small.clone());
+        let (_, effects) = Model::boot(&super::super::StartingPage {
+            search: String::new(),
+            hash: String::new(),
+            storage: Some(&read),
+            gallery: None,
+            checkpoint: std::cell::Cell::new(Some(shipped.offered())),
+            checkpoint_shipped: true,
+        });
+        assert!(!effects.contains(&Effect::ForgetCheckpoint));
     }
 
     #[test]

@@ -562,6 +562,7 @@ mod tests {
             storage: None,
             gallery: None,
             checkpoint: Default::default(),
+            checkpoint_shipped: false,
         });
         assert_eq!(opened.actions, m.actions);
         assert_eq!(sent_by(&opened, scale), sent_by(&m, scale));
