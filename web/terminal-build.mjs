@@ -25,7 +25,7 @@ const run = (cmd, args) => execFileSync(cmd, args, { cwd: ROOT, stdio: ['ignore'
 
 // cargo: the artifact's path from its JSON messages (the feature build shares the target
 // directory, and its own fingerprint, with Trunk's).
-const messages = run('cargo', ['build', '--release', '--locked', '--target', 'wasm32-unknown-unknown',
+const messages = run('cargo', ['build', '--profile', 'wasm-release', '--locked', '--target', 'wasm32-unknown-unknown',
   '-p', 'converge-web', '--bin', 'converge-web', '--features', 'terminal,checkpoint',
   '--message-format=json-render-diagnostics']);
 const wasmIn = messages.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l))
