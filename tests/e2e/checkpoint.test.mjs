@@ -59,7 +59,11 @@ async function timed(page) {
 
 // A regression guard, about three times what this machine measured (BENCHMARKS.md).
 const FROM_CHECKPOINT_MS = 3_000;
-const MEMORY_BYTES = 160 * 1024 * 1024;
+// Issue 20's goal for the wasm memory with the large starter, 64 MB: 60.0 MB from a checkpoint
+// since its objects are read at their length (70.2 MB before), 62.8 MB replayed since a Pod's
+// status is stored compact (65.7 MB before; BENCHMARKS.md, session 23). The memory is the same
+// from run to run: the same build makes the same allocations.
+const MEMORY_BYTES = 64_000_000;
 
 const NOTICE = /Reloaded from this browser's checkpoint of the session at step \d+/;
 const SHIPPED = /Opened the large starter from the checkpoint this version ships at step \d+/;
@@ -101,6 +105,8 @@ test('a first visit of the large starter opens from the checkpoint the build shi
     assert.deepEqual(await cluster(late.page), opened);
     assert.equal(await late.page.getByText(SHIPPED).count(), 0);
     assert.equal(await late.page.getByText(RESTORED).count(), 0);
+    // The replayed world fits the same goal.
+    const replayedMemory = await wasmMemory(late.context, late.page);
     await late.page.locator('#sequence svg').waitFor();
     // Acting on either goes on alike: the timeline's next step.
     const stepped = [];
@@ -146,13 +152,19 @@ test('a first visit of the large starter opens from the checkpoint the build shi
     await screenshot(phone.page, 'starter-checkpoint-phone-dark');
     await phone.context.close();
 
-    const report = { shipped_ms: shipped, replayed_ms: replayed, wasm_memory_bytes_shipped: memory };
+    const report = {
+      shipped_ms: shipped,
+      replayed_ms: replayed,
+      wasm_memory_bytes_shipped: memory,
+      wasm_memory_bytes_replayed: replayedMemory,
+    };
     console.log(`the large starter's first visit: ${JSON.stringify(report)}`);
     await mkdir(SHOTS, { recursive: true });
     await writeFile(join(SHOTS, 'checkpoint-first-visit.json'), JSON.stringify(report, null, 2));
     assert.ok(shipped.after_module < replayed.after_module,
       `from the shipped checkpoint (${shipped.after_module} ms after the module) is faster than the replay (${replayed.after_module} ms)`);
     assert.ok(Math.max(...memory) <= MEMORY_BYTES, `wasm memory after the shipped checkpoint ${memory}`);
+    assert.ok(Math.max(...replayedMemory) <= MEMORY_BYTES, `wasm memory after the replay ${replayedMemory}`);
     assert.ok(shipped.after_module <= FROM_CHECKPOINT_MS,
       `the shipped checkpoint took ${shipped.after_module} ms after the module (guard ${FROM_CHECKPOINT_MS})`);
   });

@@ -23,8 +23,10 @@ after(async () => { await browser?.close(); await server?.close(); });
 // Regression guards, about three times what this machine measured (BENCHMARKS.md).
 const LARGE_EXTRA_MS = 15_000;
 const ROLLING_UPDATE_MS = 20_000;
-// Issue 20's goal is 64 MB of wasm memory with the large starter (63 MB measured).
-const LARGE_MEMORY_BYTES = 80 * 1024 * 1024;
+// Issue 20's goal, 64 MB of wasm memory with the large starter, is the guard: 60.0 MB read back
+// from the shipped checkpoint (this page's path), 62.8 MB when a page replays it instead
+// (BENCHMARKS.md, session 23). The same build makes the same allocations on every run.
+const LARGE_MEMORY_BYTES = 64_000_000;
 const AFTER_ROLLOUT_MEMORY_BYTES = 400 * 1024 * 1024;
 
 async function readyMs(page) {
