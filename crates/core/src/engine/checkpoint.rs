@@ -195,9 +195,16 @@ impl World {
         pieces.at = start;
         let _table = Table::open(&READ, Vec::new());
         let reader = std::io::BufReader::with_capacity(PIECE, pieces);
-        Ok(rmp_serde::from_read(reader)?)
+        let mut de = rmp_serde::Deserializer::new(reader);
+        de.set_max_depth(MAX_DEPTH);
+        Ok(World::deserialize(&mut de)?)
     }
 }
+
+/// How deep a checkpoint may nest: a stored object is at most `api::MAX_DEPTH` (100) levels
+/// and the world's own types add a dozen. rmp-serde's own limit (1,024) lets damaged bytes
+/// overflow the stack first (the browser's is 1 MB) instead of failing with an error.
+const MAX_DEPTH: usize = 256;
 
 /// How much of a checkpoint [`World::from_checkpoint_at`] copies at a time.
 const PIECE: usize = 64 * 1024;
@@ -380,13 +387,15 @@ impl<'de> Visitor<'de> for SharedVisitor {
 
 /// A `Value` read with every object and array at its length. serde_json's own reader grows
 /// them by inserts, which leaves up to half of each one's room unused: read back that way, the
-/// large starter's world took 7.6 MB more than the replayed one (BENCHMARKS.md, session 19).
-/// MessagePack states each length before the members; a length past what is left to read is
-/// not trusted for more than `ROOM` members.
+/// large starter's world took 87.5 MB live against 79.9 MB replayed (BENCHMARKS.md, sessions
+/// 19 and 23). MessagePack states each length before the members, but damaged bytes can state
+/// any length at every level of nesting, so only `ROOM` members are reserved before they are
+/// read: an object's maps are smaller than that, and a longer array is cut to its length.
 struct Exact;
 
-/// The most members a stated length reserves room for before they are read.
-const ROOM: usize = 4096;
+/// The most members a stated length reserves room for before they are read: at most 64 a
+/// level, and at most [`MAX_DEPTH`] levels (under 2 MB for any bytes).
+const ROOM: usize = 64;
 
 impl<'de> DeserializeSeed<'de> for Exact {
     type Value = Value;
@@ -443,6 +452,9 @@ impl<'de> Visitor<'de> for Exact {
         let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(ROOM));
         while let Some(item) = seq.next_element_seed(Exact)? {
             items.push(item);
+        }
+        if items.len() > ROOM {
+            items.shrink_to_fit();
         }
         Ok(Value::Array(items))
     }
@@ -686,10 +698,22 @@ mod tests {
         assert_eq!(read, value);
         // Member order too: it reaches every printed object.
         assert_eq!(read.to_string(), value.to_string());
-        // An array that claims 2^32 - 1 members and holds none is refused, not reserved.
-        let claims = [0xdd, 0xff, 0xff, 0xff, 0xff];
-        assert!(Exact
-            .deserialize(&mut rmp_serde::Deserializer::new(&claims[..]))
-            .is_err());
+        // Arrays and maps that claim 2^32 - 1 members, one inside the other as deep as the
+        // reader goes, and hold nothing else: refused, with at most `ROOM` members reserved a
+        // level on the way.
+        for marker in [0xdd, 0xdf] {
+            let claims: Vec<u8> = [marker, 0xff, 0xff, 0xff, 0xff].repeat(2_000);
+            let mut de = rmp_serde::Deserializer::new(&claims[..]);
+            de.set_max_depth(MAX_DEPTH);
+            assert!(Exact.deserialize(&mut de).is_err());
+        }
+        // A long array is read whole and kept at its length.
+        let long = Value::Array((0..1_000).map(Value::from).collect());
+        let bytes = rmp_serde::to_vec(&long).unwrap();
+        let read = Exact
+            .deserialize(&mut rmp_serde::Deserializer::new(&bytes[..]))
+            .unwrap();
+        assert_eq!(read, long);
+        assert_eq!(read.as_array().map(Vec::capacity), Some(1_000));
     }
 }
