@@ -390,7 +390,8 @@ impl<'de> Visitor<'de> for SharedVisitor {
 /// large starter's world took 87.5 MB live against 79.9 MB replayed (BENCHMARKS.md, sessions
 /// 19 and 23). MessagePack states each length before the members, but damaged bytes can state
 /// any length at every level of nesting, so only `ROOM` members are reserved before they are
-/// read: an object's maps are smaller than that, and a longer array is cut to its length.
+/// read: nearly every map of an object is smaller than that (a larger one grows by inserts as
+/// serde_json's would), and a longer array is cut to its length once read.
 struct Exact;
 
 /// The most members a stated length reserves room for before they are read: at most 64 a
