@@ -2,8 +2,8 @@
 
 use std::io::Read;
 
+use converge_core::json::Value;
 use converge_core::parse::{parse_document_bytes, MAX_INPUT_BYTES};
-use serde_json::Value;
 
 use crate::CliError;
 

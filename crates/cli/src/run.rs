@@ -2,8 +2,8 @@
 //! headless and prints the engine's trace, one line per event, or one JSON document.
 
 use clap::Args;
+use converge_core::json::{json, Value};
 use converge_core::scenario::{RunOptions, Until};
-use serde_json::{json, Value};
 
 use crate::{scenario_file, CliError, CommandResult};
 
@@ -45,7 +45,7 @@ pub fn run(args: &RunArgs) -> CommandResult {
             .run
             .audit()
             .iter()
-            .map(|a| serde_json::to_value(a).unwrap_or(Value::Null))
+            .map(|a| converge_core::json::to_value(a).unwrap_or(Value::Null))
             .collect();
         let events: Vec<Value> = outcome
             .run

@@ -1,8 +1,8 @@
 //! `converge status FILE... [--now RFC3339]`: kstatus' verdict, one JSON line per object.
 
+use converge_core::json::{Map, Value};
 use converge_core::kstatus;
 use converge_core::time::parse_rfc3339_unix_ms;
-use serde_json::{Map, Value};
 
 use crate::{input, CliError, CommandResult};
 

@@ -6,7 +6,7 @@ mod common;
 use std::path::PathBuf;
 
 use common::{converge, converge_with_stdin, fixture};
-use serde_json::Value;
+use converge_core::json::Value;
 
 fn scenarios_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/scenarios")

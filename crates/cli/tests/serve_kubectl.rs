@@ -160,7 +160,8 @@ fn kubectl_applies_rolls_out_scales_and_deletes_the_documentation_deployment() {
 
     // -o json and -o yaml read back what was stored, and a replace of what was read works.
     let json = s.ok(&["get", "deploy", "nginx-deployment", "-o", "json"]);
-    let obj: serde_json::Value = serde_json::from_str(&json).expect("kubectl printed JSON");
+    let obj: converge_core::json::Value =
+        serde_json::from_str(&json).expect("kubectl printed JSON");
     assert_eq!(obj["spec"]["replicas"], 3);
     assert_eq!(obj["status"]["availableReplicas"], 3);
     let yaml = s.ok(&["get", "deploy", "nginx-deployment", "-o", "yaml"]);
@@ -718,7 +719,7 @@ fn kubectl_auth_whoami_names_the_user_and_the_impersonated_one() {
         s.ok(&["auth", "whoami", "--as", "system:serviceaccount:kube-system:deployment-controller"]),
         "ATTRIBUTE   VALUE\nUsername    system:serviceaccount:kube-system:deployment-controller\nGroups      [system:serviceaccounts system:serviceaccounts:kube-system system:authenticated]\n"
     );
-    let alice: serde_json::Value = serde_json::from_str(&s.ok(&[
+    let alice: converge_core::json::Value = serde_json::from_str(&s.ok(&[
         "--context",
         "converge-alice",
         "auth",

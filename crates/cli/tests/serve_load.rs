@@ -120,7 +120,7 @@ async fn write(
     writer: &mut SendRequest<Full<Bytes>>,
     method: &str,
     path: &str,
-    body: &serde_json::Value,
+    body: &converge_core::json::Value,
 ) -> hyper::StatusCode {
     writer
         .ready()
@@ -175,7 +175,7 @@ async fn watch(s: Arc<Server>, from_rv: String, expected: usize) -> Vec<u64> {
         pending.extend_from_slice(&data);
         while let Some(end) = pending.iter().position(|b| *b == b'\n') {
             let line: Vec<u8> = pending.drain(..=end).collect();
-            let event: serde_json::Value =
+            let event: converge_core::json::Value =
                 serde_json::from_slice(&line).expect("one JSON event per line");
             let rv = event["object"]["metadata"]["resourceVersion"]
                 .as_str()
@@ -213,7 +213,7 @@ async fn fifty_watchers_see_every_write_at_200_per_second_and_a_stalled_one_is_d
         ))
         .await
         .expect("lists");
-    let list: serde_json::Value =
+    let list: converge_core::json::Value =
         serde_json::from_slice(&list.into_body().collect().await.expect("a body").to_bytes())
             .expect("JSON");
     let rv = list["metadata"]["resourceVersion"]
@@ -249,7 +249,7 @@ async fn fifty_watchers_see_every_write_at_200_per_second_and_a_stalled_one_is_d
                 format!("/api/v1/namespaces/default/configmaps/{name}"),
             )
         };
-        let body = serde_json::json!({"apiVersion": "v1", "kind": "ConfigMap",
+        let body = converge_core::json::json!({"apiVersion": "v1", "kind": "ConfigMap",
             "metadata": {"name": name, "namespace": "default"}, "data": {"write": i.to_string()}});
         let at = Instant::now();
         let status = write(&s, &mut writer, method, &path, &body).await;
@@ -276,7 +276,7 @@ async fn fifty_watchers_see_every_write_at_200_per_second_and_a_stalled_one_is_d
     let pad = "x".repeat(4096);
     for i in 0..BURST {
         let name = format!("cm-{}", i % 20);
-        let body = serde_json::json!({"apiVersion": "v1", "kind": "ConfigMap",
+        let body = converge_core::json::json!({"apiVersion": "v1", "kind": "ConfigMap",
             "metadata": {"name": name, "namespace": "default"}, "data": {"pad": pad, "write": i.to_string()}});
         let path = format!("/api/v1/namespaces/default/configmaps/{name}");
         let status = write(&s, &mut writer, "PUT", &path, &body).await;
@@ -375,7 +375,7 @@ async fn a_body_that_stops_arriving_gets_kubes_timeout_and_a_cut_one_hangs_nothi
     cut.shutdown().await.expect("closes");
     drop(cut);
     let mut next = connect::<Full<Bytes>>(&s).await;
-    let body = serde_json::json!({"apiVersion": "v1", "kind": "ConfigMap",
+    let body = converge_core::json::json!({"apiVersion": "v1", "kind": "ConfigMap",
         "metadata": {"name": "after", "namespace": "default"}});
     let resp = next
         .send_request(request(

@@ -120,7 +120,8 @@ status:\n  phase: Pending\n  conditions: [{type: PodScheduled, status: \"False\"
     let at = |now: &str| {
         let run = converge_with_stdin(&["status", "--now", now, "-"], Some(pod));
         assert_eq!(run.code, 0, "{}", run.stderr);
-        let line: serde_json::Value = serde_json::from_str(&run.stdout).expect("one JSON line");
+        let line: converge_core::json::Value =
+            serde_json::from_str(&run.stdout).expect("one JSON line");
         line["status"].as_str().unwrap_or_default().to_string()
     };
     assert_eq!(at("2025-01-01T00:00:14Z"), "InProgress");
@@ -143,7 +144,7 @@ fn several_files_print_in_order() {
         .stdout
         .lines()
         .map(|l| {
-            let v: serde_json::Value = serde_json::from_str(l).expect("JSON line");
+            let v: converge_core::json::Value = serde_json::from_str(l).expect("JSON line");
             v["name"].as_str().unwrap_or_default().to_string()
         })
         .collect();

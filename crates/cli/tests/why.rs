@@ -6,7 +6,7 @@ mod common;
 use std::path::PathBuf;
 
 use common::converge;
-use serde_json::Value;
+use converge_core::json::Value;
 
 fn scenario(name: &str) -> String {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))

@@ -17,7 +17,7 @@ use criterion::{criterion_group, Criterion};
 /// the product's.
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-use serde_json::json;
+use converge_core::json::json;
 
 fn cluster(nodes: usize) -> ClusterConfig {
     let nodes = (1..=nodes)

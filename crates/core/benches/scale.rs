@@ -17,10 +17,10 @@ use std::time::Instant;
 use converge_core::controllers::util::deployments;
 use converge_core::engine::script::patch_as;
 use converge_core::engine::World;
+use converge_core::json::json;
 use converge_core::scenario::{RunOptions, Scenario};
 use converge_core::view::session::{perform, replay, SessionAction, Starter};
 use criterion::{BatchSize, Criterion};
-use serde_json::json;
 
 /// The allocator the native `converge` CLI ships (crates/cli/src/main.rs).
 #[global_allocator]

@@ -2,7 +2,7 @@
 //! `meta` condition helpers and the per-controller setters kube's controllers really use.
 //!
 //! Stored objects hold their conditions as JSON (`status.conditions: [..]`), so everything here
-//! works on `serde_json::Value` and keeps every field it does not manage and every entry's
+//! works on `crate::json::Value` and keeps every field it does not manage and every entry's
 //! position (except where a kube setter itself reorders, as `SetDeploymentCondition` does).
 //!
 //! - Readers, as `k8s.io/apimachinery/pkg/api/meta/conditions.go`: [`find_status_condition`]
@@ -17,7 +17,7 @@
 //! Time is simulated: "now" is a [`SimTime`] argument, never the OS clock.
 
 use crate::api::meta::Fields;
-use serde_json::{json, Value};
+use crate::json::{json, Value};
 
 use crate::api::meta::str_at;
 use crate::time::SimTime;

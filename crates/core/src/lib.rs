@@ -7,6 +7,7 @@ pub mod api;
 pub mod conditions;
 pub mod controllers;
 pub mod engine;
+pub mod json;
 pub mod kstatus;
 pub mod kubectl;
 pub mod parse;

@@ -22,8 +22,8 @@
 use crate::api::meta::Fields;
 use std::fmt;
 
+use crate::json::{Map, Value};
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
-use serde_json::{Map, Value};
 
 /// The largest input accepted, in bytes: 8 MiB.
 pub const MAX_INPUT_BYTES: usize = 8 * 1024 * 1024;
@@ -299,7 +299,7 @@ impl<'de> de::Deserialize<'de> for TopDocument {
     }
 }
 
-/// Builds a `serde_json::Value`, refusing duplicate keys, non-finite numbers and deep nesting.
+/// Builds a `crate::json::Value`, refusing duplicate keys, non-finite numbers and deep nesting.
 #[derive(Clone, Copy)]
 struct ValueVisitor {
     depth: usize,
@@ -372,7 +372,7 @@ impl<'de> Visitor<'de> for ValueVisitor {
         if self.top_level {
             return self.not_an_object("a number");
         }
-        serde_json::Number::from_f64(v)
+        crate::json::Number::from_f64(v)
             .map(Value::Number)
             .ok_or_else(|| {
                 E::custom("NaN and infinite numbers are not allowed (JSON cannot hold them)")
@@ -533,7 +533,7 @@ impl<'de> Visitor<'de> for KeySeed<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use crate::json::json;
 
     fn err(text: &str) -> String {
         parse_documents(text).unwrap_err().to_string()

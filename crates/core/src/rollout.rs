@@ -16,7 +16,7 @@
 //! Go has integers, strings where it has strings.
 
 use crate::api::meta::Fields;
-use serde_json::Value;
+use crate::json::Value;
 
 /// kubectl's answer: the line it prints (with its trailing newline) and whether it is done.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -342,7 +342,7 @@ fn stateful_set(r: &Reader) -> Result<RolloutStatus, RolloutError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use crate::json::json;
 
     fn status(v: &Value) -> (String, bool) {
         let s = rollout_status(v, None).unwrap();

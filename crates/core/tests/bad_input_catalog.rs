@@ -12,10 +12,10 @@
 
 use converge_core::api::{ApiRequest, GroupResource, PatchType};
 use converge_core::engine::{ClusterConfig, Input, World};
+use converge_core::json::json;
 use converge_core::parse;
 use converge_core::scenario::Scenario;
 use converge_core::testkit::store_snapshot;
-use serde_json::json;
 
 /// What the user hands over.
 enum Given {

@@ -8,8 +8,8 @@ mod common;
 
 use converge_core::api::{ApiRequest, GroupResource, ObjectKey, PatchType};
 use converge_core::engine::{ClusterConfig, Fault, Input, NodeSpec, World};
+use converge_core::json::{json, Value};
 use proptest::prelude::*;
-use serde_json::{json, Value};
 
 fn daemonsets() -> GroupResource {
     GroupResource::new("apps", "daemonsets")

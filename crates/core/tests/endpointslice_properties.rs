@@ -12,9 +12,9 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use converge_core::api::{ApiRequest, GroupResource, PatchType};
 use converge_core::engine::{informer::Informer, ClusterConfig, Input, World};
+use converge_core::json::{json, Value};
 use converge_core::runtime::ImageBehaviour;
 use proptest::prelude::*;
-use serde_json::{json, Value};
 
 fn deployments() -> GroupResource {
     GroupResource::new("apps", "deployments")

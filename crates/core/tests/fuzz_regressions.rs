@@ -86,8 +86,8 @@ fn a_long_number_keeps_its_exact_value_through_print_and_parse() {
 #[test]
 fn a_json_patch_that_cannot_be_undone_is_refused_and_changes_nothing() {
     use converge_core::api::{ApiRequest, GroupResource, PatchType};
+    use converge_core::json::json;
     use converge_core::time::SimTime;
-    use serde_json::json;
 
     let before = testkit::seeded_api_server();
     let mut api = before.clone();

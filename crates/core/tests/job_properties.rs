@@ -7,8 +7,8 @@
 use converge_core::api::{ApiRequest, GroupResource, ObjectKey};
 use converge_core::controllers::ImageBehaviour;
 use converge_core::engine::{ClusterConfig, Input, World};
+use converge_core::json::{json, Value};
 use proptest::prelude::*;
-use serde_json::{json, Value};
 
 fn jobs() -> GroupResource {
     GroupResource::new("batch", "jobs")

@@ -1,9 +1,9 @@
 //! The parser, kstatus and rollout status take user input: whatever it is, they answer with a
 //! value or an error, never a panic.
 
+use converge_core::json::{Map, Value};
 use converge_core::{kstatus, parse, rollout};
 use proptest::prelude::*;
-use serde_json::{Map, Value};
 
 /// Arbitrary JSON, biased towards the field names the rules read.
 fn json_value() -> impl Strategy<Value = Value> {
@@ -98,7 +98,7 @@ proptest! {
         now in any::<i64>(),
         revision in prop::option::of(-2i64..5),
     ) {
-        let obj = serde_json::json!({
+        let obj = converge_core::json::json!({
             "apiVersion": api, "kind": kind, "metadata": metadata, "spec": spec, "status": status,
         });
         let _ = kstatus::compute(&obj, now);
@@ -111,7 +111,7 @@ proptest! {
         n in prop::collection::vec(edgy_int(), 12),
         now in prop_oneof![Just(i64::MIN), Just(i64::MAX), any::<i64>()],
     ) {
-        let obj = serde_json::json!({
+        let obj = converge_core::json::json!({
             "apiVersion": api, "kind": kind,
             "metadata": {"name": "x", "generation": n[0], "creationTimestamp": "2025-01-01T00:00:00Z"},
             "spec": {"replicas": n[1], "updateStrategy": {"type": "RollingUpdate",
@@ -126,7 +126,7 @@ proptest! {
         let _ = kstatus::compute(&obj, now);
         let _ = rollout::rollout_status(&obj, None);
         let mut revision_path = obj.clone();
-        revision_path["spec"]["updateStrategy"] = serde_json::json!({"type": "RollingUpdate"});
+        revision_path["spec"]["updateStrategy"] = converge_core::json::json!({"type": "RollingUpdate"});
         let _ = rollout::rollout_status(&revision_path, None);
     }
 }

@@ -14,10 +14,10 @@ use std::path::{Path, PathBuf};
 use converge_core::api::{ApiRequest, GroupResource, ObjectKey, PatchType};
 use converge_core::controllers::ImageBehaviour;
 use converge_core::engine::{Fault, Input, World};
+use converge_core::json::json;
 use converge_core::view::session::{self, SessionAction, Starter};
 use converge_core::view::share::{self, Target, Theme, Workspace};
 use converge_core::view::Syntax;
-use serde_json::json;
 
 fn dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/share")

@@ -9,8 +9,8 @@ mod common;
 
 use converge_core::api::{ApiRequest, GroupResource, ObjectKey, PatchType};
 use converge_core::engine::{ClusterConfig, Input, World};
+use converge_core::json::{json, Value};
 use proptest::prelude::*;
-use serde_json::{json, Value};
 
 fn statefulsets() -> GroupResource {
     GroupResource::new("apps", "statefulsets")

@@ -27,7 +27,7 @@ pub enum AppMsg {
     /// The next part of the first render (see [`Drawn`]), a browser task after the last.
     DrawMore,
     Host {
-        data: serde_json::Value,
+        data: converge_core::json::Value,
         origin: String,
         source: Option<web_sys::Window>,
     },

@@ -121,7 +121,7 @@ impl Server {
 }
 
 /// One watch frame: a JSON document and a newline.
-fn line(v: &serde_json::Value) -> Bytes {
+fn line(v: &converge_core::json::Value) -> Bytes {
     let mut s = serde_json::to_string(v).unwrap_or_default();
     s.push('\n');
     Bytes::from(s)

@@ -4,7 +4,7 @@
 //! exists, with its token volume), DefaultTolerationSeconds and Priority.
 
 use crate::api::meta::Fields;
-use serde_json::{json, Value};
+use crate::json::{json, Value};
 
 use super::meta::JsonPointer;
 

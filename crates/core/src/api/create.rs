@@ -5,7 +5,7 @@
 use crate::api::meta::Fields;
 use std::sync::Arc;
 
-use serde_json::{json, Value};
+use crate::json::{json, Value};
 
 use super::admission::{default_service_account, default_tolerations_and_priority};
 use super::errors::{already_exists, bad_request, conflict_with, invalid, not_found};

@@ -2,7 +2,7 @@
 //! `List`s expanded) into objects, with line and column on syntax errors; limits on the size
 //! and nesting depth of request bodies so hostile input is refused, not a crash.
 
-use serde_json::Value;
+use crate::json::Value;
 
 use super::errors::bad_request;
 use super::types::ApiError;
@@ -189,14 +189,14 @@ mod tests {
     fn deep_and_huge_documents_are_refused() {
         let mut v = Value::from(1);
         for _ in 0..200 {
-            v = serde_json::json!({"a": v});
+            v = crate::json::json!({"a": v});
         }
         assert!(check_body(&v)
             .unwrap_err()
             .message
             .contains("nesting is too deep"));
         drop_deep(v);
-        let big = serde_json::json!({"data": "x".repeat(MAX_BODY_BYTES + 1)});
+        let big = crate::json::json!({"data": "x".repeat(MAX_BODY_BYTES + 1)});
         assert!(check_body(&big)
             .unwrap_err()
             .message
@@ -206,14 +206,14 @@ mod tests {
     #[test]
     fn the_size_bound_is_never_below_the_serialized_size() {
         let samples = [
-            serde_json::json!(null),
-            serde_json::json!(true),
-            serde_json::json!(-9223372036854775808i64),
-            serde_json::json!(18446744073709551615u64),
-            serde_json::json!(-1.7976931348623157e308),
-            serde_json::json!(1e-300),
-            serde_json::json!("\u{1}\"\\\n\u{7f}é漢🦀"),
-            serde_json::json!({"\u{1}k\"": [1, 2.5, "x", {}, [], null], "": {"a": {"b": false}}}),
+            crate::json::json!(null),
+            crate::json::json!(true),
+            crate::json::json!(-9223372036854775808i64),
+            crate::json::json!(18446744073709551615u64),
+            crate::json::json!(-1.7976931348623157e308),
+            crate::json::json!(1e-300),
+            crate::json::json!("\u{1}\"\\\n\u{7f}é漢🦀"),
+            crate::json::json!({"\u{1}k\"": [1, 2.5, "x", {}, [], null], "": {"a": {"b": false}}}),
         ];
         for v in samples {
             let exact = serde_json::to_string(&v).unwrap().len();
@@ -226,7 +226,7 @@ mod tests {
         let nest = |levels: usize| {
             let mut v = Value::from(1);
             for _ in 0..levels {
-                v = serde_json::json!([v]);
+                v = crate::json::json!([v]);
             }
             v
         };

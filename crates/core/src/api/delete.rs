@@ -6,7 +6,7 @@ use crate::api::meta::Fields;
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
-use serde_json::{json, Map, Value};
+use crate::json::{json, Map, Value};
 
 use super::errors::{conflict_with, invalid, not_found};
 use super::gc::{FOREGROUND, ORPHAN};

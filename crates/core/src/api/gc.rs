@@ -5,8 +5,8 @@
 //! like anyone's.
 
 use crate::api::meta::Fields;
+use crate::json::{json, Value};
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Value};
 
 use super::meta::JsonPointer;
 

@@ -3,7 +3,7 @@
 //! create or `kubectl apply`-like patch that writes it.
 
 use crate::api::meta::Fields;
-use serde_json::Value;
+use crate::json::Value;
 
 use super::errors::bad_request;
 use super::kinds::{split_api_version, ResourceInfo};

@@ -1,9 +1,9 @@
 //! Typed reads of object metadata from unstructured objects, for the engine, controllers and
 //! views: name, namespace, uid, resourceVersion, generation, labels, owner references.
 
-use serde_json::{json, Map, Value};
+use crate::json::{json, Map, Value};
 
-/// RFC 6901 JSON pointer lookup with the result of `serde_json::Value::pointer`, but without
+/// RFC 6901 JSON pointer lookup with the result of `crate::json::Value::pointer`, but without
 /// allocating: `Value::pointer` builds two new strings per token (for `~1` and `~0`
 /// unescaping) and hashes every key; reads like `/metadata/resourceVersion` run for every
 /// object on every event, so they must be cheap. Tokens are unescaped only when they contain
@@ -118,7 +118,7 @@ fn array_index(token: &str) -> Option<usize> {
     token.parse().ok()
 }
 
-/// `a == b` for JSON values, with the same answer as `serde_json::Value`'s `PartialEq`, but
+/// `a == b` for JSON values, with the same answer as `crate::json::Value`'s `PartialEq`, but
 /// cheaper for the common case: `Value`'s map equality looks every key of one map up in the
 /// other (a SipHash of the key each), and the engine compares whole specs and statuses on
 /// every write (a no-op update, a status kept as stored, a kubelet's last report). Objects are
@@ -176,7 +176,7 @@ pub fn compact(v: &mut Value) {
 }
 
 /// How many members of `m` are not `null`.
-pub fn non_null_len(m: &serde_json::Map<String, Value>) -> usize {
+pub fn non_null_len(m: &crate::json::Map<String, Value>) -> usize {
     m.values().filter(|v| !v.is_null()).count()
 }
 

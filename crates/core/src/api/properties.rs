@@ -2,8 +2,8 @@
 //! writes, generation follows the per-kind rules, main-resource writes never touch status,
 //! `/status` writes never touch spec, and refused requests change nothing.
 
+use crate::json::{json, Value};
 use proptest::prelude::*;
-use serde_json::{json, Value};
 
 use super::principals;
 use super::{

@@ -3,7 +3,7 @@
 //! `Quantity.MilliValue`, `Quantity.Value`]; the API server (QoS class) and the controllers
 //! (scheduler, HPA) read requests and capacities through these.
 
-use serde_json::Value;
+use crate::json::Value;
 
 /// Parses a CPU quantity into millicores (`500m`, `2`, `0.5`).
 pub fn cpu_millis(q: &Value) -> u64 {
@@ -48,7 +48,7 @@ pub fn memory_bytes(q: &Value) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use crate::json::json;
 
     #[test]
     fn quantities_parse_like_kube() {

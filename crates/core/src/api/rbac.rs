@@ -4,7 +4,7 @@
 
 use super::meta::JsonPointer;
 use crate::api::meta::Fields;
-use serde_json::{json, Value};
+use crate::json::{json, Value};
 
 use super::store::Store;
 use super::types::{GroupResource, ObjectKey, Subresource};

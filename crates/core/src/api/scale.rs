@@ -8,7 +8,7 @@
 
 use std::sync::Arc;
 
-use serde_json::{json, Value};
+use crate::json::{json, Value};
 
 use super::errors::{bad_request, conflict, not_found};
 use super::kinds::ResourceInfo;
@@ -68,7 +68,7 @@ impl ApiServer {
                 match pt {
                     PatchType::Merge | PatchType::Strategic => json_patch::merge(&mut doc, &patch),
                     PatchType::Json => {
-                        let ops: json_patch::Patch = serde_json::from_value(patch)
+                        let ops: json_patch::Patch = crate::json::from_value(patch)
                             .map_err(|e| bad_request(format!("invalid JSON patch: {e}")))?;
                         json_patch::patch_unsafe(&mut doc, &ops)
                             .map_err(|e| bad_request(format!("the patch does not apply: {e}")))?;

@@ -4,7 +4,7 @@
 
 use super::meta::JsonPointer;
 use crate::api::meta::Fields;
-use serde_json::{Map, Value};
+use crate::json::{Map, Value};
 
 /// One requirement of a selector.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -229,7 +229,7 @@ pub fn label_selector_string(sel: Option<&Value>) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use crate::json::json;
 
     fn labels(v: Value) -> Map<String, Value> {
         v.as_object().cloned().unwrap()

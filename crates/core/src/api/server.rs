@@ -10,8 +10,8 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
+use crate::json::{json, Value};
 use imbl::{OrdMap, OrdSet, Vector};
-use serde_json::{json, Value};
 
 use super::admission::default_service_account;
 use super::decode::{check_body, drop_deep, MAX_DEPTH};
@@ -562,7 +562,7 @@ impl ApiServer {
                             .map_err(bad_request)?;
                     }
                     PatchType::Json => {
-                        let ops: json_patch::Patch = serde_json::from_value(patch)
+                        let ops: json_patch::Patch = crate::json::from_value(patch)
                             .map_err(|e| bad_request(format!("invalid JSON patch: {e}")))?;
                         // `doc` is a copy, dropped on error, so nothing needs undoing; and
                         // json_patch::patch panics when it cannot undo (a `move` onto the

@@ -1,7 +1,7 @@
 //! The API server's request pipeline, tested through `ApiServer::handle` as clients use it.
 
 use super::*;
-use serde_json::json;
+use crate::json::json;
 
 use crate::api::gc::FOREGROUND;
 use crate::api::meta::is_deleting;

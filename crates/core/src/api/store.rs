@@ -5,8 +5,8 @@
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
+use crate::json::Value;
 use imbl::{OrdMap, OrdSet};
-use serde_json::Value;
 
 use super::types::{GroupResource, Name, ObjectKey};
 
@@ -159,7 +159,7 @@ impl Store {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use crate::json::json;
 
     fn key(res: &str, ns: &str, name: &str) -> ObjectKey {
         ObjectKey::new(GroupResource::new("", res), ns, name)

@@ -8,7 +8,7 @@
 //! `kubectl edit` send these. The merge keys come from k8s.io/api's struct tags.
 
 use crate::api::meta::Fields;
-use serde_json::{Map, Value};
+use crate::json::{Map, Value};
 
 /// How a list field merges: by a key of its elements, as a set of primitives, or replaced.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -264,7 +264,7 @@ fn reorder(items: &mut [Value], order: &[Value], strategy: ListStrategy) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use crate::json::json;
 
     fn deployment() -> Value {
         json!({"metadata": {"name": "web", "finalizers": ["a"]},

@@ -5,7 +5,7 @@
 //! [`super::kinds`], one file per kind behind [`super::kinds::KindStrategy`].
 
 use crate::api::meta::Fields;
-use serde_json::{json, Value};
+use crate::json::{json, Value};
 
 use super::kinds::ResourceInfo;
 use super::validation::{

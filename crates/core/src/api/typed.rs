@@ -3,7 +3,7 @@
 //! apimachinery's `resource.ParseQuantity` parses them.
 
 use crate::api::meta::Fields;
-use serde_json::Value;
+use crate::json::Value;
 
 use super::kinds::{split_api_version, ResourceInfo};
 use super::meta::JsonPointer;

@@ -5,8 +5,8 @@
 use std::cell::RefCell;
 use std::sync::Arc;
 
+use crate::json::Value;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
 use crate::time::SimTime;
 
@@ -540,7 +540,7 @@ impl ApiRequest {
             principal,
             GroupResource::new("", "bindings"),
             namespace,
-            serde_json::json!({
+            crate::json::json!({
                 "apiVersion": "v1",
                 "kind": "Binding",
                 "metadata": {"name": pod, "namespace": namespace},
@@ -571,7 +571,7 @@ impl ApiError {
 
     /// kube's `metav1.Status` failure object for this error, as the API server sends it.
     pub fn to_status(&self) -> Value {
-        let mut details = serde_json::Map::new();
+        let mut details = crate::json::Map::new();
         if !self.details_name.is_empty() {
             details.insert("name".into(), Value::from(self.details_name.clone()));
         }
@@ -585,11 +585,11 @@ impl ApiError {
             let causes: Vec<Value> = self
                 .causes
                 .iter()
-                .map(|(field, message)| serde_json::json!({"field": field, "message": message}))
+                .map(|(field, message)| crate::json::json!({"field": field, "message": message}))
                 .collect();
             details.insert("causes".into(), Value::from(causes));
         }
-        let mut status = serde_json::json!({
+        let mut status = crate::json::json!({
             "kind": "Status",
             "apiVersion": "v1",
             "metadata": {},
@@ -625,9 +625,10 @@ mod tests {
     fn equal_resources_share_one_allocation_and_serialize_as_before() {
         let a = GroupResource::new("apps", "deployments");
         let b = crate::group_resource!("apps", "deployments");
-        let c: GroupResource =
-            serde_json::from_value(serde_json::json!({"group": "apps", "resource": "deployments"}))
-                .unwrap();
+        let c: GroupResource = crate::json::from_value(
+            crate::json::json!({"group": "apps", "resource": "deployments"}),
+        )
+        .unwrap();
         assert!(Arc::ptr_eq(&a.0, &b.0) && Arc::ptr_eq(&a.0, &c.0));
         assert_eq!(
             serde_json::to_string(&a).unwrap(),

@@ -8,7 +8,7 @@
 use crate::api::meta::Fields;
 use std::sync::Arc;
 
-use serde_json::{Map, Value};
+use crate::json::{Map, Value};
 
 use super::errors::{bad_request, conflict, invalid, not_found};
 use super::kinds::{crd_resource_info, KindRules, ResourceInfo};

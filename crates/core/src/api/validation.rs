@@ -4,7 +4,7 @@
 //! (`apis/meta/v1/validation`).
 
 use crate::api::meta::Fields;
-use serde_json::{Map, Value};
+use crate::json::{Map, Value};
 
 /// What is wrong with a field; each renders as kube's `ErrorType` string.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -561,8 +561,8 @@ mod tests {
     #[test]
     fn conditions_are_validated_field_by_field() {
         let conds = vec![
-            serde_json::json!({"type": "Ready", "status": "True", "reason": "AllGood", "lastTransitionTime": "2025-01-01T00:00:00Z"}),
-            serde_json::json!({"type": "Ready", "status": "Yes", "reason": "1bad", "lastTransitionTime": ""}),
+            crate::json::json!({"type": "Ready", "status": "True", "reason": "AllGood", "lastTransitionTime": "2025-01-01T00:00:00Z"}),
+            crate::json::json!({"type": "Ready", "status": "Yes", "reason": "1bad", "lastTransitionTime": ""}),
         ];
         let mut errs = Vec::new();
         validate_conditions(&conds, "status.conditions", &mut errs);
@@ -598,7 +598,7 @@ mod tests {
 
     #[test]
     fn condition_lengths_are_capped() {
-        let conds = vec![serde_json::json!({
+        let conds = vec![crate::json::json!({
             "type": "Ready", "status": "True", "reason": "R".repeat(1025),
             "message": "m".repeat(32 * 1024 + 1), "lastTransitionTime": "2025-01-01T00:00:00Z"
         })];

@@ -5,7 +5,7 @@
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
-use serde_json::Value;
+use crate::json::Value;
 
 use super::server::ApiServer;
 use super::types::{AuditEntry, ObjectKey, WatchEvent, WatchEventType};

@@ -17,8 +17,8 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use crate::json::{json, Map, Value};
 use rand::seq::SliceRandom;
-use serde_json::{json, Map, Value};
 
 use super::node_predicates::{
     first_untolerated_taint, node_taints, pod_tolerations, required_node_affinity_matches,

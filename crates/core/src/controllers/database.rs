@@ -6,7 +6,7 @@ use crate::api::meta::Fields;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
-use serde_json::{json, Value};
+use crate::json::{json, Value};
 
 use super::owner_key;
 use super::util::{configmaps, databases, deployments};

@@ -7,8 +7,8 @@
 use crate::api::meta::Fields;
 use std::sync::Arc;
 
+use crate::json::{json, Value};
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Value};
 
 use crate::api::meta;
 use crate::api::{ApiRequest, GroupResource, ObjectKey, StatusReason, WatchEvent};

@@ -31,7 +31,7 @@ pub mod util;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
-use serde_json::Value;
+use crate::json::Value;
 
 use crate::api::meta;
 use crate::api::{GroupResource, ObjectKey, WatchEvent};

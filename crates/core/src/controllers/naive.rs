@@ -7,7 +7,7 @@
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
-use serde_json::{json, Value};
+use crate::json::{json, Value};
 
 use crate::api::meta;
 use crate::api::{ApiRequest, GroupResource, ObjectKey, PatchType, WatchEvent};

@@ -4,7 +4,7 @@
 //! `FindMatchingUntoleratedTaint`, `Toleration.ToleratesTaint`].
 
 use crate::api::meta::Fields;
-use serde_json::Value;
+use crate::json::Value;
 
 use crate::api::meta::{self, str_at, JsonPointer};
 
@@ -177,7 +177,7 @@ pub fn schedule_effect(effect: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use crate::json::json;
 
     fn node(name: &str, labels: Value) -> Value {
         json!({"metadata": {"name": name, "labels": labels}})

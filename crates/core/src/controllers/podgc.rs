@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use serde_json::{json, Value};
+use crate::json::{json, Value};
 
 use super::util::{nodes, pods};
 use crate::api::meta::{self, str_at};

@@ -7,9 +7,9 @@ use crate::api::meta::Fields;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use crate::json::{json, Value};
 use rand::Rng;
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Value};
 
 use super::owner_key;
 use super::util::{self, pods, record_pod_control, replicasets, PodOp};
@@ -514,7 +514,7 @@ impl Reconciler for ReplicaSetController {
             available.to_string(),
             available_rule,
         ));
-        let mut fresh = serde_json::Map::new();
+        let mut fresh = crate::json::Map::new();
         fresh.insert("replicas".into(), json!(active));
         for (field, v) in [
             ("fullyLabeledReplicas", active),

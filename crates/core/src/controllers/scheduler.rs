@@ -16,10 +16,10 @@ use crate::api::meta::Fields;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use crate::json::Value;
 use imbl::{OrdMap, OrdSet};
 use rand::Rng;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
 use super::node_predicates;
 use super::util::{self, nodes, pods};
@@ -317,7 +317,7 @@ pub fn node_filters(pod_spec: &Value, node: &Value) -> Option<NodeFailure> {
         })
     };
     if node.at("/spec/unschedulable").and_then(Value::as_bool) == Some(true) {
-        let taint = serde_json::json!({"key": node_predicates::TAINT_NODE_UNSCHEDULABLE, "effect": "NoSchedule"});
+        let taint = crate::json::json!({"key": node_predicates::TAINT_NODE_UNSCHEDULABLE, "effect": "NoSchedule"});
         if !tolerations
             .iter()
             .any(|t| node_predicates::tolerates(t, &taint))
@@ -569,7 +569,7 @@ impl Reconciler for Scheduler {
             let mut status = pod
                 .field("status")
                 .cloned()
-                .unwrap_or_else(|| serde_json::json!({}));
+                .unwrap_or_else(|| crate::json::json!({}));
             let before = status.clone();
             conditions::set_pod_condition(
                 &mut status,
@@ -627,7 +627,7 @@ mod tests {
     /// (4096-600)*100/4096 = 85 (85.35 truncated), mean 85.
     #[test]
     fn least_allocated_counts_the_defaults_for_request_less_pods() {
-        let (cpu, mem) = util::pod_nonzero_requests(&serde_json::json!({
+        let (cpu, mem) = util::pod_nonzero_requests(&crate::json::json!({
             "spec": {"containers": [{"name": "app", "image": "nginx"}]}
         }));
         assert_eq!((cpu, mem), (100, 200 * MI));
@@ -699,7 +699,7 @@ mod tests {
     }
 
     fn node(name: &str, spec: Value, labels: Value) -> Value {
-        serde_json::json!({"metadata": {"name": name, "labels": labels}, "spec": spec})
+        crate::json::json!({"metadata": {"name": name, "labels": labels}, "spec": spec})
     }
 
     /// Worked from the three plugins' `Filter`s in the default profile's order: a cordoned node
@@ -707,44 +707,44 @@ mod tests {
     /// `{key: value}`; a selector miss is NodeAffinity's.
     #[test]
     fn node_filters_fail_with_the_first_failing_plugins_reason() {
-        let spec = serde_json::json!({"nodeSelector": {"disk": "ssd"}});
-        let tainted = serde_json::json!({"taints": [{"key": "dedicated", "value": "gpu", "effect": "NoSchedule"}]});
+        let spec = crate::json::json!({"nodeSelector": {"disk": "ssd"}});
+        let tainted = crate::json::json!({"taints": [{"key": "dedicated", "value": "gpu", "effect": "NoSchedule"}]});
         let f = |n: &Value| node_filters(&spec, n).map(|f| f.reasons[0].clone());
         assert_eq!(
             f(&node(
                 "a",
-                serde_json::json!({"unschedulable": true, "taints": tainted["taints"]}),
-                serde_json::json!({"disk": "ssd"})
+                crate::json::json!({"unschedulable": true, "taints": tainted["taints"]}),
+                crate::json::json!({"disk": "ssd"})
             )),
             Some("node(s) were unschedulable".into())
         );
         assert_eq!(
-            f(&node("b", tainted.clone(), serde_json::json!({}))),
+            f(&node("b", tainted.clone(), crate::json::json!({}))),
             Some("node(s) had untolerated taint {dedicated: gpu}".into())
         );
         assert_eq!(
             f(&node(
                 "c",
-                serde_json::json!({}),
-                serde_json::json!({"disk": "hdd"})
+                crate::json::json!({}),
+                crate::json::json!({"disk": "hdd"})
             )),
             Some("node(s) didn't match Pod's node affinity/selector".into())
         );
         assert_eq!(
             f(&node(
                 "d",
-                serde_json::json!({}),
-                serde_json::json!({"disk": "ssd"})
+                crate::json::json!({}),
+                crate::json::json!({"disk": "ssd"})
             )),
             None
         );
         // A PreferNoSchedule taint does not filter; the unschedulable toleration admits a
         // cordoned node.
-        let tolerant = serde_json::json!({"tolerations": [{"key": "node.kubernetes.io/unschedulable", "operator": "Exists", "effect": "NoSchedule"}]});
+        let tolerant = crate::json::json!({"tolerations": [{"key": "node.kubernetes.io/unschedulable", "operator": "Exists", "effect": "NoSchedule"}]});
         let soft = node(
             "e",
-            serde_json::json!({"unschedulable": true, "taints": [{"key": "x", "effect": "PreferNoSchedule"}]}),
-            serde_json::json!({}),
+            crate::json::json!({"unschedulable": true, "taints": [{"key": "x", "effect": "PreferNoSchedule"}]}),
+            crate::json::json!({}),
         );
         assert_eq!(node_filters(&tolerant, &soft), None);
     }
@@ -782,8 +782,8 @@ mod tests {
 
     #[test]
     fn node_affinity_pre_filter_narrows_to_the_named_nodes() {
-        let pinned = |terms: Value| serde_json::json!({"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": terms}}}});
-        let names = pre_filter_node_names(&pinned(serde_json::json!([
+        let pinned = |terms: Value| crate::json::json!({"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": terms}}}});
+        let names = pre_filter_node_names(&pinned(crate::json::json!([
             {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["a", "b"]}]},
             {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["c"]}]}
         ])))
@@ -791,14 +791,14 @@ mod tests {
         .unwrap();
         assert_eq!(names.into_iter().collect::<Vec<_>>(), ["a", "b", "c"]);
         assert_eq!(
-            pre_filter_node_names(&pinned(serde_json::json!([
+            pre_filter_node_names(&pinned(crate::json::json!([
                 {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["a"]}]},
                 {"matchExpressions": [{"key": "x", "operator": "Exists"}]}
             ]))),
             Ok(None),
             "a term without a name admits every node"
         );
-        let conflict = pinned(serde_json::json!([{"matchFields": [
+        let conflict = pinned(crate::json::json!([{"matchFields": [
             {"key": "metadata.name", "operator": "In", "values": ["a"]},
             {"key": "metadata.name", "operator": "In", "values": ["b"]}
         ]}]));

@@ -5,7 +5,7 @@
 use crate::api::meta::Fields;
 use std::collections::BTreeMap;
 
-use serde_json::Value;
+use crate::json::Value;
 
 use crate::api::meta;
 use crate::api::meta::{string_map, JsonPointer};

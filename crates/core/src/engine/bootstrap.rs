@@ -4,9 +4,9 @@
 //! the controllers started.
 
 use crate::api::meta::Fields;
+use crate::json::{json, Value};
 use imbl::Vector;
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Value};
 
 use super::report::StepReport;
 use super::world::{Input, Slot, World};

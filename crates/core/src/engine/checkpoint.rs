@@ -24,10 +24,10 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use crate::json::Value;
 use serde::de::{self, DeserializeSeed, SeqAccess, Visitor};
 use serde::ser::SerializeTuple;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
-use serde_json::Value;
 
 use super::world::World;
 
@@ -426,7 +426,7 @@ impl<'de> Visitor<'de> for Exact {
     }
 
     fn visit_f64<E: de::Error>(self, n: f64) -> Result<Value, E> {
-        Ok(serde_json::Number::from_f64(n).map_or(Value::Null, Value::Number))
+        Ok(crate::json::Number::from_f64(n).map_or(Value::Null, Value::Number))
     }
 
     fn visit_str<E: de::Error>(self, s: &str) -> Result<Value, E> {
@@ -461,7 +461,7 @@ impl<'de> Visitor<'de> for Exact {
     }
 
     fn visit_map<A: de::MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
-        let mut members = serde_json::Map::with_capacity(map.size_hint().unwrap_or(0).min(ROOM));
+        let mut members = crate::json::Map::with_capacity(map.size_hint().unwrap_or(0).min(ROOM));
         while let Some(key) = map.next_key::<String>()? {
             let value = map.next_value_seed(Exact)?;
             members.insert(key, value);
@@ -600,7 +600,7 @@ mod tests {
     #[test]
     fn a_session_continues_from_a_checkpoint_after_any_action() {
         let mut actions = Starter::Small.actions();
-        let patch = serde_json::json!({"spec": {"replicas": 5, "template": {"spec": {"containers": [{"name": "web", "image": "nginx:1.28"}]}}}});
+        let patch = crate::json::json!({"spec": {"replicas": 5, "template": {"spec": {"containers": [{"name": "web", "image": "nginx:1.28"}]}}}});
         actions.push(SessionAction::apply(crate::engine::script::patch_as(
             "alice",
             crate::controllers::util::deployments(),
@@ -682,7 +682,7 @@ mod tests {
 
     #[test]
     fn values_are_read_back_as_written_and_lengths_are_not_trusted_past_the_room() {
-        let value = serde_json::json!({
+        let value = crate::json::json!({
             "z": {"b": [1, -2, 18446744073709551615_u64, 0.5, -1e300, null, true, false]},
             "a": "\u{e9}t\u{e9} \u{1f680}",
             "m": {},

@@ -2,9 +2,9 @@
 //! tracked incrementally in the unsettled set) and feedback-loop detection (a top-level
 //! object's generation climbing with no user write).
 
+use crate::json::Value;
 use imbl::OrdSet;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
 use super::report::{EventKind, EventRecord, FeedbackLoop, StepReport};
 use super::trace;

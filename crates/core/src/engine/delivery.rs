@@ -10,7 +10,7 @@
 
 use std::sync::Arc;
 
-use serde_json::Value;
+use crate::json::Value;
 
 use super::faults::{injected_error, FailureRule};
 use super::provenance::{Cause, Origin, Root, WriteRec};

@@ -6,7 +6,7 @@
 
 use std::collections::BTreeMap;
 
-use serde_json::{json, Value};
+use crate::json::{json, Value};
 
 use super::script::{create_as, patch_as, user};
 use super::world::{Input, World};

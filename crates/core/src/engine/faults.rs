@@ -5,8 +5,8 @@
 use crate::api::meta::Fields;
 use std::sync::Arc;
 
+use crate::json::Value;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
 use super::bootstrap::{node_objects, NodeSpec};
 use super::provenance::Cause;

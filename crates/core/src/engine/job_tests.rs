@@ -2,8 +2,8 @@
 //! Job's status, conditions, pods and Events are after a run (the trace snapshot of the first
 //! is in `snapshots/job_completes.trace`).
 
+use crate::json::{json, Value};
 use expect_test::expect_file;
-use serde_json::{json, Value};
 
 use super::script::create_as;
 use super::world::{Input, World};

@@ -3,7 +3,7 @@
 //! `ShouldContainerBeRestarted` and `getPhase`, pkg/kubelet/container/helpers.go and
 //! pkg/kubelet/kubelet_pods.go).
 
-use serde_json::{json, Value};
+use crate::json::{json, Value};
 
 use super::script::create_as;
 use super::world::World;
@@ -141,7 +141,7 @@ fn a_deleted_terminal_pod_goes_at_once() {
 
 /// A world at t=30 s (the kubelets are older than a probe period, so probes start at once)
 /// where alice created pod `r` with a readiness probe.
-fn probed_pod(probe: serde_json::Value) -> World {
+fn probed_pod(probe: crate::json::Value) -> World {
     let mut config = ClusterConfig::default();
     config
         .env

@@ -18,9 +18,9 @@
 
 use std::sync::Arc;
 
+use crate::json::Value;
 use imbl::{OrdMap, OrdSet, Vector};
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
 use crate::api::{ObjectKey, Subresource, Verb, WatchEventType};
 use crate::time::SimTime;

@@ -1,7 +1,7 @@
 //! What one step did, for the UI to animate and diff, and the one-line-per-event trace.
 
+use crate::json::Value;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
 use std::sync::Arc;
 
@@ -278,7 +278,7 @@ fn walk(path: &str, a: Option<&Value>, b: Option<&Value>, out: &mut Vec<FieldCha
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use crate::json::json;
 
     fn event(seq: u64) -> EventRecord {
         EventRecord {

@@ -1,8 +1,8 @@
 //! A small builder for scenarios in Rust (a file format comes with the CLI): a cluster config,
 //! inputs at given times, and a run bound. Everything it holds is serde-friendly.
 
+use crate::json::{json, Value};
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Value};
 
 use super::report::StopReason;
 use super::world::{ClusterConfig, Input, World};

@@ -2,8 +2,8 @@
 //! (`UPDATE_EXPECT=1 cargo test -p converge-core` rewrites them), plus assertions on the final
 //! objects. A determinism test runs every scenario twice and compares the traces.
 
+use crate::json::{json, Value};
 use expect_test::{expect_file, ExpectFile};
-use serde_json::{json, Value};
 
 use super::health::Health;
 use super::report::StopReason;

@@ -2,7 +2,7 @@
 //! 1.32's pkg/controller/statefulset: ordered creation, the partitioned rolling update, the
 //! scale-down order, and the Parallel policy.
 
-use serde_json::{json, Value};
+use crate::json::{json, Value};
 
 use super::script::{create_as, patch_as};
 use super::world::World;

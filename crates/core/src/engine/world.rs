@@ -15,11 +15,11 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use crate::json::Value;
 use imbl::{OrdMap, OrdSet, Vector};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
 use super::checks::LoopWatch;
 use super::delivery::Recorder;

@@ -1,6 +1,6 @@
 //! kstatus' generic checks (`generic.go`) and the Ready fallback for unknown kinds (`status.go`).
 
-use serde_json::Value;
+use crate::json::Value;
 
 use super::{
     conditions_of, kind_of, nested_int64, nested_string, KstatusCondition, KstatusConditionType,
@@ -119,7 +119,7 @@ pub(super) fn check_ready_condition(obj: &Value) -> Result<Option<KstatusResult>
 #[cfg(test)]
 mod tests {
     use super::super::{compute, KstatusResult, Status};
-    use serde_json::{json, Value};
+    use crate::json::{json, Value};
 
     fn widget(metadata: Value, status: Value) -> Value {
         json!({"apiVersion": "example.com/v1", "kind": "Widget",

@@ -1,7 +1,7 @@
 //! kstatus' per-kind rules (`core.go`), run after the generic checks found nothing.
 
 use crate::api::meta::Fields;
-use serde_json::Value;
+use crate::json::Value;
 
 use super::{
     conditions_of, generic, get_bool, get_int, get_str, go_type, go_value, lookup,
@@ -454,7 +454,7 @@ fn crd(obj: &Value, _: i64) -> Result<KstatusResult, KstatusError> {
 #[cfg(test)]
 mod tests {
     use super::super::{compute, KstatusResult, Status};
-    use serde_json::{json, Value};
+    use crate::json::{json, Value};
 
     fn ip(reason: &str, message: &str) -> KstatusResult {
         KstatusResult::in_progress(reason, message)

@@ -25,7 +25,7 @@ mod kinds;
 use crate::api::meta::Fields;
 use std::fmt;
 
-use serde_json::{Map, Value};
+use crate::json::{Map, Value};
 
 use crate::runtime::Explanation;
 
@@ -407,7 +407,7 @@ pub(crate) fn json_type_name(v: &Value) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use crate::json::json;
 
     #[test]
     fn group_kind_key_drops_the_version_and_the_core_group() {

@@ -2,7 +2,7 @@
 //! `kubectl auth whoami` (a SelfSubjectReview) [kubectl pkg/cmd/auth/cani.go
 //! `RunAccessCheck`, whoami.go].
 
-use serde_json::{json, Value};
+use crate::json::{json, Value};
 
 use super::args::{flag, unsupported, FlagSpec, Parsed, Takes};
 use super::client::Call;

@@ -6,7 +6,7 @@
 //! answers the real kubectl.
 
 use crate::api::meta::Fields;
-use serde_json::Value;
+use crate::json::Value;
 
 use crate::rest::discovery;
 use crate::rest::session::{HttpRequest, Reply, Session};
@@ -313,7 +313,7 @@ pub fn send(session: &mut Session, principal: &str, call: Call<'_>) -> Answer {
         },
         Reply::Watch(_) => Answer {
             status: 500,
-            body: serde_json::json!({"message": "a watch was opened where a request was meant"}),
+            body: crate::json::json!({"message": "a watch was opened where a request was meant"}),
         },
     }
 }

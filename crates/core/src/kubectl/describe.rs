@@ -5,7 +5,7 @@
 //! writes through a `PrefixWriter` into Go's tabwriter as `tabbedString` sets it up.
 
 use crate::api::meta::Fields;
-use serde_json::Value;
+use crate::json::Value;
 
 use super::args::{flag, unsupported, FlagSpec, Parsed, Takes};
 use super::client::{query, Call, Mapping};
@@ -2561,7 +2561,7 @@ fn go_quote(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use crate::json::json;
 
     #[test]
     fn timestamps_print_as_rfc1123z() {

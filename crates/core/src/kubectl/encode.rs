@@ -7,7 +7,7 @@
 //! [cli-runtime pkg/printers/yaml.go; go-yaml v2 encode.go `stringv`, emitterc.go
 //! `yaml_emitter_analyze_scalar`, `yaml_emitter_write_plain_scalar`].
 
-use serde_json::Value;
+use crate::json::Value;
 
 /// Go's `json.MarshalIndent` with four spaces, plus the newline kubectl prints.
 pub fn json(v: &Value) -> String {
@@ -85,7 +85,7 @@ fn json_value(v: &Value, depth: usize, out: &mut String) {
 
 /// A JSON number as Go prints an `int64` or a `float64` (`strconv.FormatFloat(f, 'g', -1, 64)`
 /// with exponents from 1e21, as encoding/json does).
-fn go_number(n: &serde_json::Number) -> String {
+fn go_number(n: &crate::json::Number) -> String {
     if n.is_i64() || n.is_u64() {
         return n.to_string();
     }
@@ -167,7 +167,7 @@ fn column(out: &str) -> usize {
     out.rsplit('\n').next().map_or(0, |l| l.chars().count())
 }
 
-fn yaml_map(m: &serde_json::Map<String, Value>, ind: usize, out: &mut String) {
+fn yaml_map(m: &crate::json::Map<String, Value>, ind: usize, out: &mut String) {
     let mut keys: Vec<&String> = m.keys().collect();
     keys.sort();
     for (i, k) in keys.iter().enumerate() {
@@ -454,7 +454,7 @@ fn literal(s: &str, ind: usize, out: &mut String) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use crate::json::json;
 
     #[test]
     fn json_sorts_keys_and_escapes_html_as_go_does() {

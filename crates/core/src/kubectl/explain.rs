@@ -7,7 +7,7 @@
 //! [`truthy`].
 
 use crate::api::meta::Fields;
-use serde_json::Value;
+use crate::json::Value;
 
 use super::args::{flag, FlagSpec, Parsed, Takes};
 use super::client::{Call, Mapping};
@@ -602,7 +602,7 @@ mod tests {
 
     #[test]
     fn type_hints_read_as_kubectl_prints_them() {
-        let doc = serde_json::json!({"components": {"schemas": {
+        let doc = crate::json::json!({"components": {"schemas": {
             "a.B": {"type": "object"},
             "a.T": {"type": "string"},
         }}});
@@ -610,22 +610,21 @@ mod tests {
             doc: &doc,
             recursive: false,
         };
-        let r =
-            |s: &str| serde_json::json!({"allOf": [{"$ref": format!("#/components/schemas/{s}")}]});
+        let r = |s: &str| crate::json::json!({"allOf": [{"$ref": format!("#/components/schemas/{s}")}]});
         assert_eq!(e.type_guess(&r("a.B")), "B");
         assert_eq!(e.type_guess(&r("a.T")), "string");
         assert_eq!(
-            e.type_guess(&serde_json::json!({"type": "array", "items": r("a.B")})),
+            e.type_guess(&crate::json::json!({"type": "array", "items": r("a.B")})),
             "[]B"
         );
         assert_eq!(
             e.type_guess(
-                &serde_json::json!({"type": "object", "additionalProperties": {"type": "string"}})
+                &crate::json::json!({"type": "object", "additionalProperties": {"type": "string"}})
             ),
             "map[string]string"
         );
         assert_eq!(
-            e.type_guess(&serde_json::json!({"type": "object"})),
+            e.type_guess(&crate::json::json!({"type": "object"})),
             "Object"
         );
     }

@@ -6,7 +6,7 @@
 //! `printTable`, `printRows`].
 
 use crate::api::meta::Fields;
-use serde_json::{json, Value};
+use crate::json::{json, Value};
 
 use super::args::{flag, unsupported, FlagSpec, Parsed, Takes};
 use super::client::{query, Call, Mapping, TABLE_ACCEPT};

@@ -5,7 +5,7 @@
 //! `JSONPath.Execute`, `evalToText`; kubectl cli-runtime printers/jsonpath.go, and
 //! custom_column_printer.go with `RelaxedJSONPathExpression`].
 
-use serde_json::Value;
+use crate::json::Value;
 
 #[derive(Clone, Debug, PartialEq)]
 enum Step {
@@ -382,7 +382,7 @@ fn matches_filter(f: &Filter, root: &Value, item: &Value) -> bool {
     };
     let right: Vec<Value> = match lit {
         Literal::Str(s) => vec![Value::String(s.clone())],
-        Literal::Num(n) => vec![serde_json::json!(n)],
+        Literal::Num(n) => vec![crate::json::json!(n)],
         Literal::Path(p) => eval(p, root, item).into_iter().cloned().collect(),
     };
     left.iter().any(|l| {
@@ -480,7 +480,7 @@ pub fn go_v(v: &Value) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use crate::json::json;
 
     fn run(t: &str, v: &Value) -> String {
         Template::parse(t).unwrap().execute(v).unwrap()

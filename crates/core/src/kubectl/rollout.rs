@@ -5,7 +5,7 @@
 //! `defaultObjectRestarter`].
 
 use crate::api::meta::Fields;
-use serde_json::{json, Value};
+use crate::json::{json, Value};
 
 use super::args::{flag, unsupported, FlagSpec, Parsed, Takes};
 use super::client::{query, Call, Mapping};
@@ -364,7 +364,7 @@ fn undo(run: &mut Run<'_, '_>, m: &Mapping, ns: &str, obj: &Value, prefix: &str,
     } else {
         template["metadata"] = json!({"creationTimestamp": null});
     }
-    let mut annotations = serde_json::Map::new();
+    let mut annotations = crate::json::Map::new();
     if let Some(a) = obj
         .pointer("/metadata/annotations")
         .and_then(Value::as_object)

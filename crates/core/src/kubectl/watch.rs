@@ -6,7 +6,7 @@
 
 use std::collections::BTreeMap;
 
-use serde_json::Value;
+use crate::json::Value;
 
 use crate::api::{GroupResource, ObjectKey, Selector};
 use crate::engine::World;

@@ -7,7 +7,7 @@
 use crate::api::meta::Fields;
 use std::collections::BTreeMap;
 
-use serde_json::{json, Map, Value};
+use crate::json::{json, Map, Value};
 
 use super::args::{flag, unsupported, FlagSpec, Parsed, Takes};
 use super::client::{query, Call, Mapping};

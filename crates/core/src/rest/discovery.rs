@@ -8,7 +8,7 @@
 //! as kubectl 1.32 does first; otherwise in the legacy form, and each group version has its
 //! `APIResourceList` either way.
 
-use serde_json::{json, Value};
+use crate::json::{json, Value};
 
 use super::route::PathTarget;
 use crate::api::{errors::unknown_resource, ApiError, ApiServer, GroupResource, ResourceInfo};

@@ -4,7 +4,7 @@
 //! `ToSelectableFields`, event/strategy.go, node/strategy.go, namespace/strategy.go,
 //! replicaset/strategy.go]. kubectl uses `metadata.name=<name>` to watch one object.
 
-use serde_json::Value;
+use crate::json::Value;
 
 use crate::api::{errors::bad_request, ApiError, GroupResource};
 
@@ -176,7 +176,7 @@ impl FieldSelector {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use crate::json::json;
 
     #[test]
     fn selectors_parse_and_match_as_apimachinerys() {

@@ -7,7 +7,7 @@
 //! so kubectl computes apply patches from its compiled-in types, as it does for built-in kinds
 //! [kubectl pkg/cmd/apply/patcher.go `gvkSupportsPatchOpenAPIV3`].
 
-use serde_json::{json, Map, Value};
+use crate::json::{json, Map, Value};
 
 use super::schema;
 use crate::api::{ApiServer, ResourceInfo};

@@ -5,7 +5,7 @@
 //! [apimachinery pkg/runtime/serializer/protobuf/protobuf.go; k8s.io/api
 //! authorization/v1/generated.proto]. Everything else is refused as before.
 
-use serde_json::{json, Map, Value};
+use crate::json::{json, Map, Value};
 
 /// The `k8s\0` prefix of every protobuf-encoded object.
 pub const MAGIC: &[u8] = b"k8s\0";

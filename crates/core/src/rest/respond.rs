@@ -5,8 +5,8 @@
 //! selector and cut into pages by `limit`/`continue`.
 
 use crate::api::meta::Fields;
+use crate::json::{json, Value};
 use base64::Engine as _;
-use serde_json::{json, Value};
 
 use super::fields::FieldSelector;
 use super::route::Query;

@@ -4,7 +4,7 @@
 //! (group, version, optional namespace, name and subresource); the method and the query pick the
 //! verb; the content type picks the patch type.
 
-use serde_json::Value;
+use crate::json::Value;
 
 use crate::api::{
     errors::bad_request, ApiError, ApiRequest, ApiServer, GroupResource, PatchType, StatusReason,
@@ -362,7 +362,7 @@ pub fn operation(
         }
         ("DELETE", true) => {
             let mut options = if body.iter().all(u8::is_ascii_whitespace) {
-                serde_json::json!({})
+                crate::json::json!({})
             } else {
                 body_value(body)?
             };

@@ -10,7 +10,7 @@ use crate::api::meta::Fields;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::OnceLock;
 
-use serde_json::{json, Map, Value};
+use crate::json::{json, Map, Value};
 
 use crate::api::{ApiServer, GroupResource, ObjectKey, ResourceInfo};
 

@@ -8,7 +8,7 @@ use crate::api::meta::Fields;
 use std::collections::VecDeque;
 use std::sync::Arc;
 
-use serde_json::{json, Value};
+use crate::json::{json, Value};
 
 use super::respond::{response, Response};
 use super::route::{self, Operation, PathTarget, WatchRequest};

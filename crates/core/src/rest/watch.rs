@@ -7,7 +7,7 @@
 
 use std::collections::BTreeSet;
 
-use serde_json::{json, Value};
+use crate::json::{json, Value};
 
 use super::fields::FieldSelector;
 use super::route::WatchRequest;

@@ -9,8 +9,8 @@
     reason = "ApiResult, the API contract type, carries kube's full error by value"
 )]
 
+use crate::json::Value;
 use rand_chacha::ChaCha8Rng;
-use serde_json::Value;
 
 use super::environment::Environment;
 use super::events::EventNote;

@@ -18,9 +18,9 @@
 //! happen at the same instant, after the reconcile's own requests.
 
 use crate::api::meta::Fields;
+use crate::json::{json, Value};
 use imbl::OrdMap;
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Value};
 
 use crate::api::{meta, ApiRequest, GroupResource, PatchType};
 use crate::time::SimTime;
@@ -78,7 +78,7 @@ impl ObjectRef {
 
     /// As JSON, fields in `v1.ObjectReference`'s order, empty ones omitted (`omitempty`).
     fn to_json(&self) -> Value {
-        let mut m = serde_json::Map::new();
+        let mut m = crate::json::Map::new();
         for (k, v) in [
             ("kind", &self.kind),
             ("namespace", &self.namespace),
@@ -463,7 +463,7 @@ impl EventBroadcaster {
         if !allowed {
             return None;
         }
-        let mut source_json = serde_json::Map::new();
+        let mut source_json = crate::json::Map::new();
         source_json.insert("component".into(), json!(component));
         if !host.is_empty() {
             source_json.insert("host".into(), json!(host));

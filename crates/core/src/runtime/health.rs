@@ -2,8 +2,8 @@
 //! kstatus' `compute` from [`crate::kstatus`], reduced to the four statuses.
 
 use crate::api::meta::Fields;
+use crate::json::Value;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
 use crate::kstatus::{self, Status};
 use crate::time::SimTime;

@@ -7,8 +7,8 @@
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
+use crate::json::Value;
 use imbl::{OrdMap, OrdSet};
-use serde_json::Value;
 
 use crate::api::meta;
 use crate::api::{GroupResource, ObjectKey, WatchEvent, WatchEventType};

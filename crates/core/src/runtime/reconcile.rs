@@ -8,8 +8,8 @@
 
 use std::sync::Arc;
 
+use crate::json::Value;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
 use super::client::Ctx;
 use super::events::EventApi;

@@ -5,7 +5,7 @@
 //! and expectations have no kubectl form: they become comments that say what the simulation did.
 
 use crate::api::meta::Fields;
-use serde_json::Value;
+use crate::json::Value;
 
 use super::compile::{compile, CompiledAction};
 use super::format::Scenario;

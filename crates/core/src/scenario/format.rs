@@ -4,8 +4,8 @@
 
 use std::fmt;
 
+use crate::json::Value;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
-use serde_json::Value;
 
 /// The only `apiVersion` this build writes; every version listed in
 /// [`super::SUPPORTED_VERSIONS`] loads.

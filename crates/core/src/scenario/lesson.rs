@@ -366,7 +366,7 @@ impl LessonTrack {
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
+    use crate::json::json;
 
     use super::super::format::Until;
     use super::super::gallery::GALLERY;

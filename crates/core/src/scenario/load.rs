@@ -5,8 +5,8 @@
 use crate::api::meta::Fields;
 use std::fmt;
 
+use crate::json::Value;
 use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
-use serde_json::Value;
 
 use super::format::{Scenario, API_VERSION, KIND};
 use super::{ScenarioError, SUPPORTED_VERSIONS};

@@ -2,7 +2,7 @@
 //! `metadata.labels.member("app.kubernetes.io/name")`, `status.conditions[type=Progressing].reason` (the
 //! first list item whose `type` is `Progressing`), or a JSON pointer (`/status/readyReplicas`).
 
-use serde_json::Value;
+use crate::json::Value;
 
 use crate::api::meta::Fields;
 
@@ -143,7 +143,7 @@ impl FieldPath {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use crate::json::json;
 
     #[test]
     fn dotted_paths_with_indexes_and_quoted_keys_resolve() {

@@ -2,7 +2,7 @@
 //! runner's expectation evaluation, plus a mutation test: every expectation of every scenario
 //! in tests/scenarios fails when its expected value is changed.
 
-use serde_json::{json, Value};
+use crate::json::{json, Value};
 
 use super::format::Duration;
 use super::predicates::{evaluate, Check};

@@ -3,7 +3,7 @@
 //! their subresource, and the garbage collector leaves no owner waiting for nothing. Also the
 //! store helpers (snapshot, diff) the API tests share.
 
-use serde_json::{json, Value};
+use crate::json::{json, Value};
 
 use super::request_bytes::{decode_request, template, Bytes};
 use crate::api::{ApiRequest, ApiServer, ObjectKey, Subresource, Verb};

@@ -4,7 +4,7 @@
 //! whose `code` is the HTTP status; a watch opens or ends with an ERROR frame; and the world's
 //! store keeps its invariants after each request (resourceVersions rise, nothing loses its uid).
 
-use serde_json::Value;
+use crate::json::Value;
 
 use crate::api::ApiRequest;
 use crate::engine::{ClusterConfig, World};

@@ -8,7 +8,7 @@ mod api_requests;
 mod http_requests;
 mod request_bytes;
 
-use serde_json::Value;
+use crate::json::Value;
 
 use crate::parse;
 use crate::scenario::{Duration, RunOptions, Scenario, Until};

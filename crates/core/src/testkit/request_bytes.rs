@@ -2,7 +2,7 @@
 //! small tables, and bodies built from a valid template of the kind plus a few edits, so most
 //! requests get past decoding and exercise the server's rules.
 
-use serde_json::{json, Value};
+use crate::json::{json, Value};
 
 use crate::api::{ApiRequest, ApiServer, GroupResource, ObjectKey, PatchType, Subresource, Verb};
 use crate::parse;

@@ -7,7 +7,7 @@
 //! is decided here; the web crate draws the paths it is given.
 
 use crate::api::meta::Fields;
-use serde_json::Value;
+use crate::json::Value;
 
 use crate::api::ObjectKey;
 use crate::engine::World;

@@ -5,7 +5,7 @@
 use crate::api::meta::Fields;
 use std::sync::Arc;
 
-use serde_json::Value;
+use crate::json::Value;
 
 use crate::api::meta::{event_source, str_at};
 use crate::api::{GroupResource, ObjectKey};

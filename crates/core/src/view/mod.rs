@@ -11,7 +11,7 @@ pub mod timeline;
 pub mod tree;
 pub mod why;
 
-use serde_json::Value;
+use crate::json::Value;
 
 /// `text` escaped for XML/HTML text and attribute values: the sequence diagram and the chart
 /// are SVG markup built here, and their labels hold user-written strings (names, messages).
@@ -72,7 +72,7 @@ pub fn format(text: &str, syntax: Syntax) -> Result<String, crate::parse::ParseE
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use crate::json::json;
 
     #[test]
     fn markup_is_escaped() {

@@ -250,7 +250,7 @@ mod tests {
             after
                 .object(&key)
                 .and_then(|o| o.pointer("/status/readyReplicas")),
-            Some(&serde_json::Value::from(1))
+            Some(&crate::json::Value::from(1))
         );
         let text = serde_json::to_string(&actions).unwrap_or_default();
         let back: Vec<SessionAction> = serde_json::from_str(&text).unwrap_or_default();

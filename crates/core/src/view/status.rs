@@ -4,7 +4,7 @@
 use crate::api::meta::Fields;
 use std::collections::BTreeSet;
 
-use serde_json::Value;
+use crate::json::Value;
 
 use crate::rollout;
 use crate::time::{parse_rfc3339_unix_ms, SimTime};
@@ -66,7 +66,7 @@ pub fn status_view(obj: &Value, before: Option<&Value>, now: SimTime) -> StatusV
     let observed_part = |o: &Value| -> Option<Value> {
         if slice {
             o.field("endpoints")
-                .map(|e| serde_json::json!({"endpoints": e}))
+                .map(|e| crate::json::json!({"endpoints": e}))
         } else {
             o.field("status").cloned()
         }
@@ -169,7 +169,7 @@ fn flatten(path: &str, v: &Value, out: &mut Vec<(String, String)>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use crate::json::json;
 
     #[test]
     fn an_endpoint_slices_endpoints_stand_in_for_its_status() {

@@ -67,7 +67,7 @@ pub fn lanes(
                         event_type, key, ..
                     } => format!(
                         "watch {} {}",
-                        serde_json::to_value(event_type)
+                        crate::json::to_value(event_type)
                             .ok()
                             .and_then(|v| v.as_str().map(str::to_owned))
                             .unwrap_or_default(),

@@ -13,7 +13,7 @@ use crate::api::meta::Fields;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
-use serde_json::Value;
+use crate::json::Value;
 
 use crate::api::ObjectKey;
 use crate::engine::health::{self, Health};
@@ -527,7 +527,7 @@ mod tests {
             crate::api::GroupResource::new("apps", "deployments"),
             "default",
             "web",
-            serde_json::json!({"spec": {"replicas": 5, "template": {"spec": {"containers": [{"name": "web", "image": "nginx:1.28"}]}}}}),
+            crate::json::json!({"spec": {"replicas": 5, "template": {"spec": {"containers": [{"name": "web", "image": "nginx:1.28"}]}}}}),
         );
         actions.push(crate::view::session::SessionAction::apply(rollout));
         actions.extend(std::iter::repeat_n(

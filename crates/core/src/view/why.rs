@@ -5,7 +5,7 @@
 use crate::api::meta::Fields;
 use std::sync::Arc;
 
-use serde_json::Value;
+use crate::json::Value;
 
 use crate::api::ObjectKey;
 use crate::engine::provenance::{Cause, Root};
@@ -269,7 +269,7 @@ pub(crate) mod tests {
             "status.conditions[type=Available].status"
         );
         assert_eq!(
-            badge_field_path(&serde_json::json!({"spec": {}})),
+            badge_field_path(&crate::json::json!({"spec": {}})),
             "metadata.resourceVersion"
         );
     }

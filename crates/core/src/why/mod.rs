@@ -11,8 +11,8 @@
 //! Runs of hops that repeat (a feedback loop, a sync period) are folded into one
 //! [`Hop::Repeat`].
 
+use crate::json::Value;
 use serde::Serialize;
-use serde_json::Value;
 
 use crate::api::{ObjectKey, WatchEventType};
 use crate::engine::provenance::{Cause, Origin, ReconcileRec, Root, WriteRec, WINDOW};

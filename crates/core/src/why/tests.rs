@@ -1,7 +1,7 @@
 //! Chains worked by hand from the scenarios' traces (`converge run FILE`, lines numbered from
 //! 1 as the hops print them), and the explanations tied to the decisions they explain.
 
-use serde_json::{json, Value};
+use crate::json::{json, Value};
 
 use super::{Chain, Hop, WhyError};
 use crate::api::{GroupResource, ObjectKey, WatchEventType};

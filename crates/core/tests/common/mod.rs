@@ -7,8 +7,8 @@
 
 use converge_core::api::ObjectKey;
 use converge_core::engine::World;
+use converge_core::json::Value;
 use proptest::test_runner::TestCaseError;
-use serde_json::Value;
 
 /// Steps `world` until `ms` of simulated time have passed. After every step it calls
 /// `check(world, fresh, false)`, where `fresh` says whether the step changed what `watched`

@@ -2,7 +2,7 @@
 //! it, and measuring the content's height for it. The protocol itself (what is valid, what it
 //! does, what is answered) is `crate::state::embed`.
 
-use serde_json::Value;
+use converge_core::json::Value;
 
 /// Listens for messages from the parent window (the host page); others are ignored.
 pub fn listen(

@@ -376,7 +376,7 @@ impl Platform {
     /// Embed mode: listens for the host page's messages.
     pub fn listen_to_host(
         &mut self,
-        on: impl Fn(serde_json::Value, String, Option<Window>) + 'static,
+        on: impl Fn(converge_core::json::Value, String, Option<Window>) + 'static,
     ) {
         self.host = host_page::listen(on);
     }

@@ -2,7 +2,7 @@
 //! `crate::platform` performs them, so every decision stays testable natively and the browser
 //! calls sit in one place.
 
-use serde_json::Value;
+use converge_core::json::Value;
 
 use super::{Theme, Workspace};
 
@@ -95,7 +95,7 @@ impl Reaction {
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
+    use converge_core::json::json;
 
     use super::*;
     use crate::state::embed::parse_query;

@@ -6,7 +6,7 @@
 
 use std::rc::Rc;
 
-use serde_json::{json, Value};
+use converge_core::json::{json, Value};
 
 use super::{gallery, Effect, Model, Msg, Reaction, Theme};
 

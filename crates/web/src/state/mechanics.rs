@@ -356,7 +356,7 @@ impl Model {
 
     /// Whether the editor's object is older than the stored one it was loaded from.
     pub fn editor_drift(&self) -> Option<EditorDrift> {
-        let resource_version = |o: &serde_json::Value| {
+        let resource_version = |o: &converge_core::json::Value| {
             o.pointer("/metadata/resourceVersion")
                 .and_then(|v| v.as_str())
                 .map(str::to_owned)
@@ -440,8 +440,8 @@ pub(super) fn fault_for(f: FaultMsg, nodes: &[String]) -> Fault {
 mod tests {
     use super::*;
     use crate::state::Msg;
+    use converge_core::json::Value;
     use converge_core::view::tree::Row;
-    use serde_json::Value;
 
     fn deployment(m: &Model) -> Value {
         m.world

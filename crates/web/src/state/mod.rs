@@ -20,6 +20,7 @@ use std::rc::Rc;
 
 use converge_core::api::ObjectKey;
 use converge_core::engine::{History, Input, StepReport, World};
+use converge_core::json::Value;
 use converge_core::parse;
 use converge_core::view::session::{self, SessionAction, Starter};
 use converge_core::view::share::ShareError;
@@ -27,7 +28,6 @@ pub use converge_core::view::share::{Target, Theme, Workspace};
 use converge_core::view::tree::{Layout, Row, Tree};
 use converge_core::view::why::WhyView;
 use converge_core::view::{self, Syntax};
-use serde_json::Value;
 
 pub use boot::{Boot, Booting, Ready, StartingPage};
 pub use effect::{Effect, Reaction};

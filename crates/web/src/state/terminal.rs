@@ -323,7 +323,7 @@ impl Model {
                 .push(entry(out.stdout, out.stderr, out.code));
             return;
         }
-        let key = serde_json::from_str::<serde_json::Value>(&ran.output.stdout)
+        let key = serde_json::from_str::<converge_core::json::Value>(&ran.output.stdout)
             .ok()
             .and_then(|obj| {
                 let obj = match obj.get("items").and_then(|i| i.as_array()) {

@@ -1,7 +1,7 @@
 //! Small helpers the kinds' strategies share: defaulting a field, and the range and
 //! immutability checks with kube's messages.
 
-use serde_json::{json, Map, Value};
+use crate::json::{json, Map, Value};
 
 use super::super::meta::{Fields, JsonPointer};
 use super::super::validation::FieldError;

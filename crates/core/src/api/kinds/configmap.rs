@@ -1,6 +1,6 @@
 //! ConfigMaps (`v1`): keys and the 1 MiB size limit (pkg/apis/core/validation ValidateConfigMap).
 
-use serde_json::{json, Value};
+use crate::json::{json, Value};
 
 use super::super::typed::{FieldTypes, Ty};
 use super::super::validation::FieldError;

@@ -3,7 +3,7 @@
 //! (pkg/apis/apps/validation) define them. No status, no generation.
 
 use crate::api::meta::Fields;
-use serde_json::Value;
+use crate::json::Value;
 
 use super::super::typed::{FieldTypes, Ty};
 use super::super::validation::FieldError;

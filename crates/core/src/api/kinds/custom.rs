@@ -3,7 +3,7 @@
 //! (apiextensions-apiserver pkg/registry/customresource/strategy.go).
 
 use crate::api::meta::Fields;
-use serde_json::Value;
+use crate::json::Value;
 
 use super::super::meta::JsonPointer;
 use super::super::meta::{meta_mut, set_or_remove};

@@ -3,7 +3,7 @@
 //! pkg/apis/apps/validation `ValidateDaemonSet` does for the fields the simulation uses.
 
 use crate::api::meta::Fields;
-use serde_json::{json, Value};
+use crate::json::{json, Value};
 
 use super::super::meta::JsonPointer;
 use super::super::typed::{FieldTypes, Ty};

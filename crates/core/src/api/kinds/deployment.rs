@@ -2,7 +2,7 @@
 //! pkg/apis/apps/validation define them.
 
 use crate::api::meta::Fields;
-use serde_json::{json, Value};
+use crate::json::{json, Value};
 
 use super::super::meta::JsonPointer;
 use super::super::meta::{meta_mut, set_or_remove};

@@ -7,7 +7,7 @@
 use crate::api::meta::Fields;
 use std::collections::BTreeSet;
 
-use serde_json::{json, Value};
+use crate::json::{json, Value};
 
 use super::super::meta::JsonPointer;
 use super::super::typed::{FieldTypes, Ty};

@@ -1,6 +1,6 @@
 //! Events (`v1`): what controllers report about an object (its `involvedObject`).
 
-use serde_json::Value;
+use crate::json::Value;
 
 use super::super::meta::JsonPointer;
 use super::super::validation::FieldError;

@@ -1,7 +1,7 @@
 //! HorizontalPodAutoscalers (`autoscaling/v2`): bounds and the scale target
 //! (pkg/apis/autoscaling/validation).
 
-use serde_json::{json, Value};
+use crate::json::{json, Value};
 
 use super::super::meta::JsonPointer;
 use super::super::typed::{FieldTypes, Ty};

@@ -2,7 +2,7 @@
 //! pkg/apis/batch/v1/defaults.go and pkg/apis/batch/validation define them.
 
 use crate::api::meta::Fields;
-use serde_json::{json, Map, Value};
+use crate::json::{json, Map, Value};
 
 use super::super::meta::JsonPointer;
 use super::super::typed::{FieldTypes, Ty};

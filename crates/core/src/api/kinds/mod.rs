@@ -35,8 +35,8 @@ use serde::{Deserialize, Serialize};
 use super::meta::JsonPointer;
 use std::sync::Arc;
 
+use crate::json::Value;
 use imbl::OrdMap;
-use serde_json::Value;
 
 use super::types::GroupResource;
 
@@ -555,7 +555,7 @@ mod tests {
 
     #[test]
     fn a_crd_defines_its_resource_with_or_without_status() {
-        let crd = serde_json::json!({
+        let crd = crate::json::json!({
             "spec": {"group": "example.com", "scope": "Namespaced",
                 "names": {"plural": "databases", "kind": "Database"},
                 "versions": [{"name": "v1", "served": true, "storage": true, "subresources": {"status": {}}}]}

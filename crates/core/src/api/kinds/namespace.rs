@@ -1,7 +1,7 @@
 //! Namespaces (`v1`): the `kubernetes` finalizer and the Active phase
 //! (pkg/registry/core/namespace/strategy.go).
 
-use serde_json::{json, Value};
+use crate::json::{json, Value};
 
 use super::super::validation::dns1123_label;
 use super::common::{default_field, obj_mut};

@@ -1,6 +1,6 @@
 //! Nodes (`v1`), cluster-scoped, written by their kubelets (pkg/registry/core/node/strategy.go).
 
-use serde_json::Value;
+use crate::json::Value;
 
 use super::super::meta::JsonPointer;
 use super::super::typed::{FieldTypes, Ty};

@@ -1,7 +1,7 @@
 //! ReplicaSets (`apps/v1`), as kube's pkg/registry/apps/replicaset/strategy.go defines them.
 
 use crate::api::meta::Fields;
-use serde_json::{json, Value};
+use crate::json::{json, Value};
 
 use super::super::typed::{FieldTypes, Ty};
 use super::super::validation::FieldError;

@@ -9,7 +9,7 @@
 //! policy defaults to Retain/Retain.
 
 use crate::api::meta::Fields;
-use serde_json::{json, Map, Value};
+use crate::json::{json, Map, Value};
 
 use super::super::meta::JsonPointer;
 use super::super::typed::{FieldTypes, Ty};

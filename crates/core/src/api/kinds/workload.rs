@@ -2,7 +2,7 @@
 //! workload status checks (pkg/apis/apps/validation).
 
 use crate::api::meta::Fields;
-use serde_json::{json, Map, Value};
+use crate::json::{json, Map, Value};
 
 use super::super::meta::JsonPointer;
 use super::super::typed::Ty;

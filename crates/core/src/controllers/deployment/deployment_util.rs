@@ -4,7 +4,7 @@
 //! annotations (`SetNewReplicaSetAnnotations`, `SetReplicasAnnotations`).
 
 use crate::api::meta::Fields;
-use serde_json::{json, Value};
+use crate::json::{json, Value};
 
 use super::{
     Sync, ANNOTATIONS_NOT_COPIED, DESIRED_REPLICAS, MAX_INT32, MAX_REPLICAS,
@@ -308,12 +308,12 @@ enum LabelsIgnoringHash<'a> {
     /// Absent, or an object holding nothing but the hash label.
     Absent,
     /// An object with other labels (the hash label is skipped when comparing).
-    Labels(&'a serde_json::Map<String, Value>),
+    Labels(&'a crate::json::Map<String, Value>),
     /// Not an object: kept as it is.
     Other(&'a Value),
 }
 
-fn labels_ignoring_hash(meta: &serde_json::Map<String, Value>) -> LabelsIgnoringHash<'_> {
+fn labels_ignoring_hash(meta: &crate::json::Map<String, Value>) -> LabelsIgnoringHash<'_> {
     match meta.field("labels") {
         None | Some(Value::Null) => LabelsIgnoringHash::Absent,
         Some(Value::Object(l)) if l.keys().all(|k| k == POD_TEMPLATE_HASH) => {
@@ -328,7 +328,7 @@ fn metadata_equal_ignore_hash(a: &Value, b: &Value) -> bool {
     let (Value::Object(x), Value::Object(y)) = (a, b) else {
         return a == b;
     };
-    let others = |m: &serde_json::Map<String, Value>| {
+    let others = |m: &crate::json::Map<String, Value>| {
         m.iter()
             .filter(|(k, v)| *k != "labels" && !v.is_null())
             .count()
@@ -342,7 +342,7 @@ fn metadata_equal_ignore_hash(a: &Value, b: &Value) -> bool {
     }
     match (labels_ignoring_hash(x), labels_ignoring_hash(y)) {
         (LabelsIgnoringHash::Labels(l), LabelsIgnoringHash::Labels(m)) => {
-            let count = |l: &serde_json::Map<String, Value>| {
+            let count = |l: &crate::json::Map<String, Value>| {
                 l.keys().filter(|k| *k != POD_TEMPLATE_HASH).count()
             };
             count(l) == count(m)
@@ -379,7 +379,7 @@ pub(super) fn counts(rs: &Value) -> RsCounts {
 pub(super) fn annotations_only(obj: &Value) -> Value {
     match obj.field("metadata") {
         Some(Value::Object(m)) => {
-            let mut meta = serde_json::Map::new();
+            let mut meta = crate::json::Map::new();
             if let Some(a) = m.field("annotations") {
                 meta.insert("annotations".into(), a.clone());
             }

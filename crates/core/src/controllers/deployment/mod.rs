@@ -26,7 +26,7 @@ use crate::api::meta::Fields;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
-use serde_json::{json, Map, Value};
+use crate::json::{json, Map, Value};
 
 use crate::api::meta::{self, str_at, JsonPointer};
 use crate::api::{GroupResource, ObjectKey, WatchEvent};

@@ -2,7 +2,7 @@
 //! completion, the progress deadline and requeueing a stuck rollout.
 
 use crate::api::meta::Fields;
-use serde_json::{json, Value};
+use crate::json::{json, Value};
 
 use super::deployment_util::{has_deadline, num};
 use super::Sync;

@@ -2,7 +2,7 @@
 //! the new ReplicaSet scales up, and the pod-deletion handler that wakes it.
 
 use crate::api::meta::Fields;
-use serde_json::Value;
+use crate::json::Value;
 
 use super::deployment_util::{rs_spec, rs_status};
 use super::Sync;

@@ -1,7 +1,7 @@
 //! The RollingUpdate strategy [pkg/controller/deployment/rolling.go]: scale the new
 //! ReplicaSet up within maxSurge and old ones down within maxUnavailable.
 
-use serde_json::Value;
+use crate::json::Value;
 
 use super::deployment_util::{by_creation, new_rs_new_replicas, rs_spec, rs_status};
 use super::Sync;

@@ -5,7 +5,7 @@
 use crate::api::meta::Fields;
 use std::sync::Arc;
 
-use serde_json::{json, Value};
+use crate::json::{json, Value};
 
 use super::deployment_util::{
     add_label, annotations_only, available_rule, by_creation, counts, equal_ignore_hash,

@@ -6,7 +6,7 @@ use crate::api::meta::Fields;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
-use serde_json::Value;
+use crate::json::Value;
 
 use super::utils::{
     endpoint_hash, endpoint_ports, endpoints_equal_beyond_hash, endpoints_of, new_endpoint_slice,

@@ -5,7 +5,7 @@
 use crate::api::meta::Fields;
 use std::collections::{BTreeMap, BTreeSet};
 
-use serde_json::{json, Map, Value};
+use crate::json::{json, Map, Value};
 
 use super::{
     services, CONTROLLER_NAME, LABEL_HEADLESS, LABEL_MANAGED_BY, LABEL_SERVICE_NAME, LABEL_ZONE,

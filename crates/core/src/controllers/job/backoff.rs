@@ -6,7 +6,7 @@ use crate::api::meta::Fields;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
-use serde_json::Value;
+use crate::json::Value;
 
 use crate::api::meta::{str_at, JsonPointer};
 use crate::conditions;
@@ -121,7 +121,7 @@ fn containers_finished(pod: &Value) -> Option<i64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use crate::json::json;
 
     fn pod_finished_at(t: &str) -> Arc<Value> {
         Arc::new(json!({"status": {"containerStatuses": [

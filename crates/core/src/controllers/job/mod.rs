@@ -30,7 +30,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
-use serde_json::{json, Value};
+use crate::json::{json, Value};
 
 use super::replicaset::{
     after_or_zero, max_container_restarts, phase_ordinal, pod_from_template, random_suffix,

@@ -3,7 +3,7 @@
 //! pkg/controller/job (`newCondition`, `ensureJobConditionStatus`, `IsJobFinished`).
 
 use crate::api::meta::Fields;
-use serde_json::{json, Map, Value};
+use crate::json::{json, Map, Value};
 
 use crate::api::meta::{str_at, JsonPointer};
 use crate::time::SimTime;

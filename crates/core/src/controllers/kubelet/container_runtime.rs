@@ -6,8 +6,8 @@ use crate::api::meta::Fields;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
+use crate::json::Value;
 use rand::Rng;
-use serde_json::Value;
 
 use crate::api::meta::{str_at, JsonPointer};
 use crate::runtime::{Ctx, EventNote, EventType, ImageBehaviour, ObjectRef};
@@ -114,7 +114,7 @@ impl Reported {
                 Reported(Arc::clone(p))
             }
             _ => {
-                let mut alone = serde_json::Map::new();
+                let mut alone = crate::json::Map::new();
                 alone.insert("status".into(), status);
                 Reported(Arc::new(Value::Object(alone)))
             }
@@ -162,7 +162,7 @@ impl Termination {
     /// The `ContainerStateTerminated` the runtime reports for it: `Completed` for code 0, else
     /// `Error` (the reasons containerd's CRI gives an exited container).
     pub(super) fn state(&self) -> Value {
-        serde_json::json!({"terminated": {
+        crate::json::json!({"terminated": {
             "exitCode": self.code,
             "reason": if self.code == 0 { "Completed" } else { "Error" },
             "startedAt": self.started.rfc3339(),

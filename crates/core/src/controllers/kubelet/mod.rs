@@ -29,8 +29,8 @@ use status::{next_status_sync, owned_equal};
 
 use std::sync::Arc;
 
+use crate::json::Value;
 use imbl::OrdMap;
-use serde_json::Value;
 
 use crate::api::meta::{self, json_eq_opt, str_at};
 use crate::api::{
@@ -213,7 +213,7 @@ impl Reconciler for Kubelet {
 
 /// `{"status": status}`, the status manager's merge patch.
 fn status_patch(status: Value) -> Value {
-    let mut body = serde_json::Map::new();
+    let mut body = crate::json::Map::new();
     body.insert("status".into(), status);
     Value::Object(body)
 }

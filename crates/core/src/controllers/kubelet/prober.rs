@@ -9,9 +9,9 @@
 //! `probeFails` behaviour.
 
 use crate::api::meta::Fields;
+use crate::json::Value;
 use rand::Rng;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
 use crate::api::meta::{str_at, JsonPointer};
 use crate::runtime::{Ctx, EventType, ImageBehaviour};

@@ -3,7 +3,7 @@
 //! order, the periodic sync that puts back a status someone else changed, and deleting a
 //! stopped pod once its terminal status is in the API.
 
-use serde_json::{json, Value};
+use crate::json::{json, Value};
 
 use crate::api::meta::{self, json_eq, str_at, Fields};
 use crate::api::{ApiRequest, ObjectKey, StatusReason};
@@ -33,7 +33,7 @@ pub(super) fn kubelet_owned(condition_type: &str) -> bool {
 /// without their times. Compares in place; `owned_part(a) == owned_part(b)` (a test keeps them
 /// equal) without copying either status, since kubelet asks on every Pod event.
 pub(super) fn owned_equal(a: Option<&Value>, b: Option<&Value>) -> bool {
-    let empty = Value::Object(serde_json::Map::new());
+    let empty = Value::Object(crate::json::Map::new());
     let (a, b) = (a.unwrap_or(&empty), b.unwrap_or(&empty));
     match (a, b) {
         (Value::Object(x), Value::Object(y)) => {

@@ -9,7 +9,7 @@ use crate::api::meta::Fields;
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
-use serde_json::{json, Value};
+use crate::json::{json, Value};
 
 use super::identity::{pod_revision, template_labels};
 use super::SET_REF;

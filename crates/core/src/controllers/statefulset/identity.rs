@@ -4,7 +4,7 @@
 //! subdomain, the claim volumes of `volumeClaimTemplates`, and the revision label.
 
 use crate::api::meta::Fields;
-use serde_json::{json, Map, Value};
+use crate::json::{json, Map, Value};
 
 use crate::api::meta::{self, str_at, JsonPointer};
 use crate::controllers::replicaset::{pod_available, pod_from_template};

@@ -24,7 +24,7 @@ use crate::api::meta::Fields;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
-use serde_json::{json, Map, Value};
+use crate::json::{json, Map, Value};
 
 use self::identity::{
     apply_revision, identity_matches, in_ordinal_range, is_created, is_healthy, is_member_of,

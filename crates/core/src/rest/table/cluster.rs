@@ -4,7 +4,7 @@
 use crate::api::meta::Fields;
 use std::collections::BTreeSet;
 
-use serde_json::{json, Value};
+use crate::json::{json, Value};
 
 use super::{format_labels, n, or_none, since};
 use crate::api::meta::{self, str_at};

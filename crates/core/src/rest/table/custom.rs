@@ -1,7 +1,7 @@
 //! Custom resources' rows: a CRD version's `additionalPrinterColumns`, or `Age`
 //! [apiextensions-apiserver pkg/registry/customresource/tableconvertor].
 
-use serde_json::{json, Value};
+use crate::json::{json, Value};
 
 use super::{column_json, human_duration, n, row, IncludeObject, NAME};
 use crate::api::meta::{self, str_at};

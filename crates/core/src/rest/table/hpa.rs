@@ -1,7 +1,7 @@
 //! HorizontalPodAutoscaler rows [printers.go `printHorizontalPodAutoscaler`, `formatHPAMetrics`].
 
 use crate::api::meta::Fields;
-use serde_json::{json, Value};
+use crate::json::{json, Value};
 
 use super::{n, since};
 use crate::api::meta::{self, str_at};

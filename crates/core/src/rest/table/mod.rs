@@ -8,7 +8,7 @@
 //! shows them).
 
 use crate::api::meta::Fields;
-use serde_json::{json, Value};
+use crate::json::{json, Value};
 
 use crate::api::meta::{self, str_at};
 use crate::api::GroupResource;

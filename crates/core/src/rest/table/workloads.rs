@@ -3,7 +3,7 @@
 //! `printControllerRevision`].
 
 use crate::api::meta::Fields;
-use serde_json::{json, Value};
+use crate::json::{json, Value};
 
 use super::{containers, format_labels, n, or_none, since};
 use crate::api::meta;

@@ -88,7 +88,7 @@ pub(crate) fn cluster_config(s: &Scenario, seed: u64) -> Result<ClusterConfig, S
 /// of `targets`.
 fn mentions_kind(s: &Scenario, kind: &str, targets: &[&str]) -> bool {
     let is_kind =
-        |v: &serde_json::Value| v.field("kind").and_then(serde_json::Value::as_str) == Some(kind);
+        |v: &crate::json::Value| v.field("kind").and_then(crate::json::Value::as_str) == Some(kind);
     s.objects.iter().any(is_kind)
         || s.actions.iter().any(|a| {
             a.body.as_ref().is_some_and(is_kind) || targets.iter().any(|t| a.target.starts_with(t))

@@ -1,7 +1,7 @@
 //! A scenario's `faults` entries as engine inputs at their times: each entry names exactly one
 //! fault, and every controller, node and target it names exists in the world at t=0.
 
-use serde_json::Value;
+use crate::json::Value;
 
 use super::cluster::image_behaviour;
 use super::err;

@@ -14,7 +14,7 @@ mod expectations;
 mod faults;
 mod requests;
 
-use serde_json::Value;
+use crate::json::Value;
 
 use super::format::Scenario;
 use super::lesson::LessonGuide;

@@ -1,7 +1,7 @@
 //! Requests: a scenario's timed `actions` as API requests, with their `bodyFrom` copies and
 //! edits.
 
-use serde_json::Value;
+use crate::json::Value;
 
 use super::err;
 use crate::api::{ApiRequest, ObjectKey, PatchType};

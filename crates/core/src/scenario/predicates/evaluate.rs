@@ -2,7 +2,7 @@
 //! with the expected and observed values as text for the report.
 
 use crate::api::meta::Fields;
-use serde_json::Value;
+use crate::json::Value;
 
 use super::Check;
 use crate::kstatus;

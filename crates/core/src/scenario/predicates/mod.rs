@@ -11,7 +11,7 @@ mod evaluate;
 mod request;
 mod target;
 
-use serde_json::Value;
+use crate::json::Value;
 
 pub(crate) use evaluate::evaluate;
 pub(crate) use request::{compile_request, RequestCheck};
@@ -109,7 +109,7 @@ impl Bounds {
     /// `equals 3`, `is at least 2`, `is at most 13`, `is between 2 and 5`.
     pub fn text(&self) -> String {
         let n = |x: f64| {
-            serde_json::Number::from_f64(x).map_or(x.to_string(), |v| {
+            crate::json::Number::from_f64(x).map_or(x.to_string(), |v| {
                 v.as_f64()
                     .filter(|f| f.fract() == 0.0 && f.abs() < 1e15)
                     .map_or(v.to_string(), |f| format!("{}", f as i64))

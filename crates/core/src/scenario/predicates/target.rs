@@ -3,7 +3,7 @@
 //! `{app=web}` (a label selector) or `{owner: deployments/default/web}` (an owner, through any
 //! number of levels) chooses the object when it is used: generated names need not be known.
 
-use serde_json::Value;
+use crate::json::Value;
 
 use crate::api::selector::Selector;
 use crate::api::{meta, GroupResource, ObjectKey, ResourceInfo, Subresource};

@@ -2,7 +2,7 @@
 //! requests) or, through [`evaluate`], on its object.
 
 use crate::api::meta::Fields;
-use serde_json::Value;
+use crate::json::Value;
 
 use crate::api::meta::{event_source, str_at};
 use crate::api::GroupResource;

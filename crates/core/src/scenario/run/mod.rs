@@ -18,7 +18,7 @@ mod results;
 
 use std::sync::Arc;
 
-use serde_json::Value;
+use crate::json::Value;
 
 use super::compile::{Compiled, CompiledAction, CompiledExpectation, When};
 use super::format::{Scenario, Until};
@@ -126,7 +126,7 @@ pub struct ScenarioRun {
     lesson: Option<(LessonGuide, LessonProgress)>,
     /// Watch events not yet taken by [`ScenarioRun::take_watch_events`] (a served session's
     /// watches); empty unless someone takes them.
-    watch: Vec<(crate::api::WatchEvent, std::sync::Arc<serde_json::Value>)>,
+    watch: Vec<(crate::api::WatchEvent, std::sync::Arc<crate::json::Value>)>,
     /// Whether watch events are kept for [`ScenarioRun::take_watch_events`].
     keep_watch: bool,
     /// For each input an action or a fault sent, its index in the world's input log and which
@@ -377,7 +377,7 @@ impl ScenarioRun {
     /// The watch events since the last call (see [`Self::keep_watch_events`]).
     pub fn take_watch_events(
         &mut self,
-    ) -> Vec<(crate::api::WatchEvent, std::sync::Arc<serde_json::Value>)> {
+    ) -> Vec<(crate::api::WatchEvent, std::sync::Arc<crate::json::Value>)> {
         std::mem::take(&mut self.watch)
     }
 

@@ -15,8 +15,8 @@
 //!
 //! A version 2 would add its own types beside these and a conversion from version 1.
 
+use crate::json::Value;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
-use serde_json::Value;
 
 use super::{Target, Theme, Workspace};
 use crate::api::{ApiRequest, GroupResource, ObjectKey, PatchType, RequestBody, Subresource, Verb};
@@ -819,7 +819,7 @@ mod tests {
                     "default",
                     "web",
                     PatchType::Json,
-                    serde_json::json!([]),
+                    crate::json::json!([]),
                 ),
             },
         ];

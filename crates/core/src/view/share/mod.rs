@@ -211,7 +211,7 @@ pub fn to_json(w: &Workspace) -> String {
 /// Reads a saved workspace: the version first (so an old format says so rather than naming a
 /// missing field), then the fields, then their bounds.
 pub fn from_json(text: &str) -> Result<Workspace, ShareError> {
-    let v: serde_json::Value = serde_json::from_str(text).map_err(|e| json_error(&e))?;
+    let v: crate::json::Value = serde_json::from_str(text).map_err(|e| json_error(&e))?;
     let found = match v.field("v") {
         None => 0,
         Some(n) => n
@@ -221,7 +221,7 @@ pub fn from_json(text: &str) -> Result<Workspace, ShareError> {
     if found != Workspace::VERSION {
         return Err(ShareError::Version { found });
     }
-    let w = Workspace::from(serde_json::from_value::<WorkspaceV1>(v).map_err(|e| json_error(&e))?);
+    let w = Workspace::from(crate::json::from_value::<WorkspaceV1>(v).map_err(|e| json_error(&e))?);
     w.validate()?;
     Ok(w)
 }
