@@ -51,20 +51,20 @@ pub fn status_line(obj: &Value, now_unix_ms: i64) -> String {
         Value::String(v.to_string())
     };
     let mut line = Map::new();
-    line.insert("apiVersion".into(), text(&["apiVersion"]));
-    line.insert("kind".into(), text(&["kind"]));
-    line.insert("namespace".into(), text(&["metadata", "namespace"]));
-    line.insert("name".into(), text(&["metadata", "name"]));
+    line.insert("apiVersion", text(&["apiVersion"]));
+    line.insert("kind", text(&["kind"]));
+    line.insert("namespace", text(&["metadata", "namespace"]));
+    line.insert("name", text(&["metadata", "name"]));
     match kstatus::compute(obj, now_unix_ms) {
         Ok(res) => {
-            line.insert("status".into(), res.status.as_str().into());
-            line.insert("message".into(), res.message.clone().into());
-            line.insert("conditions".into(), res.conditions_value());
+            line.insert("status", res.status.as_str().into());
+            line.insert("message", res.message.clone().into());
+            line.insert("conditions", res.conditions_value());
         }
         Err(e) => {
-            line.insert("status".into(), "Unknown".into());
-            line.insert("message".into(), e.message.into());
-            line.insert("conditions".into(), Value::Array(Vec::new()));
+            line.insert("status", "Unknown".into());
+            line.insert("message", e.message.into());
+            line.insert("conditions", Value::Array(Vec::new()));
         }
     }
     Value::Object(line).to_string()

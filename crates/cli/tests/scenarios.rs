@@ -189,7 +189,7 @@ fn run_json_is_one_document_with_time_objects_audit_and_events() {
         .as_object()
         .expect("object")
         .keys()
-        .map(String::as_str)
+        .map(|k| k.as_str())
         .collect();
     assert_eq!(keys, ["time_ms", "objects", "audit", "events"]);
     assert_eq!(doc["time_ms"], 20_000);

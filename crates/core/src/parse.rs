@@ -470,7 +470,7 @@ impl<'de> Visitor<'de> for ValueVisitor {
 /// A mapping key: scalars become strings (YAML allows `1: x`); a key already in the mapping is
 /// refused, at the key's own position.
 struct KeySeed<'a> {
-    seen: &'a Map<String, Value>,
+    seen: &'a Map,
 }
 
 impl KeySeed<'_> {

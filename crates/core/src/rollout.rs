@@ -87,7 +87,7 @@ struct Reader<'a> {
 impl Reader<'_> {
     fn get(&self, path: &[&str]) -> Option<&Value> {
         path.iter()
-            .try_fold(self.obj, |v, key| v.as_object()?.get(*key))
+            .try_fold(self.obj, |v, key| v.as_object()?.get(key))
             .filter(|v| !v.is_null())
     }
 

@@ -135,7 +135,7 @@ fn view(svc: Option<&Value>, all_pods: Vec<&Value>) -> View {
         .and_then(Value::as_object)
         .map(|m| {
             m.iter()
-                .map(|(k, v)| (k.clone(), v.as_str().unwrap_or("").to_owned()))
+                .map(|(k, v)| (k.to_string(), v.as_str().unwrap_or("").to_owned()))
                 .collect()
         })
         .unwrap_or_default();

@@ -45,7 +45,7 @@ fn json_value() -> impl Strategy<Value = Value> {
         prop_oneof![
             prop::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
             prop::collection::vec((key.clone(), inner), 0..6)
-                .prop_map(|kvs| Value::Object(kvs.into_iter().collect::<Map<_, _>>())),
+                .prop_map(|kvs| Value::Object(kvs.into_iter().collect::<Map>())),
         ]
     })
 }

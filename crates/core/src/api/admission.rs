@@ -117,8 +117,8 @@ impl ApiServer {
                 ),
             ));
         };
-        spec.insert("serviceAccountName".into(), json!(account));
-        spec.insert("serviceAccount".into(), json!(account));
+        spec.insert("serviceAccountName", json!(account));
+        spec.insert("serviceAccount", json!(account));
         let automount = spec
             .field("automountServiceAccountToken")
             .and_then(Value::as_bool)

@@ -82,19 +82,19 @@ impl ApiServer {
         {
             let m = meta_mut(&mut obj);
             if !name.is_empty() {
-                m.insert("name".into(), Value::from(name.clone()));
+                m.insert("name", Value::from(name.clone()));
             }
             if info.namespaced {
-                m.insert("namespace".into(), Value::from(ns));
+                m.insert("namespace", Value::from(ns));
             } else {
                 m.remove("namespace");
             }
-            m.insert("uid".into(), Value::from(uid));
-            m.insert("creationTimestamp".into(), Value::from(now.rfc3339()));
+            m.insert("uid", Value::from(uid));
+            m.insert("creationTimestamp", Value::from(now.rfc3339()));
             m.remove("deletionTimestamp");
             m.remove("deletionGracePeriodSeconds");
             if info.has_generation() {
-                m.insert("generation".into(), Value::from(1));
+                m.insert("generation", Value::from(1));
             } else {
                 m.remove("generation");
             }
@@ -235,7 +235,7 @@ impl ApiServer {
             ));
         }
         if let Some(spec) = pod.get_mut("spec").and_then(Value::as_object_mut) {
-            spec.insert("nodeName".into(), Value::from(node));
+            spec.insert("nodeName", Value::from(node));
         }
         let cond = json!({"type": "PodScheduled", "status": "True", "lastProbeTime": null, "lastTransitionTime": now.rfc3339()});
         let status = pod

@@ -90,7 +90,7 @@ pub fn depth_exceeds(v: &Value, limit: usize) -> Option<String> {
                 for (k, c) in m {
                     if c.is_object() || c.is_array() {
                         let p = if path.is_empty() {
-                            k.clone()
+                            k.to_string()
                         } else {
                             format!("{path}.{k}")
                         };

@@ -20,18 +20,15 @@ use crate::time::SimTime;
 
 /// `BeforeDelete`'s first mark [apiserver pkg/registry/rest/delete.go]: `deletionTimestamp` at
 /// `at`, `deletionGracePeriodSeconds`, and generation + 1 when the object has one.
-pub(super) fn mark_deleting(m: &mut Map<String, Value>, at: SimTime, grace_seconds: i64) {
-    m.insert("deletionTimestamp".into(), Value::from(at.rfc3339()));
-    m.insert(
-        "deletionGracePeriodSeconds".into(),
-        Value::from(grace_seconds),
-    );
+pub(super) fn mark_deleting(m: &mut Map, at: SimTime, grace_seconds: i64) {
+    m.insert("deletionTimestamp", Value::from(at.rfc3339()));
+    m.insert("deletionGracePeriodSeconds", Value::from(grace_seconds));
     if let Some(g) = m
         .field("generation")
         .and_then(Value::as_i64)
         .filter(|g| *g > 0)
     {
-        m.insert("generation".into(), Value::from(g + 1));
+        m.insert("generation", Value::from(g + 1));
     }
 }
 
@@ -126,7 +123,7 @@ impl ApiServer {
             let uid = meta::uid(&old).to_owned();
             if deleting {
                 let mut obj = old;
-                meta_mut(&mut obj).insert("finalizers".into(), json!([]));
+                meta_mut(&mut obj).insert("finalizers", json!([]));
                 self.state.store.put(key.clone(), obj);
             }
             self.remove(now, &key);
@@ -135,7 +132,7 @@ impl ApiServer {
         let mut obj = old;
         let m = meta_mut(&mut obj);
         if !same {
-            m.insert("finalizers".into(), json!(kept));
+            m.insert("finalizers", json!(kept));
         }
         if !deleting {
             mark_deleting(m, now, 0);
@@ -187,20 +184,20 @@ impl ApiServer {
                     (ts.as_ms() + period as u64 * 1000).saturating_sub(current as u64 * 1000),
                 );
                 let m = meta_mut(&mut obj);
-                m.insert("deletionTimestamp".into(), Value::from(moved.rfc3339()));
-                m.insert("deletionGracePeriodSeconds".into(), Value::from(period));
+                m.insert("deletionTimestamp", Value::from(moved.rfc3339()));
+                m.insert("deletionGracePeriodSeconds", Value::from(period));
                 return Ok(self.write_deleting_pod(now, key, obj, period == 0 && kept.is_empty()));
             }
             // Deleting with no grace left (finalizers): as for any other kind.
             if kept.is_empty() {
-                meta_mut(&mut obj).insert("finalizers".into(), json!([]));
+                meta_mut(&mut obj).insert("finalizers", json!([]));
                 self.state.store.put(key.clone(), obj);
                 return Ok(self.remove(now, &key).unwrap_or_default());
             }
             if same {
                 return Ok(Arc::new(obj));
             }
-            meta_mut(&mut obj).insert("finalizers".into(), json!(kept));
+            meta_mut(&mut obj).insert("finalizers", json!(kept));
             return Ok(self.persist(now, key, obj, WatchEventType::Modified));
         }
         // CheckGracefulDelete.
@@ -224,7 +221,7 @@ impl ApiServer {
             period = 1;
         }
         if !same {
-            meta_mut(&mut obj).insert("finalizers".into(), json!(kept));
+            meta_mut(&mut obj).insert("finalizers", json!(kept));
         }
         mark_deleting(
             meta_mut(&mut obj),
@@ -257,7 +254,7 @@ impl ApiServer {
         self.drop_lease(key);
         let mut obj = (*old).clone();
         let rv = self.next_rv();
-        meta_mut(&mut obj).insert("resourceVersion".into(), Value::from(rv.to_string()));
+        meta_mut(&mut obj).insert("resourceVersion", Value::from(rv.to_string()));
         let uid = meta::uid(&obj).to_owned();
         let obj = Arc::new(obj);
         self.emit(

@@ -48,20 +48,10 @@ impl JsonPointer for Value {
     }
 }
 
-/// Objects up to this size are searched by comparing keys instead of hashing the key: a
-/// SipHash of a short key and the probe cost about 370 instructions (callgrind), comparing a
-/// key's length (and, when it matches, its bytes) a few each.
-const LINEAR_SEARCH_MAX: usize = 16;
-
-/// `map.get(key)`, searching small maps linearly (see [`LINEAR_SEARCH_MAX`]). The same
-/// answer: a JSON object's keys are unique.
+/// `map.get(key)`: a JSON object's members are searched in order (`crate::json::Map`).
 #[inline]
-pub fn lookup<'a>(map: &'a Map<String, Value>, key: &str) -> Option<&'a Value> {
-    if map.len() <= LINEAR_SEARCH_MAX {
-        map.iter().find(|(k, _)| k.as_str() == key).map(|(_, v)| v)
-    } else {
-        map.get(key)
-    }
+pub fn lookup<'a>(map: &'a Map, key: &str) -> Option<&'a Value> {
+    map.get(key)
 }
 
 /// Member reads of unstructured objects, with `Value::get`'s and `value[key]`'s answers but
@@ -90,7 +80,7 @@ impl Fields for Value {
     }
 }
 
-impl Fields for Map<String, Value> {
+impl Fields for Map {
     #[inline]
     fn field(&self, key: &str) -> Option<&Value> {
         lookup(self, key)
@@ -128,6 +118,9 @@ fn array_index(token: &str) -> Option<usize> {
 pub fn json_eq(a: &Value, b: &Value) -> bool {
     match (a, b) {
         (Value::Object(x), Value::Object(y)) => {
+            if Map::ptr_eq(x, y) {
+                return true;
+            }
             if x.len() != y.len() {
                 return false;
             }
@@ -152,31 +145,15 @@ pub fn json_eq(a: &Value, b: &Value) -> bool {
     }
 }
 
-/// Rebuilds every object in `v` at its length, keys in the same order, values unchanged: a
-/// map grown by inserts, or made by `clone`, keeps entry room for its hash table's capacity
-/// (a 15-key map 28 entries of 112 bytes, `IndexMap`'s growth policy). For objects stored long
-/// and written rarely (Events); every key is hashed again, so not for the hot kinds.
+/// Gives back the room every object, array and string in `v` holds beyond its length, where
+/// `v` alone holds it (a level shared with another value is left as it is): for objects stored
+/// long and built by inserts (Events, a Pod's status).
 pub fn compact(v: &mut Value) {
-    match v {
-        Value::Object(m) => {
-            let old = std::mem::take(m);
-            let mut fresh = Map::with_capacity(old.len());
-            for (k, mut member) in old {
-                compact(&mut member);
-                fresh.insert(k, member);
-            }
-            *m = fresh;
-        }
-        Value::Array(a) => {
-            a.iter_mut().for_each(compact);
-            a.shrink_to_fit();
-        }
-        _ => {}
-    }
+    v.compact();
 }
 
 /// How many members of `m` are not `null`.
-pub fn non_null_len(m: &crate::json::Map<String, Value>) -> usize {
+pub fn non_null_len(m: &crate::json::Map) -> usize {
     m.values().filter(|v| !v.is_null()).count()
 }
 
@@ -274,7 +251,7 @@ pub fn deletion_timestamp(obj: &Value) -> Option<&str> {
 }
 
 /// `metadata.labels` (None if absent).
-pub fn labels(obj: &Value) -> Option<&Map<String, Value>> {
+pub fn labels(obj: &Value) -> Option<&Map> {
     obj.at("/metadata/labels").and_then(Value::as_object)
 }
 
@@ -306,12 +283,12 @@ pub fn owner_reference(owner: &Value, controller: bool) -> Value {
 }
 
 /// `metadata` as a map, if the object has one.
-pub fn object_meta(obj: &Value) -> Option<&Map<String, Value>> {
+pub fn object_meta(obj: &Value) -> Option<&Map> {
     obj.field("metadata").and_then(Value::as_object)
 }
 
 /// `metadata`, created (and the object made an object) when missing: for the server's writes.
-pub fn meta_mut(obj: &mut Value) -> &mut Map<String, Value> {
+pub fn meta_mut(obj: &mut Value) -> &mut Map {
     if !obj.is_object() {
         *obj = json!({});
     }
@@ -368,7 +345,7 @@ pub fn owner_uids(obj: &Value) -> Vec<String> {
 }
 
 /// Sets `key` to `v`, or removes it for `None`.
-pub fn set_or_remove(map: &mut Map<String, Value>, key: &str, v: Option<&Value>) {
+pub fn set_or_remove(map: &mut Map, key: &str, v: Option<&Value>) {
     match v {
         // Clients send back what they read, so the value is usually there already: compare
         // before copying (an insert over an equal value would change nothing, not even order).
@@ -420,7 +397,7 @@ pub fn string_map(v: Option<&Value>) -> std::collections::BTreeMap<String, Strin
     v.and_then(Value::as_object)
         .map(|m| {
             m.iter()
-                .filter_map(|(k, v)| v.as_str().map(|s| (k.clone(), s.to_owned())))
+                .filter_map(|(k, v)| v.as_str().map(|s| (k.to_string(), s.to_owned())))
                 .collect()
         })
         .unwrap_or_default()

@@ -411,7 +411,7 @@ fn outside_metadata(o: &Value) -> Vec<(String, Value)> {
         .map(|m| {
             m.iter()
                 .filter(|(k, _)| *k != "metadata")
-                .map(|(k, v)| (k.clone(), v.clone()))
+                .map(|(k, v)| (k.to_string(), v.clone()))
                 .collect()
         })
         .unwrap_or_default()
@@ -767,8 +767,8 @@ proptest! {
         let mut body = body;
         if with_kind {
             if let (Some(o), Some(info)) = (body.as_object_mut(), s.resource_info(&gr)) {
-                o.insert("apiVersion".into(), Value::from(info.api_version()));
-                o.insert("kind".into(), Value::from(info.kind.clone()));
+                o.insert("apiVersion", Value::from(info.api_version()));
+                o.insert("kind", Value::from(info.kind.clone()));
             }
         }
         let before = snapshot(&s);
@@ -813,9 +813,13 @@ proptest! {
         prop_assert!(crate::api::meta::json_eq(&a, &turned));
         prop_assert_eq!(crate::api::meta::json_eq(&a, &b), a == b);
         prop_assert_eq!(crate::api::meta::json_eq(&turned, &b), turned == b);
+        // The project's `Value` answers `==` as serde_json's does.
+        let plain = |v: &Value| crate::json::into_serde(v.clone());
+        prop_assert_eq!(a == b, plain(&a) == plain(&b));
+        prop_assert_eq!(turned == b, plain(&turned) == plain(&b));
         for patch in [&b, &turned] {
-            let mut by_ref = a.clone();
-            json_patch::merge(&mut by_ref, patch);
+            let mut by_ref = plain(&a);
+            json_patch::merge(&mut by_ref, &plain(patch));
             let mut owned = a.clone();
             crate::api::meta::merge_patch(&mut owned, patch.clone());
             prop_assert_eq!(by_ref.to_string(), owned.to_string());

@@ -66,11 +66,13 @@ impl ApiServer {
             (Verb::Patch, RequestBody::Patch(pt, patch)) => {
                 let mut doc = current.clone();
                 match pt {
-                    PatchType::Merge | PatchType::Strategic => json_patch::merge(&mut doc, &patch),
+                    PatchType::Merge | PatchType::Strategic => {
+                        crate::api::meta::merge_patch(&mut doc, patch)
+                    }
                     PatchType::Json => {
                         let ops: json_patch::Patch = crate::json::from_value(patch)
                             .map_err(|e| bad_request(format!("invalid JSON patch: {e}")))?;
-                        json_patch::patch_unsafe(&mut doc, &ops)
+                        crate::json::patch_unsafe(&mut doc, &ops)
                             .map_err(|e| bad_request(format!("the patch does not apply: {e}")))?;
                     }
                 }

@@ -18,7 +18,7 @@ pub enum Requirement {
 }
 
 impl Requirement {
-    fn matches(&self, labels: Option<&Map<String, Value>>) -> bool {
+    fn matches(&self, labels: Option<&Map>) -> bool {
         let get = |k: &str| labels.and_then(|l| l.get(k)).and_then(Value::as_str);
         match self {
             Requirement::Equals(k, v) => get(k) == Some(v.as_str()),
@@ -122,7 +122,7 @@ impl Selector {
                 let v = v
                     .as_str()
                     .ok_or_else(|| format!("matchLabels[{k}] must be a string"))?;
-                requirements.push(Requirement::Equals(k.clone(), v.to_owned()));
+                requirements.push(Requirement::Equals(k.to_string(), v.to_owned()));
             }
         }
         if let Some(exprs) = sel.field("matchExpressions").and_then(Value::as_array) {
@@ -165,7 +165,7 @@ impl Selector {
     }
 
     /// Whether an object's `metadata.labels` satisfy every requirement.
-    pub fn matches(&self, labels: Option<&Map<String, Value>>) -> bool {
+    pub fn matches(&self, labels: Option<&Map>) -> bool {
         self.requirements.iter().all(|r| r.matches(labels))
     }
 
@@ -186,7 +186,7 @@ pub fn label_selector_string(sel: Option<&Value>) -> Option<String> {
     let mut reqs: Vec<(String, String)> = Vec::new();
     if let Some(m) = sel.field("matchLabels").and_then(Value::as_object) {
         for (k, v) in m {
-            reqs.push((k.clone(), format!("{k}={}", v.as_str().unwrap_or(""))));
+            reqs.push((k.to_string(), format!("{k}={}", v.as_str().unwrap_or(""))));
         }
     }
     for e in sel
@@ -231,7 +231,7 @@ mod tests {
     use super::*;
     use crate::json::json;
 
-    fn labels(v: Value) -> Map<String, Value> {
+    fn labels(v: Value) -> Map {
         v.as_object().cloned().unwrap()
     }
 

@@ -567,7 +567,7 @@ impl ApiServer {
                         // `doc` is a copy, dropped on error, so nothing needs undoing; and
                         // json_patch::patch panics when it cannot undo (a `move` onto the
                         // prefix of its `from` cannot be moved back; found by the fuzzer).
-                        json_patch::patch_unsafe(&mut doc, &ops).map_err(|e| {
+                        crate::json::patch_unsafe(&mut doc, &ops).map_err(|e| {
                             ApiError::new(
                                 StatusReason::Invalid,
                                 format!("the server rejected our request due to an error in our request: {e}"),
@@ -635,7 +635,7 @@ impl ApiServer {
     ) -> Arc<Value> {
         let rv = self.next_rv();
         let m = meta_mut(&mut obj);
-        m.insert("resourceVersion".into(), Value::from(rv.to_string()));
+        m.insert("resourceVersion", Value::from(rv.to_string()));
         // ObjectMeta's lists are omitempty: an emptied one is not stored (a pod whose last
         // finalizer came off, a dependent orphaned from its last owner).
         for list in ["finalizers", "ownerReferences"] {

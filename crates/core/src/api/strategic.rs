@@ -84,7 +84,7 @@ fn merge_map(
     resource: &str,
     path: &mut Vec<String>,
     doc: &mut Value,
-    patch: &Map<String, Value>,
+    patch: &Map,
 ) -> Result<(), String> {
     match patch.field("$patch").and_then(Value::as_str) {
         Some("replace") => {
@@ -131,7 +131,7 @@ fn merge_map(
                 target.remove(key);
             }
             Value::Object(sub) => {
-                path.push(key.clone());
+                path.push(key.to_string());
                 let slot = target.entry(key.clone()).or_insert(Value::Null);
                 let result = merge_map(resource, path, slot, sub);
                 path.pop();
@@ -145,7 +145,7 @@ fn merge_map(
                 let order = patch
                     .get(&format!("{SET_ORDER}{key}"))
                     .and_then(Value::as_array);
-                path.push(key.clone());
+                path.push(key.to_string());
                 let slot = target
                     .entry(key.clone())
                     .or_insert(Value::Array(Vec::new()));

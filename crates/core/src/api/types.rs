@@ -573,13 +573,13 @@ impl ApiError {
     pub fn to_status(&self) -> Value {
         let mut details = crate::json::Map::new();
         if !self.details_name.is_empty() {
-            details.insert("name".into(), Value::from(self.details_name.clone()));
+            details.insert("name", Value::from(self.details_name.clone()));
         }
         if !self.details_group.is_empty() {
-            details.insert("group".into(), Value::from(self.details_group.clone()));
+            details.insert("group", Value::from(self.details_group.clone()));
         }
         if !self.details_kind.is_empty() {
-            details.insert("kind".into(), Value::from(self.details_kind.clone()));
+            details.insert("kind", Value::from(self.details_kind.clone()));
         }
         if !self.causes.is_empty() {
             let causes: Vec<Value> = self
@@ -587,7 +587,7 @@ impl ApiError {
                 .iter()
                 .map(|(field, message)| crate::json::json!({"field": field, "message": message}))
                 .collect();
-            details.insert("causes".into(), Value::from(causes));
+            details.insert("causes", Value::from(causes));
         }
         let mut status = crate::json::json!({
             "kind": "Status",

@@ -56,7 +56,7 @@ impl ApiServer {
                 .at("/metadata/generation")
                 .and_then(Value::as_i64)
                 .unwrap_or(0);
-            meta_mut(&mut result).insert("generation".into(), Value::from(g + 1));
+            meta_mut(&mut result).insert("generation", Value::from(g + 1));
         }
         self.commit_update(now, info, key, &old, result)
     }
@@ -177,7 +177,7 @@ impl ApiServer {
             set_or_remove(m, k, old_meta.field(k));
         }
         m.insert(
-            "resourceVersion".into(),
+            "resourceVersion",
             old_meta
                 .field("resourceVersion")
                 .cloned()

@@ -350,7 +350,7 @@ pub fn push_all(errs: &mut Vec<FieldError>, field: &str, value: &str, msgs: Vec<
 }
 
 /// A string -> string map (labels, annotations, matchLabels) with kube's key/value checks.
-pub fn validate_labels(labels: &Map<String, Value>, field: &str, errs: &mut Vec<FieldError>) {
+pub fn validate_labels(labels: &Map, field: &str, errs: &mut Vec<FieldError>) {
     for (k, v) in labels {
         push_all(errs, field, k, qualified_name(k));
         if let Some(s) = v.as_str() {
@@ -360,7 +360,7 @@ pub fn validate_labels(labels: &Map<String, Value>, field: &str, errs: &mut Vec<
 }
 
 /// Annotations: qualified-name keys, total size at most 256 KiB.
-pub fn validate_annotations(ann: &Map<String, Value>, field: &str, errs: &mut Vec<FieldError>) {
+pub fn validate_annotations(ann: &Map, field: &str, errs: &mut Vec<FieldError>) {
     let mut total = 0usize;
     for (k, v) in ann {
         push_all(

@@ -89,7 +89,7 @@ pub struct DaemonSetController {
 
 /// `AddOrUpdateDaemonPodTolerations` [daemon/util/daemonset_util.go]: the tolerations every
 /// daemon pod gets, so node problems neither evict it nor keep it off a node.
-pub fn add_daemon_tolerations(spec: &mut Map<String, Value>) {
+pub fn add_daemon_tolerations(spec: &mut Map) {
     let mut wanted = vec![
         ("node.kubernetes.io/not-ready", "NoExecute"),
         ("node.kubernetes.io/unreachable", "NoExecute"),
@@ -134,7 +134,7 @@ fn new_pod_spec(ds: &Value, node_name: &str) -> Value {
         .filter(Value::is_object)
         .unwrap_or_else(|| json!({}));
     if let Some(m) = spec.as_object_mut() {
-        m.insert("nodeName".into(), json!(node_name));
+        m.insert("nodeName", json!(node_name));
         add_daemon_tolerations(m);
     }
     spec
@@ -196,7 +196,7 @@ pub fn target_node_name(pod: &Value) -> Option<String> {
 
 /// `ReplaceDaemonSetPodNodeNameNodeAffinity`: the required node affinity becomes the one term
 /// `matchFields metadata.name In [node]`; preferred terms stay.
-fn pin_to_node(spec: &mut Map<String, Value>, node: &str) {
+fn pin_to_node(spec: &mut Map, node: &str) {
     let required = json!({"nodeSelectorTerms": [{"matchFields": [
         {"key": OBJECT_NAME_FIELD, "operator": "In", "values": [node]}
     ]}]});
@@ -212,10 +212,7 @@ fn pin_to_node(spec: &mut Map<String, Value>, node: &str) {
         *na = json!({});
     }
     if let Some(na) = na.as_object_mut() {
-        na.insert(
-            "requiredDuringSchedulingIgnoredDuringExecution".into(),
-            required,
-        );
+        na.insert("requiredDuringSchedulingIgnoredDuringExecution", required);
     }
 }
 
@@ -226,7 +223,7 @@ pub fn daemon_pod(ds: &Value, node: &str, hash: &str) -> Value {
     let mut labels: BTreeMap<String, Value> = template
         .at("/metadata/labels")
         .and_then(Value::as_object)
-        .map(|m| m.iter().map(|(k, v)| (k.clone(), v.clone())).collect())
+        .map(|m| m.iter().map(|(k, v)| (k.to_string(), v.clone())).collect())
         .unwrap_or_default();
     if let Some(g) = template_generation(ds) {
         labels.insert(TEMPLATE_GENERATION_LABEL.into(), json!(g.to_string()));
@@ -238,7 +235,7 @@ pub fn daemon_pod(ds: &Value, node: &str, hash: &str) -> Value {
         "generateName": format!("{}-", meta::name(ds)),
         "namespace": meta::namespace(ds),
         // Go marshals the label map in key order.
-        "labels": labels.into_iter().collect::<Map<String, Value>>(),
+        "labels": labels.into_iter().collect::<Map>(),
     });
     if let Some(a) = template.at("/metadata/annotations") {
         metadata["annotations"] = a.clone();
@@ -576,7 +573,7 @@ pub fn rolling_update_plan(
 pub fn history_patch(ds: &Value) -> Value {
     let mut template = ds.at("/spec/template").cloned().unwrap_or(json!({}));
     if let Some(m) = template.as_object_mut() {
-        m.insert("$patch".into(), json!("replace"));
+        m.insert("$patch", json!("replace"));
     }
     sort_keys(&json!({"spec": {"template": template}}))
 }
@@ -886,12 +883,12 @@ impl DaemonSetController {
         let collision = meta::i64_at(ds, "/status/collisionCount");
         let hash = super::deployment::pod_template_hash(&template, collision);
         let name = format!("{}-{hash}", meta::name(ds));
-        let mut labels: Map<String, Value> = template
+        let mut labels: Map = template
             .at("/metadata/labels")
             .and_then(Value::as_object)
             .cloned()
             .unwrap_or_default();
-        labels.insert(HASH_LABEL.into(), json!(hash));
+        labels.insert(HASH_LABEL, json!(hash));
         let mut metadata = json!({"name": name, "namespace": ns, "labels": labels});
         if let Some(a) = ds.at("/metadata/annotations") {
             metadata["annotations"] = a.clone();
@@ -1116,10 +1113,10 @@ fn ready_not_yet_available_requeue(cache: &Informer, ds: &Value, now: SimTime) -
 /// numberUnavailable only when not zero, then the stored collisionCount and conditions.
 fn daemon_set_status(base: &Value, c: &StatusCounts, observed_generation: i64) -> Value {
     let mut s = Map::new();
-    s.insert("currentNumberScheduled".into(), json!(c.current));
-    s.insert("numberMisscheduled".into(), json!(c.misscheduled));
-    s.insert("desiredNumberScheduled".into(), json!(c.desired));
-    s.insert("numberReady".into(), json!(c.ready));
+    s.insert("currentNumberScheduled", json!(c.current));
+    s.insert("numberMisscheduled", json!(c.misscheduled));
+    s.insert("desiredNumberScheduled", json!(c.desired));
+    s.insert("numberReady", json!(c.ready));
     for (k, v) in [
         ("observedGeneration", observed_generation),
         ("updatedNumberScheduled", c.updated),
@@ -1127,17 +1124,17 @@ fn daemon_set_status(base: &Value, c: &StatusCounts, observed_generation: i64) -
         ("numberUnavailable", c.unavailable),
     ] {
         if v != 0 {
-            s.insert(k.into(), json!(v));
+            s.insert(k, json!(v));
         }
     }
     if let Some(cc) = base.at("/status/collisionCount").filter(|v| !v.is_null()) {
-        s.insert("collisionCount".into(), cc.clone());
+        s.insert("collisionCount", cc.clone());
     }
     if let Some(conds) = base
         .at("/status/conditions")
         .filter(|v| v.as_array().is_some_and(|a| !a.is_empty()))
     {
-        s.insert("conditions".into(), conds.clone());
+        s.insert("conditions", conds.clone());
     }
     Value::Object(s)
 }

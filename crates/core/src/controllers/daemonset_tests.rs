@@ -128,7 +128,7 @@ fn a_daemon_pod_is_pinned_to_its_node_and_labelled_with_the_revision() {
         p["metadata"]["labels"],
         json!({"app": "agent", "controller-revision-hash": "abc123", "pod-template-generation": "1"})
     );
-    let keys: Vec<&String> = p["metadata"]["labels"]
+    let keys: Vec<&crate::json::Key> = p["metadata"]["labels"]
         .as_object()
         .unwrap()
         .keys()

@@ -515,19 +515,19 @@ impl Reconciler for ReplicaSetController {
             available_rule,
         ));
         let mut fresh = crate::json::Map::new();
-        fresh.insert("replicas".into(), json!(active));
+        fresh.insert("replicas", json!(active));
         for (field, v) in [
             ("fullyLabeledReplicas", active),
             ("readyReplicas", ready),
             ("availableReplicas", available),
         ] {
             if v != 0 {
-                fresh.insert(field.into(), json!(v));
+                fresh.insert(field, json!(v));
             }
         }
-        fresh.insert("observedGeneration".into(), json!(meta::generation(&rs)));
+        fresh.insert("observedGeneration", json!(meta::generation(&rs)));
         if let Some(c) = conditions {
-            fresh.insert("conditions".into(), c);
+            fresh.insert("conditions", c);
         }
         let status = Value::Object(fresh);
         if Some(&status) != rs.field("status") {

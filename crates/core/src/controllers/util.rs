@@ -204,7 +204,7 @@ pub fn record_pod_control(
 pub fn sort_keys(v: &Value) -> Value {
     match v {
         Value::Object(m) => {
-            let mut keys: Vec<&String> = m.keys().collect();
+            let mut keys: Vec<&crate::json::Key> = m.keys().collect();
             keys.sort();
             Value::Object(
                 keys.into_iter()

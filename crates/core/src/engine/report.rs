@@ -247,7 +247,7 @@ fn walk(path: &str, a: Option<&Value>, b: Option<&Value>, out: &mut Vec<FieldCha
     }
     match (a, b) {
         (Some(Value::Object(x)), Some(Value::Object(y))) => {
-            let mut keys: Vec<&String> = x.keys().chain(y.keys()).collect();
+            let mut keys: Vec<&crate::json::Key> = x.keys().chain(y.keys()).collect();
             keys.sort();
             keys.dedup();
             for k in keys {

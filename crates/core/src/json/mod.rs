@@ -1,6 +1,607 @@
 //! The JSON value every object, request and answer is held as.
 //!
-//! Everything in the workspace names `Value`, `Map`, `Number` and `json!` through this module,
-//! so their representation is decided in one place.
+//! Everything in the workspace names `Value`, `Map`, `Number` and `json!` through this module.
+//! The API is `serde_json::Value`'s, and every answer is the same (order, equality, `Display`,
+//! `Debug`, indexing), but objects are [`Map`]s: shared between copies until one is written, so
+//! copying a stored object costs a reference count and a write copies only the levels it
+//! changes. Numbers are `serde_json::Number`, so they print as before.
 
-pub use serde_json::{from_value, json, to_value, Map, Number, Value};
+mod macros;
+mod map;
+mod serde_impl;
+
+pub use map::{Entry, Iter, IterMut, Key, Map, OccupiedEntry, VacantEntry};
+pub use serde_impl::{from_serde, from_value, into_serde, to_value};
+pub use serde_json::Number;
+
+#[doc(hidden)]
+pub use macros::__private;
+
+pub use crate::__json as json;
+
+/// RFC 6902 JSON patch, as `json_patch::patch_unsafe` applies it (on a copy of `doc` in
+/// serde_json's form: JSON patches are rare, and that crate reads only that form).
+pub fn patch_unsafe(
+    doc: &mut Value,
+    ops: &json_patch::Patch,
+) -> Result<(), json_patch::PatchError> {
+    let mut plain = into_serde(doc.take());
+    let result = json_patch::patch_unsafe(&mut plain, ops);
+    *doc = from_serde(plain);
+    result
+}
+
+use std::fmt;
+
+/// A JSON value, with `serde_json::Value`'s variants and methods.
+#[derive(Clone, Default, PartialEq, Eq)]
+pub enum Value {
+    #[default]
+    Null,
+    Bool(bool),
+    Number(Number),
+    String(String),
+    Array(Vec<Value>),
+    Object(Map),
+}
+
+static NULL: Value = Value::Null;
+
+impl Value {
+    pub fn is_null(&self) -> bool {
+        matches!(self, Value::Null)
+    }
+    pub fn is_boolean(&self) -> bool {
+        matches!(self, Value::Bool(_))
+    }
+    pub fn is_number(&self) -> bool {
+        matches!(self, Value::Number(_))
+    }
+    pub fn is_string(&self) -> bool {
+        matches!(self, Value::String(_))
+    }
+    pub fn is_array(&self) -> bool {
+        matches!(self, Value::Array(_))
+    }
+    pub fn is_object(&self) -> bool {
+        matches!(self, Value::Object(_))
+    }
+    pub fn is_i64(&self) -> bool {
+        matches!(self, Value::Number(n) if n.is_i64())
+    }
+    pub fn is_u64(&self) -> bool {
+        matches!(self, Value::Number(n) if n.is_u64())
+    }
+    pub fn is_f64(&self) -> bool {
+        matches!(self, Value::Number(n) if n.is_f64())
+    }
+
+    pub fn as_null(&self) -> Option<()> {
+        self.is_null().then_some(())
+    }
+    pub fn as_bool(&self) -> Option<bool> {
+        match self {
+            Value::Bool(b) => Some(*b),
+            _ => None,
+        }
+    }
+    pub fn as_number(&self) -> Option<&Number> {
+        match self {
+            Value::Number(n) => Some(n),
+            _ => None,
+        }
+    }
+    pub fn as_i64(&self) -> Option<i64> {
+        self.as_number().and_then(Number::as_i64)
+    }
+    pub fn as_u64(&self) -> Option<u64> {
+        self.as_number().and_then(Number::as_u64)
+    }
+    pub fn as_f64(&self) -> Option<f64> {
+        self.as_number().and_then(Number::as_f64)
+    }
+    pub fn as_str(&self) -> Option<&str> {
+        match self {
+            Value::String(s) => Some(s),
+            _ => None,
+        }
+    }
+    pub fn as_array(&self) -> Option<&Vec<Value>> {
+        match self {
+            Value::Array(a) => Some(a),
+            _ => None,
+        }
+    }
+    pub fn as_array_mut(&mut self) -> Option<&mut Vec<Value>> {
+        match self {
+            Value::Array(a) => Some(a),
+            _ => None,
+        }
+    }
+    pub fn as_object(&self) -> Option<&Map> {
+        match self {
+            Value::Object(m) => Some(m),
+            _ => None,
+        }
+    }
+    /// The object, to write: its level is copied first if another value shares it.
+    pub fn as_object_mut(&mut self) -> Option<&mut Map> {
+        match self {
+            Value::Object(m) => Some(m),
+            _ => None,
+        }
+    }
+
+    /// The member or element `index` names, as `serde_json::Value::get`.
+    pub fn get<I: ValueIndex>(&self, index: I) -> Option<&Value> {
+        index.index_into(self)
+    }
+
+    pub fn get_mut<I: ValueIndex>(&mut self, index: I) -> Option<&mut Value> {
+        index.index_into_mut(self)
+    }
+
+    /// The value at an RFC 6901 JSON pointer, as `serde_json::Value::pointer`.
+    pub fn pointer(&self, pointer: &str) -> Option<&Value> {
+        if pointer.is_empty() {
+            return Some(self);
+        }
+        let rest = pointer.strip_prefix('/')?;
+        rest.split('/')
+            .map(|t| t.replace("~1", "/").replace("~0", "~"))
+            .try_fold(self, |target, token| match target {
+                Value::Object(map) => map.get(&token),
+                Value::Array(list) => parse_index(&token).and_then(|i| list.get(i)),
+                _ => None,
+            })
+    }
+
+    pub fn pointer_mut(&mut self, pointer: &str) -> Option<&mut Value> {
+        if pointer.is_empty() {
+            return Some(self);
+        }
+        let rest = pointer.strip_prefix('/')?;
+        rest.split('/')
+            .map(|t| t.replace("~1", "/").replace("~0", "~"))
+            .try_fold(self, |target, token| match target {
+                Value::Object(map) => map.get_mut(&token),
+                Value::Array(list) => parse_index(&token).and_then(move |i| list.get_mut(i)),
+                _ => None,
+            })
+    }
+
+    /// Gives back the room every object, array and string here holds beyond its length, where
+    /// this value alone holds it ([`Map::compact`]).
+    pub fn compact(&mut self) {
+        match self {
+            Value::Object(m) => m.compact(),
+            Value::Array(a) => {
+                a.iter_mut().for_each(Value::compact);
+                a.shrink_to_fit();
+            }
+            Value::String(s) => s.shrink_to_fit(),
+            _ => {}
+        }
+    }
+
+    /// Takes the value out, leaving `Null`.
+    pub fn take(&mut self) -> Value {
+        std::mem::take(self)
+    }
+}
+
+/// An array index token as `serde_json::Value::pointer` reads it.
+fn parse_index(s: &str) -> Option<usize> {
+    if s.starts_with('+') || (s.starts_with('0') && s.len() != 1) {
+        return None;
+    }
+    s.parse().ok()
+}
+
+/// What can index a `Value`: a key or a position (`serde_json::value::Index`).
+pub trait ValueIndex {
+    fn index_into<'v>(&self, v: &'v Value) -> Option<&'v Value>;
+    fn index_into_mut<'v>(&self, v: &'v mut Value) -> Option<&'v mut Value>;
+    /// `value[index] = ...`: a `Null` becomes an object for a key; panics as serde_json does.
+    fn index_or_insert<'v>(&self, v: &'v mut Value) -> &'v mut Value;
+}
+
+impl ValueIndex for usize {
+    fn index_into<'v>(&self, v: &'v Value) -> Option<&'v Value> {
+        match v {
+            Value::Array(a) => a.get(*self),
+            _ => None,
+        }
+    }
+    fn index_into_mut<'v>(&self, v: &'v mut Value) -> Option<&'v mut Value> {
+        match v {
+            Value::Array(a) => a.get_mut(*self),
+            _ => None,
+        }
+    }
+    fn index_or_insert<'v>(&self, v: &'v mut Value) -> &'v mut Value {
+        match v {
+            Value::Array(a) => {
+                let len = a.len();
+                a.get_mut(*self).unwrap_or_else(|| {
+                    panic!(
+                        "cannot access index {} of JSON array of length {}",
+                        self, len
+                    )
+                })
+            }
+            _ => panic!("cannot access index {} of JSON {}", self, Kind(v)),
+        }
+    }
+}
+
+impl ValueIndex for str {
+    fn index_into<'v>(&self, v: &'v Value) -> Option<&'v Value> {
+        match v {
+            Value::Object(m) => m.get(self),
+            _ => None,
+        }
+    }
+    fn index_into_mut<'v>(&self, v: &'v mut Value) -> Option<&'v mut Value> {
+        match v {
+            Value::Object(m) => m.get_mut(self),
+            _ => None,
+        }
+    }
+    fn index_or_insert<'v>(&self, v: &'v mut Value) -> &'v mut Value {
+        if v.is_null() {
+            *v = Value::Object(Map::new());
+        }
+        match v {
+            Value::Object(m) => m.entry(self).or_insert(Value::Null),
+            _ => panic!("cannot access key {:?} in JSON {}", self, Kind(v)),
+        }
+    }
+}
+
+impl ValueIndex for String {
+    fn index_into<'v>(&self, v: &'v Value) -> Option<&'v Value> {
+        self.as_str().index_into(v)
+    }
+    fn index_into_mut<'v>(&self, v: &'v mut Value) -> Option<&'v mut Value> {
+        self.as_str().index_into_mut(v)
+    }
+    fn index_or_insert<'v>(&self, v: &'v mut Value) -> &'v mut Value {
+        self.as_str().index_or_insert(v)
+    }
+}
+
+impl ValueIndex for Key {
+    fn index_into<'v>(&self, v: &'v Value) -> Option<&'v Value> {
+        self.as_str().index_into(v)
+    }
+    fn index_into_mut<'v>(&self, v: &'v mut Value) -> Option<&'v mut Value> {
+        self.as_str().index_into_mut(v)
+    }
+    fn index_or_insert<'v>(&self, v: &'v mut Value) -> &'v mut Value {
+        self.as_str().index_or_insert(v)
+    }
+}
+
+impl<T: ValueIndex + ?Sized> ValueIndex for &T {
+    fn index_into<'v>(&self, v: &'v Value) -> Option<&'v Value> {
+        (**self).index_into(v)
+    }
+    fn index_into_mut<'v>(&self, v: &'v mut Value) -> Option<&'v mut Value> {
+        (**self).index_into_mut(v)
+    }
+    fn index_or_insert<'v>(&self, v: &'v mut Value) -> &'v mut Value {
+        (**self).index_or_insert(v)
+    }
+}
+
+/// A value's kind, as serde_json's panics name it.
+struct Kind<'a>(&'a Value);
+
+impl fmt::Display for Kind<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self.0 {
+            Value::Null => "null",
+            Value::Bool(_) => "boolean",
+            Value::Number(_) => "number",
+            Value::String(_) => "string",
+            Value::Array(_) => "array",
+            Value::Object(_) => "object",
+        })
+    }
+}
+
+impl<I: ValueIndex> std::ops::Index<I> for Value {
+    type Output = Value;
+
+    /// The member or element, or `Null` when absent (`serde_json::Value`'s index).
+    fn index(&self, index: I) -> &Value {
+        index.index_into(self).unwrap_or(&NULL)
+    }
+}
+
+impl<I: ValueIndex> std::ops::IndexMut<I> for Value {
+    fn index_mut(&mut self, index: I) -> &mut Value {
+        index.index_or_insert(self)
+    }
+}
+
+impl fmt::Debug for Value {
+    /// serde_json's `Debug`: `Null`, `Bool(true)`, `Number(1)`, `String("a")`, `Array [..]`,
+    /// `Object {..}`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Value::Null => f.write_str("Null"),
+            Value::Bool(b) => write!(f, "Bool({b})"),
+            Value::Number(n) => fmt::Debug::fmt(n, f),
+            Value::String(s) => write!(f, "String({s:?})"),
+            Value::Array(a) => {
+                f.write_str("Array ")?;
+                fmt::Debug::fmt(a, f)
+            }
+            Value::Object(m) => {
+                f.write_str("Object ")?;
+                fmt::Debug::fmt(m, f)
+            }
+        }
+    }
+}
+
+impl fmt::Display for Value {
+    /// Compact JSON, or indented with `{:#}`, as serde_json's `Display`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let text = if f.alternate() {
+            serde_json::to_string_pretty(self)
+        } else {
+            serde_json::to_string(self)
+        }
+        .map_err(|_| fmt::Error)?;
+        f.write_str(&text)
+    }
+}
+
+impl std::str::FromStr for Value {
+    type Err = serde_json::Error;
+
+    fn from_str(s: &str) -> Result<Value, serde_json::Error> {
+        serde_json::from_str(s)
+    }
+}
+
+// Conversions, as serde_json's `From` impls.
+
+macro_rules! from_integer {
+    ($($t:ty)*) => {$(
+        impl From<$t> for Value {
+            fn from(n: $t) -> Value {
+                Value::Number(Number::from(n))
+            }
+        }
+    )*};
+}
+
+from_integer!(i8 i16 i32 i64 isize u8 u16 u32 u64 usize);
+
+impl From<f64> for Value {
+    /// A number, or `Null` when not finite.
+    fn from(f: f64) -> Value {
+        Number::from_f64(f).map_or(Value::Null, Value::Number)
+    }
+}
+
+impl From<f32> for Value {
+    fn from(f: f32) -> Value {
+        Number::from_f64(f64::from(f)).map_or(Value::Null, Value::Number)
+    }
+}
+
+impl From<bool> for Value {
+    fn from(b: bool) -> Value {
+        Value::Bool(b)
+    }
+}
+
+impl From<String> for Value {
+    fn from(s: String) -> Value {
+        Value::String(s)
+    }
+}
+
+impl From<&str> for Value {
+    fn from(s: &str) -> Value {
+        Value::String(s.to_owned())
+    }
+}
+
+impl From<&String> for Value {
+    fn from(s: &String) -> Value {
+        Value::String(s.clone())
+    }
+}
+
+impl From<std::borrow::Cow<'_, str>> for Value {
+    fn from(s: std::borrow::Cow<'_, str>) -> Value {
+        Value::String(s.into_owned())
+    }
+}
+
+impl From<Key> for Value {
+    fn from(s: Key) -> Value {
+        Value::String(s.into_string())
+    }
+}
+
+impl From<Number> for Value {
+    fn from(n: Number) -> Value {
+        Value::Number(n)
+    }
+}
+
+impl From<Map> for Value {
+    fn from(m: Map) -> Value {
+        Value::Object(m)
+    }
+}
+
+impl<T: Into<Value>> From<Vec<T>> for Value {
+    fn from(v: Vec<T>) -> Value {
+        Value::Array(v.into_iter().map(Into::into).collect())
+    }
+}
+
+impl<T: Clone + Into<Value>> From<&[T]> for Value {
+    fn from(v: &[T]) -> Value {
+        Value::Array(v.iter().cloned().map(Into::into).collect())
+    }
+}
+
+impl<T: Into<Value>, const N: usize> From<[T; N]> for Value {
+    fn from(v: [T; N]) -> Value {
+        Value::Array(v.into_iter().map(Into::into).collect())
+    }
+}
+
+impl From<()> for Value {
+    fn from((): ()) -> Value {
+        Value::Null
+    }
+}
+
+impl<T: Into<Value>> From<Option<T>> for Value {
+    fn from(v: Option<T>) -> Value {
+        v.map_or(Value::Null, Into::into)
+    }
+}
+
+impl<T: Into<Value>> FromIterator<T> for Value {
+    fn from_iter<I: IntoIterator<Item = T>>(iter: I) -> Value {
+        Value::Array(iter.into_iter().map(Into::into).collect())
+    }
+}
+
+impl<K: Into<Key>, V: Into<Value>> FromIterator<(K, V)> for Value {
+    fn from_iter<I: IntoIterator<Item = (K, V)>>(iter: I) -> Value {
+        Value::Object(iter.into_iter().map(|(k, v)| (k, v.into())).collect())
+    }
+}
+
+// Comparisons with plain values, as serde_json's.
+
+impl PartialEq<str> for Value {
+    fn eq(&self, other: &str) -> bool {
+        self.as_str() == Some(other)
+    }
+}
+
+impl PartialEq<&str> for Value {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == Some(*other)
+    }
+}
+
+impl PartialEq<String> for Value {
+    fn eq(&self, other: &String) -> bool {
+        self.as_str() == Some(other.as_str())
+    }
+}
+
+impl PartialEq<Value> for str {
+    fn eq(&self, other: &Value) -> bool {
+        other == self
+    }
+}
+
+impl PartialEq<Value> for &str {
+    fn eq(&self, other: &Value) -> bool {
+        other == *self
+    }
+}
+
+impl PartialEq<Value> for String {
+    fn eq(&self, other: &Value) -> bool {
+        other == self
+    }
+}
+
+impl PartialEq<bool> for Value {
+    fn eq(&self, other: &bool) -> bool {
+        self.as_bool() == Some(*other)
+    }
+}
+
+impl PartialEq<bool> for &Value {
+    fn eq(&self, other: &bool) -> bool {
+        self.as_bool() == Some(*other)
+    }
+}
+
+impl PartialEq<str> for &Value {
+    fn eq(&self, other: &str) -> bool {
+        self.as_str() == Some(other)
+    }
+}
+
+macro_rules! eq_signed {
+    ($($t:ty)*) => {$(
+        impl PartialEq<$t> for Value {
+            fn eq(&self, other: &$t) -> bool {
+                self.as_i64() == Some(i64::from(*other))
+            }
+        }
+        impl PartialEq<$t> for &Value {
+            fn eq(&self, other: &$t) -> bool {
+                self.as_i64() == Some(i64::from(*other))
+            }
+        }
+        impl PartialEq<Value> for $t {
+            fn eq(&self, other: &Value) -> bool {
+                other == self
+            }
+        }
+    )*};
+}
+
+eq_signed!(i8 i16 i32 i64);
+
+macro_rules! eq_unsigned {
+    ($($t:ty)*) => {$(
+        impl PartialEq<$t> for Value {
+            fn eq(&self, other: &$t) -> bool {
+                self.as_u64() == Some(u64::from(*other))
+            }
+        }
+        impl PartialEq<$t> for &Value {
+            fn eq(&self, other: &$t) -> bool {
+                self.as_u64() == Some(u64::from(*other))
+            }
+        }
+        impl PartialEq<Value> for $t {
+            fn eq(&self, other: &Value) -> bool {
+                other == self
+            }
+        }
+    )*};
+}
+
+eq_unsigned!(u8 u16 u32 u64);
+
+impl PartialEq<usize> for Value {
+    fn eq(&self, other: &usize) -> bool {
+        self.as_u64() == u64::try_from(*other).ok()
+    }
+}
+
+impl PartialEq<isize> for Value {
+    fn eq(&self, other: &isize) -> bool {
+        self.as_i64() == i64::try_from(*other).ok()
+    }
+}
+
+impl PartialEq<f64> for Value {
+    fn eq(&self, other: &f64) -> bool {
+        self.as_f64() == Some(*other)
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -88,13 +88,13 @@ impl KstatusCondition {
     /// `message`, each omitted when empty (`omitempty`).
     pub fn to_value(&self) -> Value {
         let mut m = Map::new();
-        m.insert("type".into(), Value::String(self.type_.as_str().into()));
-        m.insert("status".into(), Value::String("True".into()));
+        m.insert("type", Value::String(self.type_.as_str().into()));
+        m.insert("status", Value::String("True".into()));
         if !self.reason.is_empty() {
-            m.insert("reason".into(), Value::String(self.reason.clone()));
+            m.insert("reason", Value::String(self.reason.clone()));
         }
         if !self.message.is_empty() {
-            m.insert("message".into(), Value::String(self.message.clone()));
+            m.insert("message", Value::String(self.message.clone()));
         }
         Value::Object(m)
     }
@@ -316,7 +316,7 @@ fn go_value(v: &Value) -> String {
             format!("[{}]", parts.join(" "))
         }
         Value::Object(m) => {
-            let mut keys: Vec<&String> = m.keys().collect();
+            let mut keys: Vec<&crate::json::Key> = m.keys().collect();
             keys.sort();
             let parts: Vec<String> = keys
                 .into_iter()

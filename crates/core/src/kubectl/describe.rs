@@ -391,7 +391,7 @@ fn sorted(map: &Value) -> Vec<(String, String)> {
         .as_object()
         .into_iter()
         .flatten()
-        .map(|(k, v)| (k.clone(), v.as_str().unwrap_or("").to_owned()))
+        .map(|(k, v)| (k.to_string(), v.as_str().unwrap_or("").to_owned()))
         .collect();
     v.sort();
     v
@@ -1078,7 +1078,7 @@ fn sorted_quantities(map: &Value) -> Vec<(String, String)> {
                 Value::String(s) => s.clone(),
                 other => other.to_string(),
             };
-            (k.clone(), q)
+            (k.to_string(), q)
         })
         .collect();
     v.sort();
@@ -1838,7 +1838,7 @@ fn pod_requests_and_limits(
             .flatten()
         {
             for (name, q) in c.member("resources")[key].as_object().into_iter().flatten() {
-                let entry: &mut Quantity = sums.entry(name.clone()).or_default();
+                let entry: &mut Quantity = sums.entry(name.to_string()).or_default();
                 *entry = entry.plus(Quantity::parse(q));
             }
         }
@@ -1851,7 +1851,7 @@ fn pod_requests_and_limits(
         {
             for (name, q) in c.member("resources")[key].as_object().into_iter().flatten() {
                 let q = Quantity::parse(q);
-                let entry: &mut Quantity = sums.entry(name.clone()).or_default();
+                let entry: &mut Quantity = sums.entry(name.to_string()).or_default();
                 if q.milli > entry.milli {
                     *entry = q;
                 }
@@ -1864,7 +1864,7 @@ fn pod_requests_and_limits(
             .into_iter()
             .flatten()
         {
-            let entry: &mut Quantity = sums.entry(name.clone()).or_default();
+            let entry: &mut Quantity = sums.entry(name.to_string()).or_default();
             *entry = entry.plus(Quantity::parse(q));
         }
     }
@@ -2138,7 +2138,7 @@ fn resource_names_sorted(list: &Value) -> Vec<(String, Quantity)> {
         .as_object()
         .into_iter()
         .flatten()
-        .map(|(k, q)| (k.clone(), Quantity::parse(q)))
+        .map(|(k, q)| (k.to_string(), Quantity::parse(q)))
         .collect();
     v.sort_by(|a, b| a.0.cmp(&b.0));
     v
@@ -2244,7 +2244,7 @@ fn node_resources(w: &mut PrefixWriter, pods: &[Value], n: &Value, now_unix_ms: 
         .as_object()
         .into_iter()
         .flatten()
-        .map(|(k, _)| k.clone())
+        .map(|(k, _)| k.to_string())
         .collect();
     let mut huge: Vec<&String> = names
         .iter()

@@ -64,7 +64,7 @@ fn json_value(v: &Value, depth: usize, out: &mut String) {
         }
         Value::Object(map) if map.is_empty() => out.push_str("{}"),
         Value::Object(map) => {
-            let mut keys: Vec<&String> = map.keys().collect();
+            let mut keys: Vec<&crate::json::Key> = map.keys().collect();
             keys.sort();
             out.push_str("{\n");
             for (i, k) in keys.iter().enumerate() {
@@ -126,7 +126,7 @@ fn compact(v: &Value, out: &mut String) {
             out.push(']');
         }
         Value::Object(map) => {
-            let mut keys: Vec<&String> = map.keys().collect();
+            let mut keys: Vec<&crate::json::Key> = map.keys().collect();
             keys.sort();
             out.push('{');
             for (i, k) in keys.iter().enumerate() {
@@ -167,8 +167,8 @@ fn column(out: &str) -> usize {
     out.rsplit('\n').next().map_or(0, |l| l.chars().count())
 }
 
-fn yaml_map(m: &crate::json::Map<String, Value>, ind: usize, out: &mut String) {
-    let mut keys: Vec<&String> = m.keys().collect();
+fn yaml_map(m: &crate::json::Map, ind: usize, out: &mut String) {
+    let mut keys: Vec<&crate::json::Key> = m.keys().collect();
     keys.sort();
     for (i, k) in keys.iter().enumerate() {
         // The first key of a map that is a sequence item goes on the item's line.

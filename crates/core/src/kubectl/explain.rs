@@ -547,8 +547,8 @@ impl<'d> Explain<'d> {
 }
 
 /// The entries of a map in key order, as Go's `range` visits them.
-fn sorted(v: Option<&Value>) -> Vec<(&String, &Value)> {
-    let mut entries: Vec<(&String, &Value)> =
+fn sorted(v: Option<&Value>) -> Vec<(&crate::json::Key, &Value)> {
+    let mut entries: Vec<(&crate::json::Key, &Value)> =
         v.and_then(Value::as_object).into_iter().flatten().collect();
     entries.sort_by(|a, b| a.0.cmp(b.0));
     entries

@@ -463,7 +463,7 @@ pub fn go_v(v: &Value) -> String {
         Value::Null => "<nil>".into(),
         Value::Array(a) => format!("[{}]", a.iter().map(go_v).collect::<Vec<_>>().join(" ")),
         Value::Object(m) => {
-            let mut keys: Vec<&String> = m.keys().collect();
+            let mut keys: Vec<&crate::json::Key> = m.keys().collect();
             keys.sort();
             format!(
                 "map[{}]",

@@ -360,7 +360,7 @@ fn undo(run: &mut Run<'_, '_>, m: &Mapping, ns: &str, obj: &Value, prefix: &str,
     // kubectl sends the typed PodTemplateSpec, whose ObjectMeta always carries
     // `creationTimestamp` (null when unset) [polymorphichelpers/rollback.go `getDeploymentPatch`].
     if let Some(meta) = template.get_mut("metadata").and_then(Value::as_object_mut) {
-        meta.insert("creationTimestamp".into(), Value::Null);
+        meta.insert("creationTimestamp", Value::Null);
     } else {
         template["metadata"] = json!({"creationTimestamp": null});
     }
@@ -370,7 +370,7 @@ fn undo(run: &mut Run<'_, '_>, m: &Mapping, ns: &str, obj: &Value, prefix: &str,
         .and_then(Value::as_object)
     {
         for k in SKIP {
-            if let Some(v) = a.get(*k) {
+            if let Some(v) = a.get(k) {
                 annotations.insert((*k).to_owned(), v.clone());
             }
         }

@@ -318,7 +318,7 @@ pub fn apply(run: &mut Run<'_, '_>, p: &Parsed, mode: Mode) -> Option<()> {
         };
         if m.namespaced {
             if let Some(meta) = obj.get_mut("metadata").and_then(Value::as_object_mut) {
-                meta.insert("namespace".into(), json!(ns));
+                meta.insert("namespace", json!(ns));
             }
         }
         let name = name_of(&obj).to_owned();
@@ -375,7 +375,7 @@ fn replace_one(
             .pointer_mut("/metadata/annotations")
             .and_then(Value::as_object_mut)
         {
-            a.insert(LAST_APPLIED.into(), json!(config));
+            a.insert(LAST_APPLIED, json!(config));
         }
     }
     let path = format!("{}{sub}", m.object_path(ns, name));
@@ -399,7 +399,7 @@ fn replace_one(
             obj.get_mut("metadata").and_then(Value::as_object_mut),
         ) {
             meta.insert(
-                "resourceVersion".into(),
+                "resourceVersion",
                 got.body
                     .member("metadata")
                     .member("resourceVersion")
@@ -449,7 +449,7 @@ fn apply_one(run: &mut Run<'_, '_>, m: &Mapping, ns: &str, name: &str, file: &st
             *ann = json!({});
         }
         if let Some(a) = ann.as_object_mut() {
-            a.insert(LAST_APPLIED.into(), json!(config));
+            a.insert(LAST_APPLIED, json!(config));
         }
     }
     let got = run.send(Call::get(
@@ -566,7 +566,7 @@ fn three_way(
         let ov = o.get(k).unwrap_or(&Value::Null);
         match (mv, cv) {
             (Value::Object(_), Some(cv @ Value::Object(_))) => {
-                path.push(k.clone());
+                path.push(k.to_string());
                 let sub = three_way(resource, path, ov, mv, cv, s);
                 path.pop();
                 if sub.as_object().is_some_and(|m| !m.is_empty()) {
@@ -577,7 +577,7 @@ fn three_way(
                 match crate::api::strategic::merge_key(resource, path, k) {
                     Some(key) => {
                         let oa = ov.as_array().cloned().unwrap_or_default();
-                        path.push(k.clone());
+                        path.push(k.to_string());
                         let diff = list_diff(resource, path, key, &oa, ma, ca);
                         path.pop();
                         if let Some(items) = diff {
@@ -923,7 +923,7 @@ pub fn label(run: &mut Run<'_, '_>, p: &Parsed, field: MetaField) -> Option<()> 
             run.server_error(&got);
             continue;
         }
-        let old: Map<String, Value> = got
+        let old: Map = got
             .body
             .pointer(&format!("/metadata/{key}"))
             .and_then(Value::as_object)

@@ -31,7 +31,7 @@ fn expand() -> BTreeMap<String, Value> {
     let mut short: BTreeMap<String, String> = BTreeMap::new();
     for (package, defs) in source.as_object().into_iter().flatten() {
         for name in defs.as_object().into_iter().flatten().map(|(n, _)| n) {
-            short.insert(name.clone(), format!("{package}.{name}"));
+            short.insert(name.to_string(), format!("{package}.{name}"));
         }
     }
     let mut out = BTreeMap::new();
@@ -64,28 +64,28 @@ fn definition(def: &Value, short: &BTreeMap<String, String>) -> Value {
     let mut out = Map::new();
     if let Some(alternatives) = def.member("oneOf").as_array() {
         let types: Vec<Value> = alternatives.iter().map(|t| json!({ "type": t })).collect();
-        out.insert("oneOf".into(), Value::Array(types));
+        out.insert("oneOf", Value::Array(types));
     } else {
         out.insert(
-            "type".into(),
+            "type",
             def.field("t").cloned().unwrap_or_else(|| json!("object")),
         );
     }
     if let Some(f) = def.field("format") {
-        out.insert("format".into(), f.clone());
+        out.insert("format", f.clone());
     }
     if let Some(d) = def.field("d") {
-        out.insert("description".into(), d.clone());
+        out.insert("description", d.clone());
     }
     if let Some(r) = def.field("required") {
-        out.insert("required".into(), r.clone());
+        out.insert("required", r.clone());
     }
     let mut props = Map::new();
     if let Some(gvk) = def.member("gvk").as_str() {
         let (gv, kind) = gvk.rsplit_once('/').unwrap_or(("", gvk));
         let (group, version) = gv.rsplit_once('/').unwrap_or(("", gv));
         out.insert(
-            "x-kubernetes-group-version-kind".into(),
+            "x-kubernetes-group-version-kind",
             json!([{"group": group, "kind": kind, "version": version}]),
         );
         standard_properties(&mut props);
@@ -102,24 +102,24 @@ fn definition(def: &Value, short: &BTreeMap<String, String>) -> Value {
         props.insert(name.clone(), prop);
     }
     if !props.is_empty() {
-        out.insert("properties".into(), Value::Object(props));
+        out.insert("properties", Value::Object(props));
     }
     Value::Object(out)
 }
 
 /// `apiVersion`, `kind` and `metadata`, as every kind's schema lists them.
-fn standard_properties(props: &mut Map<String, Value>) {
+fn standard_properties(props: &mut Map) {
     props.insert(
-        "apiVersion".into(),
+        "apiVersion",
         json!({"type": "string", "description": "The version of the schema this object is written in, as group/version (apps/v1) or version alone for the core group (v1). The API server converts between the versions it serves."}),
     );
     props.insert(
-        "kind".into(),
+        "kind",
         json!({"type": "string", "description": "The kind of object this is, in CamelCase. It names the schema together with apiVersion and cannot change."}),
     );
     let mut meta = reference(OBJECT_META);
     meta["description"] = json!("Standard object metadata: name, namespace, labels, annotations, and the fields the API server sets (uid, resourceVersion, generation, creationTimestamp).");
-    props.insert("metadata".into(), meta);
+    props.insert("metadata", meta);
 }
 
 /// A kind served without a listed schema: its envelope, so explain still names it.
@@ -203,7 +203,7 @@ pub fn components<'a>(
     server: &ApiServer,
     kinds: impl Iterator<Item = &'a ResourceInfo>,
     version: &str,
-) -> Map<String, Value> {
+) -> Map {
     let all = builtin();
     let mut out = Map::new();
     let mut wanted = BTreeSet::new();

@@ -166,7 +166,7 @@ fn self_subject_access_review(
     let mut out = review;
     out["status"] = status;
     if let Some(meta) = out.get_mut("metadata").and_then(Value::as_object_mut) {
-        meta.insert("creationTimestamp".into(), Value::Null);
+        meta.insert("creationTimestamp", Value::Null);
     }
     Ok(Response {
         status: 201,

@@ -464,9 +464,9 @@ impl EventBroadcaster {
             return None;
         }
         let mut source_json = crate::json::Map::new();
-        source_json.insert("component".into(), json!(component));
+        source_json.insert("component", json!(component));
         if !host.is_empty() {
-            source_json.insert("host".into(), json!(host));
+            source_json.insert("host", json!(host));
         }
         // Values built here are put in place after the shape: `json!` would copy each through
         // its serializer.

@@ -34,8 +34,8 @@ pub fn load(text: &str) -> Result<Scenario, ScenarioError> {
     check_header(doc).map_err(|e| e.located(text))?;
     // One typed reading for both syntaxes, from the value `parse` built (with its line:column
     // checks); the error's field path locates it in the text.
-    let scenario: Scenario =
-        serde_path_to_error::deserialize(doc.clone()).map_err(|e| typed_error(&e, text))?;
+    let scenario: Scenario = serde_path_to_error::deserialize(crate::json::into_serde(doc.clone()))
+        .map_err(|e| typed_error(&e, text))?;
     super::compile::compile(&scenario).map_err(|e| e.located(text))?;
     Ok(scenario)
 }

@@ -16,7 +16,7 @@ pub(super) const TEMPLATE_CONTAINERS: (&str, &str) = (
 /// The simulator's cap on replica counts per object (kube's own limit is int32).
 pub const MAX_REPLICAS: i64 = 10_000;
 
-pub(super) fn obj_mut<'a>(v: &'a mut Value, key: &str) -> Option<&'a mut Map<String, Value>> {
+pub(super) fn obj_mut<'a>(v: &'a mut Value, key: &str) -> Option<&'a mut Map> {
     let map = v.as_object_mut()?;
     let entry = map.entry(key.to_owned()).or_insert_with(|| json!({}));
     if entry.is_null() {
@@ -26,10 +26,7 @@ pub(super) fn obj_mut<'a>(v: &'a mut Value, key: &str) -> Option<&'a mut Map<Str
 }
 
 /// The object at `key` in a map, created (or replacing a null) when missing.
-pub(super) fn map_mut<'a>(
-    m: &'a mut Map<String, Value>,
-    key: &str,
-) -> Option<&'a mut Map<String, Value>> {
+pub(super) fn map_mut<'a>(m: &'a mut Map, key: &str) -> Option<&'a mut Map> {
     let e = m.entry(key.to_owned()).or_insert_with(|| json!({}));
     if e.is_null() {
         *e = json!({});
@@ -37,7 +34,7 @@ pub(super) fn map_mut<'a>(
     e.as_object_mut()
 }
 
-pub(super) fn default_field(map: &mut Map<String, Value>, key: &str, value: Value) {
+pub(super) fn default_field(map: &mut Map, key: &str, value: Value) {
     let missing = map.field(key).is_none_or(Value::is_null);
     if missing {
         map.insert(key.to_owned(), value);

@@ -26,7 +26,12 @@ impl KindStrategy for CustomResourceStrategy {
     fn generation_bumps(&self, old: &Value, new: &Value) -> bool {
         let keys = |v: &Value| -> Vec<String> {
             v.as_object()
-                .map(|m| m.keys().filter(|k| *k != "metadata").cloned().collect())
+                .map(|m| {
+                    m.keys()
+                        .filter(|k| *k != "metadata")
+                        .map(|k| k.to_string())
+                        .collect()
+                })
                 .unwrap_or_default()
         };
         let mut all = keys(old);

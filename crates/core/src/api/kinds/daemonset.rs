@@ -50,7 +50,7 @@ fn set_template_generation(obj: &mut Value, generation: i64) {
         return;
     };
     annotations.insert(
-        TEMPLATE_GENERATION_ANNOTATION.into(),
+        TEMPLATE_GENERATION_ANNOTATION,
         json!(generation.to_string()),
     );
 }

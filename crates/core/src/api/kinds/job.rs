@@ -119,7 +119,7 @@ impl KindStrategy for JobStrategy {
         if spec.field("completions").is_none_or(Value::is_null)
             && spec.field("parallelism").is_none_or(Value::is_null)
         {
-            spec.insert("completions".into(), json!(1));
+            spec.insert("completions", json!(1));
         }
         default_field(spec, "parallelism", json!(1));
         let per_index = spec
@@ -362,7 +362,7 @@ fn generate_selector(obj: &mut Value) {
 }
 
 /// The object at `key`, made an empty one when missing or null.
-fn child<'a>(m: &'a mut Map<String, Value>, key: &str) -> Option<&'a mut Map<String, Value>> {
+fn child<'a>(m: &'a mut Map, key: &str) -> Option<&'a mut Map> {
     let v = m.entry(key).or_insert_with(|| json!({}));
     if v.is_null() {
         *v = json!({});
@@ -383,7 +383,7 @@ fn take_template_labels(obj: &mut Value) {
         .and_then(Value::as_object)
         .is_none_or(Map::is_empty);
     if none && !labels.is_empty() {
-        m.insert("labels".into(), Value::Object(labels));
+        m.insert("labels", Value::Object(labels));
     }
 }
 

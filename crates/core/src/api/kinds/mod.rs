@@ -214,7 +214,7 @@ pub(crate) trait KindStrategy: Sync {
 fn keep_stored_spec(old: &Value, new: Value) -> Value {
     let mut result = new;
     if let (Some(r), Some(o)) = (result.as_object_mut(), old.as_object()) {
-        let keys: Vec<String> = r.keys().chain(o.keys()).cloned().collect();
+        let keys: Vec<String> = r.keys().chain(o.keys()).map(|k| k.to_string()).collect();
         for k in keys {
             if !matches!(k.as_str(), "metadata" | "status" | "apiVersion" | "kind") {
                 set_or_remove(r, &k, o.get(&k));

@@ -217,7 +217,7 @@ impl KindStrategy for StatefulSetStrategy {
             .field("podManagementPolicy")
             .is_none_or(|v| v.is_null() || v.as_str() == Some(""))
         {
-            spec.insert("podManagementPolicy".into(), json!("OrderedReady"));
+            spec.insert("podManagementPolicy", json!("OrderedReady"));
         }
         if let Some(st) = map_mut(spec, "updateStrategy") {
             let untyped = st
@@ -226,7 +226,7 @@ impl KindStrategy for StatefulSetStrategy {
                 .unwrap_or("")
                 .is_empty();
             if untyped {
-                st.insert("type".into(), json!("RollingUpdate"));
+                st.insert("type", json!("RollingUpdate"));
                 default_field(st, "rollingUpdate", json!({}));
             }
             if st.field("type").and_then(Value::as_str) == Some("RollingUpdate") {
@@ -242,7 +242,7 @@ impl KindStrategy for StatefulSetStrategy {
                     .and_then(Value::as_str)
                     .is_none_or(str::is_empty);
                 if empty {
-                    policy.insert(k.into(), json!("Retain"));
+                    policy.insert(k, json!("Retain"));
                 }
             }
         }
@@ -387,7 +387,7 @@ impl KindStrategy for StatefulSetStrategy {
         new: &Value,
         errs: &mut Vec<FieldError>,
     ) {
-        let rest = |o: &Value| -> Map<String, Value> {
+        let rest = |o: &Value| -> Map {
             o.field("spec")
                 .and_then(Value::as_object)
                 .map(|m| {

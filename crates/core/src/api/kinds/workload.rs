@@ -50,11 +50,11 @@ pub(super) fn go_label_selector(sel: &Value) -> String {
 }
 
 /// Go's `%#v` of a `map[string]string`, as kube prints template labels.
-pub(super) fn go_string_map(m: Option<&Map<String, Value>>) -> String {
+pub(super) fn go_string_map(m: Option<&Map>) -> String {
     let mut entries: Vec<(String, String)> = m
         .map(|m| {
             m.iter()
-                .map(|(k, v)| (k.clone(), v.as_str().unwrap_or("").to_owned()))
+                .map(|(k, v)| (k.to_string(), v.as_str().unwrap_or("").to_owned()))
                 .collect()
         })
         .unwrap_or_default();

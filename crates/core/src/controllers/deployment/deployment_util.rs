@@ -260,7 +260,7 @@ pub fn pod_template_hash(template: &Value, collision_count: Option<i64>) -> Stri
 fn canonical_json(v: &Value) -> String {
     match v {
         Value::Object(m) => {
-            let mut keys: Vec<&String> = m
+            let mut keys: Vec<&crate::json::Key> = m
                 .iter()
                 .filter(|(_, v)| !v.is_null())
                 .map(|(k, _)| k)
@@ -308,12 +308,12 @@ enum LabelsIgnoringHash<'a> {
     /// Absent, or an object holding nothing but the hash label.
     Absent,
     /// An object with other labels (the hash label is skipped when comparing).
-    Labels(&'a crate::json::Map<String, Value>),
+    Labels(&'a crate::json::Map),
     /// Not an object: kept as it is.
     Other(&'a Value),
 }
 
-fn labels_ignoring_hash(meta: &crate::json::Map<String, Value>) -> LabelsIgnoringHash<'_> {
+fn labels_ignoring_hash(meta: &crate::json::Map) -> LabelsIgnoringHash<'_> {
     match meta.field("labels") {
         None | Some(Value::Null) => LabelsIgnoringHash::Absent,
         Some(Value::Object(l)) if l.keys().all(|k| k == POD_TEMPLATE_HASH) => {
@@ -328,7 +328,7 @@ fn metadata_equal_ignore_hash(a: &Value, b: &Value) -> bool {
     let (Value::Object(x), Value::Object(y)) = (a, b) else {
         return a == b;
     };
-    let others = |m: &crate::json::Map<String, Value>| {
+    let others = |m: &crate::json::Map| {
         m.iter()
             .filter(|(k, v)| *k != "labels" && !v.is_null())
             .count()
@@ -342,9 +342,7 @@ fn metadata_equal_ignore_hash(a: &Value, b: &Value) -> bool {
     }
     match (labels_ignoring_hash(x), labels_ignoring_hash(y)) {
         (LabelsIgnoringHash::Labels(l), LabelsIgnoringHash::Labels(m)) => {
-            let count = |l: &crate::json::Map<String, Value>| {
-                l.keys().filter(|k| *k != POD_TEMPLATE_HASH).count()
-            };
+            let count = |l: &crate::json::Map| l.keys().filter(|k| *k != POD_TEMPLATE_HASH).count();
             count(l) == count(m)
                 && l.iter()
                     .filter(|(k, _)| *k != POD_TEMPLATE_HASH)
@@ -381,7 +379,7 @@ pub(super) fn annotations_only(obj: &Value) -> Value {
         Some(Value::Object(m)) => {
             let mut meta = crate::json::Map::new();
             if let Some(a) = m.field("annotations") {
-                meta.insert("annotations".into(), a.clone());
+                meta.insert("annotations", a.clone());
             }
             json!({ "metadata": meta })
         }
@@ -494,7 +492,7 @@ pub(super) fn add_label(template: &mut Value, hash: &str) {
     if let Some(meta) = meta.and_then(Value::as_object_mut) {
         let labels = meta.entry("labels").or_insert_with(|| json!({}));
         if let Some(l) = labels.as_object_mut() {
-            l.insert(POD_TEMPLATE_HASH.into(), json!(hash));
+            l.insert(POD_TEMPLATE_HASH, json!(hash));
         }
     }
 }

@@ -247,7 +247,7 @@ impl EndpointSliceController {
             if let Some(a) = ann.as_object_mut() {
                 match trigger {
                     Some((_, text)) => {
-                        a.insert(TRIGGER_TIME_ANNOTATION.into(), json!(text));
+                        a.insert(TRIGGER_TIME_ANNOTATION, json!(text));
                     }
                     None => {
                         a.remove(TRIGGER_TIME_ANNOTATION);

@@ -142,11 +142,11 @@ pub fn pod_to_endpoint(
     let ready = publish || (serving && !terminating);
     let mut ep = Map::new();
     ep.insert(
-        "addresses".into(),
+        "addresses",
         Value::Array(endpoint_addresses(pod, address_type)),
     );
     ep.insert(
-        "conditions".into(),
+        "conditions",
         json!({"ready": ready, "serving": serving, "terminating": terminating}),
     );
     // ShouldSetHostname.
@@ -155,15 +155,15 @@ pub fn pod_to_endpoint(
         && str_at(pod, "/spec/subdomain") == meta::name(svc)
         && meta::namespace(pod) == meta::namespace(svc)
     {
-        ep.insert("hostname".into(), json!(hostname));
+        ep.insert("hostname", json!(hostname));
     }
     ep.insert(
-        "targetRef".into(),
+        "targetRef",
         json!({"kind": "Pod", "namespace": meta::namespace(pod), "name": meta::name(pod), "uid": meta::uid(pod)}),
     );
     let node_name = str_at(pod, "/spec/nodeName");
     if !node_name.is_empty() {
-        ep.insert("nodeName".into(), json!(node_name));
+        ep.insert("nodeName", json!(node_name));
     }
     let zone = node.map_or("", |n| {
         n.at("/metadata/labels")
@@ -172,7 +172,7 @@ pub fn pod_to_endpoint(
             .unwrap_or("")
     });
     if !zone.is_empty() {
-        ep.insert("zone".into(), json!(zone));
+        ep.insert("zone", json!(zone));
     }
     Value::Object(ep)
 }
@@ -229,17 +229,17 @@ pub fn endpoint_ports(svc: &Value, pod: &Value) -> Vec<Value> {
         .filter_map(|sp| {
             let port = find_port(pod, sp)?;
             let mut p = Map::new();
-            p.insert("name".into(), json!(str_at(sp, "/name")));
+            p.insert("name", json!(str_at(sp, "/name")));
             p.insert(
-                "protocol".into(),
+                "protocol",
                 json!(sp
                     .field("protocol")
                     .and_then(Value::as_str)
                     .unwrap_or("TCP")),
             );
-            p.insert("port".into(), json!(port));
+            p.insert("port", json!(port));
             if let Some(app) = sp.field("appProtocol").filter(|v| v.is_string()) {
-                p.insert("appProtocol".into(), app.clone());
+                p.insert("appProtocol", app.clone());
             }
             Some(Value::Object(p))
         })
@@ -261,7 +261,7 @@ pub(super) fn sorted_ports(mut ports: Vec<Value>) -> Vec<Value> {
 /// `setEndpointSliceLabels`: the Service's labels without the reserved ones, the headless
 /// label when the Service has no cluster IP, and the service name and managed-by labels; true
 /// when the slice's unreserved labels differ from the Service's.
-pub(super) fn slice_labels(slice: Option<&Value>, svc: &Value) -> (Map<String, Value>, bool) {
+pub(super) fn slice_labels(slice: Option<&Value>, svc: &Value) -> (Map, bool) {
     let reserved = |k: &str| matches!(k, LABEL_SERVICE_NAME | LABEL_MANAGED_BY | LABEL_HEADLESS);
     let unreserved = |o: Option<&Value>| -> BTreeMap<String, String> {
         o.map(meta::label_map)

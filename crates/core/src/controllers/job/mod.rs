@@ -966,9 +966,9 @@ fn job_pod(job: &Value, suffix: &str) -> Value {
         finalizers.push(json!(JOB_TRACKING_FINALIZER));
     }
     if let Some(m) = pod.get_mut("metadata").and_then(Value::as_object_mut) {
-        m.insert("name".into(), json!(format!("{base}{suffix}")));
-        m.insert("generateName".into(), json!(base));
-        m.insert("finalizers".into(), Value::Array(finalizers));
+        m.insert("name", json!(format!("{base}{suffix}")));
+        m.insert("generateName", json!(base));
+        m.insert("finalizers", Value::Array(finalizers));
     }
     pod
 }

@@ -47,19 +47,19 @@ impl JobCondition {
     /// In the Go struct's field order; reason and message are omitempty.
     fn to_value(&self) -> Value {
         let mut m = Map::new();
-        m.insert("type".into(), json!(self.type_));
-        m.insert("status".into(), json!(self.status));
+        m.insert("type", json!(self.type_));
+        m.insert("status", json!(self.status));
         if !self.probe.is_empty() {
-            m.insert("lastProbeTime".into(), json!(self.probe));
+            m.insert("lastProbeTime", json!(self.probe));
         }
         if !self.transition.is_empty() {
-            m.insert("lastTransitionTime".into(), json!(self.transition));
+            m.insert("lastTransitionTime", json!(self.transition));
         }
         if !self.reason.is_empty() {
-            m.insert("reason".into(), json!(self.reason));
+            m.insert("reason", json!(self.reason));
         }
         if !self.message.is_empty() {
-            m.insert("message".into(), json!(self.message));
+            m.insert("message", json!(self.message));
         }
         Value::Object(m)
     }
@@ -147,13 +147,13 @@ impl JobStatus {
         let mut m = Map::new();
         if !self.conditions.is_empty() {
             let list: Vec<Value> = self.conditions.iter().map(JobCondition::to_value).collect();
-            m.insert("conditions".into(), Value::Array(list));
+            m.insert("conditions", Value::Array(list));
         }
         if let Some(t) = &self.start_time {
-            m.insert("startTime".into(), json!(t));
+            m.insert("startTime", json!(t));
         }
         if let Some(t) = &self.completion_time {
-            m.insert("completionTime".into(), json!(t));
+            m.insert("completionTime", json!(t));
         }
         for (k, v) in [
             ("active", self.active),
@@ -161,24 +161,24 @@ impl JobStatus {
             ("failed", self.failed),
         ] {
             if v != 0 {
-                m.insert(k.into(), json!(v));
+                m.insert(k, json!(v));
             }
         }
         if let Some(t) = self.terminating {
-            m.insert("terminating".into(), json!(t));
+            m.insert("terminating", json!(t));
         }
         if let Some(u) = &self.uncounted {
             let mut um = Map::new();
             if !u.succeeded.is_empty() {
-                um.insert("succeeded".into(), json!(u.succeeded));
+                um.insert("succeeded", json!(u.succeeded));
             }
             if !u.failed.is_empty() {
-                um.insert("failed".into(), json!(u.failed));
+                um.insert("failed", json!(u.failed));
             }
-            m.insert("uncountedTerminatedPods".into(), Value::Object(um));
+            m.insert("uncountedTerminatedPods", Value::Object(um));
         }
         if let Some(r) = self.ready {
-            m.insert("ready".into(), json!(r));
+            m.insert("ready", json!(r));
         }
         Value::Object(m)
     }

@@ -115,7 +115,7 @@ impl Reported {
             }
             _ => {
                 let mut alone = crate::json::Map::new();
-                alone.insert("status".into(), status);
+                alone.insert("status", status);
                 Reported(Arc::new(Value::Object(alone)))
             }
         }

@@ -214,7 +214,7 @@ impl Reconciler for Kubelet {
 /// `{"status": status}`, the status manager's merge patch.
 fn status_patch(status: Value) -> Value {
     let mut body = crate::json::Map::new();
-    body.insert("status".into(), status);
+    body.insert("status", status);
     Value::Object(body)
 }
 

@@ -71,7 +71,7 @@ fn condition_equal_but_times(c: &Value, d: &Value) -> bool {
     let (Some(x), Some(y)) = (c.as_object(), d.as_object()) else {
         return c == d;
     };
-    let kept = |k: &String| k != "lastTransitionTime" && k != "lastProbeTime";
+    let kept = |k: &crate::json::Key| k != "lastTransitionTime" && k != "lastProbeTime";
     x.keys().filter(|k| kept(k)).count() == y.keys().filter(|k| kept(k)).count()
         && x.iter()
             .filter(|(k, _)| kept(k))

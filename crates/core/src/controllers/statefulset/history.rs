@@ -33,7 +33,7 @@ pub fn revision_data(set: &Value) -> Value {
         if let Some(md) = metadata.as_object_mut() {
             md.entry("creationTimestamp").or_insert(Value::Null);
         }
-        m.insert("$patch".into(), json!("replace"));
+        m.insert("$patch", json!("replace"));
     }
     sort_keys(&json!({"spec": {"template": template}}))
 }
@@ -72,7 +72,7 @@ pub fn new_revision(set: &Value, revision: i64, collision_count: i64) -> Value {
     let data = revision_data(set);
     let hash = revision_hash(&data, collision_count);
     let mut labels = template_labels(set);
-    labels.insert(HISTORY_HASH_LABEL.into(), json!(hash));
+    labels.insert(HISTORY_HASH_LABEL, json!(hash));
     let mut metadata = json!({
         "name": revision_name(meta::name(set), &hash),
         "namespace": meta::namespace(set),

@@ -153,15 +153,15 @@ pub fn update_identity(set: &Value, pod: &mut Value) {
     let Some(m) = pod.get_mut("metadata").and_then(Value::as_object_mut) else {
         return;
     };
-    m.insert("name".into(), json!(name));
-    m.insert("namespace".into(), json!(meta::namespace(set)));
+    m.insert("name", json!(name));
+    m.insert("namespace", json!(meta::namespace(set)));
     let labels = m.entry("labels").or_insert_with(|| json!({}));
     if !labels.is_object() {
         *labels = json!({});
     }
     if let Some(l) = labels.as_object_mut() {
-        l.insert(POD_NAME_LABEL.into(), json!(name));
-        l.insert(POD_INDEX_LABEL.into(), json!(ord.to_string()));
+        l.insert(POD_NAME_LABEL, json!(name));
+        l.insert(POD_INDEX_LABEL, json!(ord.to_string()));
     }
 }
 
@@ -172,14 +172,14 @@ pub fn new_pod(set: &Value, ordinal: i64) -> Value {
     update_identity(set, &mut pod);
     if let Some(spec) = pod.get_mut("spec").and_then(Value::as_object_mut) {
         let name = pod_name(set, ordinal);
-        spec.insert("hostname".into(), json!(name));
+        spec.insert("hostname", json!(name));
         // The subdomain is always the serviceName, a template's own included; an empty one
         // is left out (omitempty).
         let service = str_at(set, "/spec/serviceName");
         if service.is_empty() {
             spec.remove("subdomain");
         } else {
-            spec.insert("subdomain".into(), json!(service));
+            spec.insert("subdomain", json!(service));
         }
     }
     update_storage(set, &mut pod);
@@ -192,7 +192,7 @@ fn set_revision(pod: &mut Value, revision: &str) {
         .pointer_mut("/metadata/labels")
         .and_then(Value::as_object_mut)
     {
-        labels.insert(REVISION_LABEL.into(), json!(revision));
+        labels.insert(REVISION_LABEL, json!(revision));
     }
 }
 
@@ -266,7 +266,7 @@ pub fn apply_revision(set: &Value, data: &Value) -> Value {
 }
 
 /// The label map of a pod template (a `map[string]string` in Go).
-pub fn template_labels(set: &Value) -> Map<String, Value> {
+pub fn template_labels(set: &Value) -> Map {
     set.at("/spec/template/metadata/labels")
         .and_then(Value::as_object)
         .cloned()

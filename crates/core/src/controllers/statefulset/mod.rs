@@ -113,16 +113,16 @@ impl SetStatus {
     pub fn to_json(&self) -> Value {
         let mut s = Map::new();
         if self.observed_generation != 0 {
-            s.insert("observedGeneration".into(), json!(self.observed_generation));
+            s.insert("observedGeneration", json!(self.observed_generation));
         }
-        s.insert("replicas".into(), json!(self.replicas));
+        s.insert("replicas", json!(self.replicas));
         for (k, v) in [
             ("readyReplicas", self.ready),
             ("currentReplicas", self.current),
             ("updatedReplicas", self.updated),
         ] {
             if v != 0 {
-                s.insert(k.into(), json!(v));
+                s.insert(k, json!(v));
             }
         }
         for (k, v) in [
@@ -130,11 +130,11 @@ impl SetStatus {
             ("updateRevision", &self.update_revision),
         ] {
             if !v.is_empty() {
-                s.insert(k.into(), json!(v));
+                s.insert(k, json!(v));
             }
         }
-        s.insert("collisionCount".into(), json!(self.collision_count));
-        s.insert("availableReplicas".into(), json!(self.available));
+        s.insert("collisionCount", json!(self.collision_count));
+        s.insert("availableReplicas", json!(self.available));
         Value::Object(s)
     }
 }

@@ -22,7 +22,13 @@ fn the_status_encodes_as_go_does() {
         crate::kubectl::encode::compact_json(&s.to_json()),
         r#"{"availableReplicas":3,"collisionCount":0,"currentRevision":"web-a","observedGeneration":2,"readyReplicas":3,"replicas":3,"updateRevision":"web-b","updatedReplicas":3}"#
     );
-    let keys: Vec<String> = s.to_json().as_object().unwrap().keys().cloned().collect();
+    let keys: Vec<String> = s
+        .to_json()
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(|k| k.to_string())
+        .collect();
     assert_eq!(
         keys,
         [

@@ -37,7 +37,7 @@ impl ScenarioRun {
                 return;
             };
             if let Some(edit) = &action.edit {
-                json_patch::merge(&mut copy, edit);
+                crate::api::meta::merge_patch(&mut copy, edit.clone());
             }
             request.body = RequestBody::Object(copy);
         }

@@ -1,0 +1,416 @@
+//! A JSON object: members in insertion order, shared between copies until one is written.
+//!
+//! `serde_json::Map` with `preserve_order` is an `IndexMap`: 112 bytes an entry, a hash table
+//! beside them, owned `String` keys, and a deep copy on every clone. Objects here are small (a
+//! Pod's largest map has about 15 members) and copied far more often than they are searched
+//! (every write copies the stored version, every informer and old version keeps one), so a map
+//! is a reference-counted vector of entries searched linearly: a clone is a count, a write copies
+//! the one level it changes (copy on write), and keys of up to 24 bytes are stored inline.
+//!
+//! Every method answers as `serde_json::Map`'s with `preserve_order` does, order included:
+//! `insert` of a present key keeps its place, `remove` is a swap remove, and equality ignores
+//! order.
+
+use super::Value;
+use compact_str::CompactString;
+use std::fmt;
+use std::sync::Arc;
+
+/// An object's key.
+pub type Key = CompactString;
+
+type Entries = Vec<(Key, Value)>;
+
+/// A JSON object (see the module's text).
+#[derive(Clone, Default)]
+pub struct Map {
+    entries: Arc<Entries>,
+}
+
+impl Map {
+    /// An empty object.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// An empty object with room for `n` members.
+    pub fn with_capacity(n: usize) -> Self {
+        Map {
+            entries: Arc::new(Vec::with_capacity(n)),
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// Whether two maps are the same allocation (so equal without looking).
+    pub fn ptr_eq(a: &Map, b: &Map) -> bool {
+        Arc::ptr_eq(&a.entries, &b.entries)
+    }
+
+    fn position(&self, key: &str) -> Option<usize> {
+        self.entries.iter().position(|(k, _)| k.as_str() == key)
+    }
+
+    /// The entries, copied first if another map shares them.
+    fn entries_mut(&mut self) -> &mut Entries {
+        Arc::make_mut(&mut self.entries)
+    }
+
+    pub fn get(&self, key: &str) -> Option<&Value> {
+        self.entries
+            .iter()
+            .find(|(k, _)| k.as_str() == key)
+            .map(|(_, v)| v)
+    }
+
+    pub fn get_key_value(&self, key: &str) -> Option<(&Key, &Value)> {
+        self.entries
+            .iter()
+            .find(|(k, _)| k.as_str() == key)
+            .map(|(k, v)| (k, v))
+    }
+
+    pub fn get_mut(&mut self, key: &str) -> Option<&mut Value> {
+        let i = self.position(key)?;
+        Some(&mut self.entries_mut()[i].1)
+    }
+
+    pub fn contains_key(&self, key: &str) -> bool {
+        self.position(key).is_some()
+    }
+
+    /// Sets `key` to `value`: in its place if present (answering the old value), else last.
+    pub fn insert(&mut self, key: impl Into<Key>, value: Value) -> Option<Value> {
+        let key = key.into();
+        match self.position(&key) {
+            Some(i) => Some(std::mem::replace(&mut self.entries_mut()[i].1, value)),
+            None => {
+                self.entries_mut().push((key, value));
+                None
+            }
+        }
+    }
+
+    /// Removes `key`, moving the last member into its place (`serde_json::Map::remove` with
+    /// `preserve_order` is this swap remove).
+    pub fn remove(&mut self, key: &str) -> Option<Value> {
+        self.swap_remove(key)
+    }
+
+    pub fn swap_remove(&mut self, key: &str) -> Option<Value> {
+        let i = self.position(key)?;
+        Some(self.entries_mut().swap_remove(i).1)
+    }
+
+    pub fn remove_entry(&mut self, key: &str) -> Option<(Key, Value)> {
+        let i = self.position(key)?;
+        Some(self.entries_mut().swap_remove(i))
+    }
+
+    /// Removes `key`, keeping the order of the rest.
+    pub fn shift_remove(&mut self, key: &str) -> Option<Value> {
+        let i = self.position(key)?;
+        Some(self.entries_mut().remove(i).1)
+    }
+
+    pub fn clear(&mut self) {
+        if Arc::get_mut(&mut self.entries).is_some() {
+            self.entries_mut().clear();
+        } else {
+            *self = Map::new();
+        }
+    }
+
+    pub fn retain(&mut self, mut keep: impl FnMut(&Key, &mut Value) -> bool) {
+        self.entries_mut().retain_mut(|(k, v)| keep(k, v));
+    }
+
+    pub fn append(&mut self, other: &mut Map) {
+        for (k, v) in std::mem::take(other) {
+            self.insert(k, v);
+        }
+    }
+
+    pub fn entry(&mut self, key: impl Into<Key>) -> Entry<'_> {
+        let key = key.into();
+        match self.position(&key) {
+            Some(index) => Entry::Occupied(OccupiedEntry { map: self, index }),
+            None => Entry::Vacant(VacantEntry { map: self, key }),
+        }
+    }
+
+    pub fn iter(&self) -> Iter<'_> {
+        Iter {
+            inner: self.entries.iter(),
+        }
+    }
+
+    pub fn iter_mut(&mut self) -> IterMut<'_> {
+        IterMut {
+            inner: self.entries_mut().iter_mut(),
+        }
+    }
+
+    pub fn keys(&self) -> impl DoubleEndedIterator<Item = &Key> + ExactSizeIterator + Clone {
+        self.entries.iter().map(|(k, _)| k)
+    }
+
+    pub fn values(&self) -> impl DoubleEndedIterator<Item = &Value> + ExactSizeIterator + Clone {
+        self.entries.iter().map(|(_, v)| v)
+    }
+
+    pub fn values_mut(
+        &mut self,
+    ) -> impl DoubleEndedIterator<Item = &mut Value> + ExactSizeIterator {
+        self.entries_mut().iter_mut().map(|(_, v)| v)
+    }
+
+    pub fn into_values(self) -> impl DoubleEndedIterator<Item = Value> + ExactSizeIterator {
+        self.into_iter().map(|(_, v)| v)
+    }
+
+    pub fn sort_keys(&mut self) {
+        self.entries_mut().sort_by(|a, b| a.0.cmp(&b.0));
+    }
+
+    /// Gives back the room beyond the members' length, here and below, where this map alone
+    /// holds its entries (a shared level is left as it is, rather than copied).
+    pub fn compact(&mut self) {
+        if let Some(entries) = Arc::get_mut(&mut self.entries) {
+            for (_, v) in entries.iter_mut() {
+                v.compact();
+            }
+            entries.shrink_to_fit();
+        }
+    }
+}
+
+/// Equality as `serde_json::Map`'s: the same keys with equal values, in any order.
+impl PartialEq for Map {
+    fn eq(&self, other: &Map) -> bool {
+        if Map::ptr_eq(self, other) {
+            return true;
+        }
+        self.len() == other.len()
+            && self
+                .iter()
+                .all(|(k, v)| other.get(k).is_some_and(|w| v == w))
+    }
+}
+
+impl Eq for Map {}
+
+impl fmt::Debug for Map {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_map().entries(self.iter()).finish()
+    }
+}
+
+impl std::ops::Index<&str> for Map {
+    type Output = Value;
+
+    /// The member; panics when absent, as `serde_json::Map`'s index does.
+    fn index(&self, key: &str) -> &Value {
+        self.get(key).expect("no entry found for key")
+    }
+}
+
+impl std::ops::IndexMut<&str> for Map {
+    fn index_mut(&mut self, key: &str) -> &mut Value {
+        self.get_mut(key).expect("no entry found for key")
+    }
+}
+
+impl<K: Into<Key>> FromIterator<(K, Value)> for Map {
+    fn from_iter<I: IntoIterator<Item = (K, Value)>>(iter: I) -> Self {
+        let mut map = Map::new();
+        map.extend(iter);
+        map
+    }
+}
+
+impl<K: Into<Key>> Extend<(K, Value)> for Map {
+    fn extend<I: IntoIterator<Item = (K, Value)>>(&mut self, iter: I) {
+        for (k, v) in iter {
+            self.insert(k, v);
+        }
+    }
+}
+
+/// A member's slot, as `serde_json::map::Entry`.
+pub enum Entry<'a> {
+    Vacant(VacantEntry<'a>),
+    Occupied(OccupiedEntry<'a>),
+}
+
+pub struct VacantEntry<'a> {
+    map: &'a mut Map,
+    key: Key,
+}
+
+pub struct OccupiedEntry<'a> {
+    map: &'a mut Map,
+    index: usize,
+}
+
+impl<'a> Entry<'a> {
+    pub fn key(&self) -> &Key {
+        match self {
+            Entry::Vacant(e) => &e.key,
+            Entry::Occupied(e) => e.key(),
+        }
+    }
+
+    pub fn or_insert(self, default: Value) -> &'a mut Value {
+        match self {
+            Entry::Vacant(e) => e.insert(default),
+            Entry::Occupied(e) => e.into_mut(),
+        }
+    }
+
+    pub fn or_insert_with(self, default: impl FnOnce() -> Value) -> &'a mut Value {
+        match self {
+            Entry::Vacant(e) => e.insert(default()),
+            Entry::Occupied(e) => e.into_mut(),
+        }
+    }
+
+    pub fn or_default(self) -> &'a mut Value {
+        self.or_insert(Value::Null)
+    }
+
+    pub fn and_modify(self, f: impl FnOnce(&mut Value)) -> Self {
+        match self {
+            Entry::Occupied(mut e) => {
+                f(e.get_mut());
+                Entry::Occupied(e)
+            }
+            vacant => vacant,
+        }
+    }
+}
+
+impl<'a> VacantEntry<'a> {
+    pub fn key(&self) -> &Key {
+        &self.key
+    }
+
+    pub fn insert(self, value: Value) -> &'a mut Value {
+        let entries = self.map.entries_mut();
+        entries.push((self.key, value));
+        &mut entries.last_mut().expect("just pushed").1
+    }
+}
+
+impl<'a> OccupiedEntry<'a> {
+    pub fn key(&self) -> &Key {
+        &self.map.entries[self.index].0
+    }
+
+    pub fn get(&self) -> &Value {
+        &self.map.entries[self.index].1
+    }
+
+    pub fn get_mut(&mut self) -> &mut Value {
+        &mut self.map.entries_mut()[self.index].1
+    }
+
+    pub fn into_mut(self) -> &'a mut Value {
+        &mut self.map.entries_mut()[self.index].1
+    }
+
+    pub fn insert(&mut self, value: Value) -> Value {
+        std::mem::replace(self.get_mut(), value)
+    }
+
+    /// Takes the member out with a swap remove, as `serde_json`'s with `preserve_order`.
+    pub fn remove(self) -> Value {
+        self.map.entries_mut().swap_remove(self.index).1
+    }
+}
+
+/// The members of a map, in order.
+#[derive(Clone)]
+pub struct Iter<'a> {
+    inner: std::slice::Iter<'a, (Key, Value)>,
+}
+
+impl<'a> Iterator for Iter<'a> {
+    type Item = (&'a Key, &'a Value);
+
+    #[inline]
+    fn next(&mut self) -> Option<Self::Item> {
+        self.inner.next().map(|(k, v)| (k, v))
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.inner.size_hint()
+    }
+}
+
+impl DoubleEndedIterator for Iter<'_> {
+    fn next_back(&mut self) -> Option<Self::Item> {
+        self.inner.next_back().map(|(k, v)| (k, v))
+    }
+}
+
+impl ExactSizeIterator for Iter<'_> {}
+
+pub struct IterMut<'a> {
+    inner: std::slice::IterMut<'a, (Key, Value)>,
+}
+
+impl<'a> Iterator for IterMut<'a> {
+    type Item = (&'a Key, &'a mut Value);
+
+    #[inline]
+    fn next(&mut self) -> Option<Self::Item> {
+        self.inner.next().map(|(k, v)| (&*k, v))
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.inner.size_hint()
+    }
+}
+
+impl DoubleEndedIterator for IterMut<'_> {
+    fn next_back(&mut self) -> Option<Self::Item> {
+        self.inner.next_back().map(|(k, v)| (&*k, v))
+    }
+}
+
+impl ExactSizeIterator for IterMut<'_> {}
+
+impl<'a> IntoIterator for &'a Map {
+    type Item = (&'a Key, &'a Value);
+    type IntoIter = Iter<'a>;
+
+    fn into_iter(self) -> Iter<'a> {
+        self.iter()
+    }
+}
+
+impl<'a> IntoIterator for &'a mut Map {
+    type Item = (&'a Key, &'a mut Value);
+    type IntoIter = IterMut<'a>;
+
+    fn into_iter(self) -> IterMut<'a> {
+        self.iter_mut()
+    }
+}
+
+impl IntoIterator for Map {
+    type Item = (Key, Value);
+    type IntoIter = std::vec::IntoIter<(Key, Value)>;
+
+    /// The members, moved out when no other map shares them (else copied).
+    fn into_iter(self) -> Self::IntoIter {
+        Arc::unwrap_or_clone(self.entries).into_iter()
+    }
+}

@@ -1,0 +1,217 @@
+//! `Value` and `Map` answer as `serde_json::Value` and `serde_json::Map` (with `preserve_order`)
+//! do: serde_json is the oracle, over generated values and edits.
+
+use super::{from_serde, into_serde, json, Map, Value};
+use proptest::prelude::*;
+
+/// Any JSON value, its keys drawn from a few so that objects share and repeat them.
+fn arb_value() -> impl Strategy<Value = serde_json::Value> {
+    let leaf = prop_oneof![
+        Just(serde_json::Value::Null),
+        any::<bool>().prop_map(serde_json::Value::Bool),
+        any::<i64>().prop_map(serde_json::Value::from),
+        any::<u64>().prop_map(serde_json::Value::from),
+        (-1.0e6f64..1.0e6).prop_map(serde_json::Value::from),
+        "[a-z~/\"\\\\é]{0,30}".prop_map(serde_json::Value::String),
+    ];
+    leaf.prop_recursive(4, 64, 8, |inner| {
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 0..5).prop_map(serde_json::Value::Array),
+            prop::collection::vec(
+                ("[a-f]{1,2}|a-key-longer-than-twenty-four-bytes", inner),
+                0..8
+            )
+            .prop_map(|kvs| serde_json::Value::Object(kvs.into_iter().collect())),
+        ]
+    })
+}
+
+/// An edit of an object, applied to both representations.
+#[derive(Debug, Clone)]
+enum Edit {
+    Insert(String, serde_json::Value),
+    Remove(String),
+    ShiftRemove(String),
+    EntryOrInsert(String, serde_json::Value),
+    Retain(String),
+    IndexSet(String, serde_json::Value),
+}
+
+fn arb_edit() -> impl Strategy<Value = Edit> {
+    let key = "[a-f]{1,2}";
+    prop_oneof![
+        (key, arb_value()).prop_map(|(k, v)| Edit::Insert(k, v)),
+        key.prop_map(Edit::Remove),
+        key.prop_map(Edit::ShiftRemove),
+        (key, arb_value()).prop_map(|(k, v)| Edit::EntryOrInsert(k, v)),
+        key.prop_map(Edit::Retain),
+        (key, arb_value()).prop_map(|(k, v)| Edit::IndexSet(k, v)),
+    ]
+}
+
+fn apply_plain(m: &mut serde_json::Map<String, serde_json::Value>, e: &Edit) -> String {
+    match e {
+        Edit::Insert(k, v) => format!("{:?}", m.insert(k.clone(), v.clone())),
+        Edit::Remove(k) => format!("{:?}", m.remove(k)),
+        Edit::ShiftRemove(k) => format!("{:?}", m.shift_remove(k)),
+        Edit::EntryOrInsert(k, v) => format!("{:?}", m.entry(k.clone()).or_insert(v.clone())),
+        Edit::Retain(k) => {
+            m.retain(|key, _| key != k);
+            String::new()
+        }
+        Edit::IndexSet(k, v) => {
+            let mut whole = serde_json::Value::Object(std::mem::take(m));
+            whole[k.as_str()] = v.clone();
+            *m = match whole {
+                serde_json::Value::Object(o) => o,
+                _ => unreachable!("an object stays one"),
+            };
+            String::new()
+        }
+    }
+}
+
+fn apply_own(m: &mut Map, e: &Edit) -> String {
+    let own = |v: &serde_json::Value| from_serde(v.clone());
+    match e {
+        Edit::Insert(k, v) => format!("{:?}", m.insert(k.as_str(), own(v)).map(into_serde)),
+        Edit::Remove(k) => format!("{:?}", m.remove(k).map(into_serde)),
+        Edit::ShiftRemove(k) => format!("{:?}", m.shift_remove(k).map(into_serde)),
+        Edit::EntryOrInsert(k, v) => {
+            format!(
+                "{:?}",
+                into_serde(m.entry(k.as_str()).or_insert(own(v)).clone())
+            )
+        }
+        Edit::Retain(k) => {
+            m.retain(|key, _| key != k);
+            String::new()
+        }
+        Edit::IndexSet(k, v) => {
+            let mut whole = Value::Object(std::mem::take(m));
+            whole[k.as_str()] = own(v);
+            *m = match whole {
+                Value::Object(o) => o,
+                _ => unreachable!("an object stays one"),
+            };
+            String::new()
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    /// Text, debug text, equality, indexing and pointers answer as serde_json's.
+    #[test]
+    fn reads_answer_as_serde_json(a in arb_value(), b in arb_value(), key in "[a-f]{1,2}") {
+        let (x, y) = (from_serde(a.clone()), from_serde(b.clone()));
+        prop_assert_eq!(x.to_string(), a.to_string());
+        prop_assert_eq!(format!("{x:#}"), format!("{a:#}"));
+        prop_assert_eq!(format!("{x:?}"), format!("{a:?}"));
+        prop_assert_eq!(x == y, a == b);
+        prop_assert_eq!(into_serde(x.clone()), a.clone());
+        prop_assert_eq!(into_serde(x[key.as_str()].clone()), a[key.as_str()].clone());
+        prop_assert_eq!(into_serde(x[1].clone()), a[1].clone());
+        for pointer in ["", "/a", "/a/0", "/0/b", "/b/a/1", "/a~1b", "/00"] {
+            prop_assert_eq!(x.pointer(pointer).cloned().map(into_serde), a.pointer(pointer).cloned());
+        }
+        // Read back from text, and through MessagePack, as serde_json reads it.
+        let text = a.to_string();
+        let read: Value = serde_json::from_str(&text).expect("its own text");
+        prop_assert_eq!(into_serde(read), a.clone());
+        let packed = rmp_serde::to_vec(&x).expect("packs");
+        prop_assert_eq!(packed.clone(), rmp_serde::to_vec(&a).expect("packs"));
+        let unpacked: Value = rmp_serde::from_slice(&packed).expect("unpacks");
+        prop_assert_eq!(unpacked, x);
+    }
+
+    /// Edits leave the same members in the same order, answer the same, and leave a copy taken
+    /// before them as it was (copy on write).
+    #[test]
+    fn edits_answer_as_serde_json(start in arb_value(), edits in prop::collection::vec(arb_edit(), 0..12)) {
+        let mut plain = match start {
+            serde_json::Value::Object(m) => m,
+            other => [("x".to_owned(), other)].into_iter().collect(),
+        };
+        let mut own = match from_serde(serde_json::Value::Object(plain.clone())) {
+            Value::Object(m) => m,
+            _ => unreachable!("an object"),
+        };
+        for e in &edits {
+            let before_plain = serde_json::Value::Object(plain.clone());
+            let before_own = own.clone();
+            prop_assert_eq!(apply_own(&mut own, e), apply_plain(&mut plain, e));
+            prop_assert_eq!(into_serde(Value::Object(before_own)), before_plain);
+            prop_assert_eq!(
+                into_serde(Value::Object(own.clone())).to_string(),
+                serde_json::Value::Object(plain.clone()).to_string()
+            );
+        }
+    }
+}
+
+#[test]
+fn a_copy_shares_until_written() {
+    let a = json!({"metadata": {"name": "web", "labels": {"app": "web"}}, "spec": {"replicas": 1}});
+    let mut b = a.clone();
+    let (Value::Object(x), Value::Object(y)) = (&a, &b) else {
+        unreachable!("objects")
+    };
+    assert!(Map::ptr_eq(x, y));
+    b["spec"]["replicas"] = json!(3);
+    assert_eq!(a["spec"]["replicas"], 1);
+    assert_eq!(b["spec"]["replicas"], 3);
+    // The level that was not written is still one allocation.
+    let (Some(Value::Object(ma)), Some(Value::Object(mb))) = (a.get("metadata"), b.get("metadata"))
+    else {
+        unreachable!("objects")
+    };
+    assert!(Map::ptr_eq(ma, mb));
+}
+
+#[test]
+fn json_macro_builds_what_serde_jsons_builds() {
+    let name = "web";
+    let replicas: i64 = 3;
+    let labels = json!({"app": name});
+    let list = vec!["a".to_owned(), "b".to_owned()];
+    let ours = json!({
+        "kind": "Deployment",
+        "n": null,
+        "flag": true,
+        "replicas": replicas,
+        "half": replicas as f64 / 2.0,
+        "labels": labels,
+        "list": list,
+        "nested": [1, -2, [], {}, [null, {"k": name}], "x".to_owned() + "y"],
+        (format!("key-{name}")): name,
+        "maybe": Option::<i64>::None,
+    });
+    let theirs = serde_json::json!({
+        "kind": "Deployment",
+        "n": null,
+        "flag": true,
+        "replicas": replicas,
+        "half": replicas as f64 / 2.0,
+        "labels": {"app": name},
+        "list": list,
+        "nested": [1, -2, [], {}, [null, {"k": name}], "x".to_owned() + "y"],
+        (format!("key-{name}")): name,
+        "maybe": Option::<i64>::None,
+    });
+    assert_eq!(into_serde(ours.clone()), theirs);
+    assert_eq!(ours.to_string(), theirs.to_string());
+}
+
+#[test]
+fn compact_keeps_shared_levels_shared() {
+    let shared = json!({"a": {"b": 1}});
+    let mut v = json!({"x": shared.clone(), "y": "text"});
+    v.compact();
+    assert_eq!(v, json!({"x": {"a": {"b": 1}}, "y": "text"}));
+    let (Some(Value::Object(m)), Value::Object(orig)) = (v.get("x"), &shared) else {
+        unreachable!("objects")
+    };
+    assert!(Map::ptr_eq(m, orig));
+}
