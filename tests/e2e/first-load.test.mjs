@@ -55,8 +55,11 @@ const RUNS = 3;
 // Session 16: 686,487 B at 428cfe5, 690,069 B with issue 20's interned GroupResource and member
 // reads (13.6% fewer engine instructions, 1.3 MB less wasm memory with the large starter; which
 // functions the 3,582 B are was not measured); the bound moved from 690,000 to 694,000 for them.
+// Session 24: 693,334 B before, about 694,900 B with issue 20's JSON value of the project's own
+// (shared copy-on-write objects, inline keys: 1 -> 10,000 Pods in 11 s and 547 MB instead of 16 s
+// and 756 MB natively); the first module grew 1.5 KiB brotli, and the bound moved to 696,000.
 const BYTES_BUDGET = 400_000;
-const BYTES_BOUND = 694_000;
+const BYTES_BOUND = 696_000;
 
 let server;
 let browser;

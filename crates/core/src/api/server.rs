@@ -650,20 +650,10 @@ impl ApiServer {
             self.queue_graph_changes(&old, &obj);
         }
         let events = key.gr.is_events();
-        if events {
-            // Events are most of the stored objects (five per Pod) and are written once or a
-            // few times: stored without the maps' spare room.
-            super::meta::compact(&mut obj);
-        } else if key.gr.group.is_empty() && key.gr.resource == "pods" {
-            // A Pod's status is built anew by nearly every write to it (the kubelet's), its maps
-            // grown by inserts; the rest is copied from the version before, at its length. The
-            // status alone stored compact: the large starter's world 79.9 -> 75.1 MB live for
-            // 2.2% more instructions, 1 -> 10,000 Pods 800 -> 756 MB peak RSS in the same time
-            // (BENCHMARKS.md, session 23). Whole Pods: 70.2 MB for 8.4% more.
-            if let Some(status) = obj.as_object_mut().and_then(|o| o.get_mut("status")) {
-                super::meta::compact(status);
-            }
-        }
+        // What this write built anew (a kubelet's status, a new Event) was grown by inserts;
+        // it is stored at its length. The levels it shares with the version before are left
+        // as they are, so this costs only the new levels (`json::Map::compact`).
+        super::meta::compact(&mut obj);
         let obj = Arc::new(obj);
         let shared_key = self.state.store.put_shared(key.clone(), Arc::clone(&obj));
         if events {

@@ -31,6 +31,10 @@ macro_rules! __json {
     (@key $map:ident ($($key:tt)*) $next:tt $($rest:tt)*) => {
         $crate::__json!(@key $map ($($key)* $next) $($rest)*)
     };
+    (@insert $map:ident ($key:literal) $value:expr) => {
+        // A literal key is made at compile time, without copying it.
+        let _ = $map.insert(const { $crate::json::Key::const_new($key) }, $value);
+    };
     (@insert $map:ident ($($key:tt)+) $value:expr) => {
         let _ = $map.insert($crate::json::__private::key(&$($key)+), $value);
     };
@@ -86,6 +90,7 @@ pub mod __private {
     }
 
     impl<T: Serialize + ?Sized> ViaSerialize for &Wrap<'_, T> {
+        #[cfg_attr(target_arch = "wasm32", inline(never))]
         fn to_json(&self) -> Value {
             // serde_json's macro unwraps here too: only a map with non-string keys fails.
             crate::json::to_value(self.0).expect("a value that serializes to JSON")
@@ -95,6 +100,8 @@ pub mod __private {
     macro_rules! via_value {
         ($($t:ty => |$v:ident| $e:expr;)*) => {$(
             impl ViaValue for Wrap<'_, $t> {
+                // One body for every call site of `json!` (the wasm's size).
+                #[cfg_attr(target_arch = "wasm32", inline(never))]
                 fn to_json(&self) -> Value {
                     let $v = self.0;
                     $e

@@ -53,15 +53,18 @@ impl Map {
         Arc::ptr_eq(&a.entries, &b.entries)
     }
 
+    #[cfg_attr(target_arch = "wasm32", inline(never))]
     fn position(&self, key: &str) -> Option<usize> {
         self.entries.iter().position(|(k, _)| k.as_str() == key)
     }
 
     /// The entries, copied first if another map shares them.
+    #[cfg_attr(target_arch = "wasm32", inline(never))]
     fn entries_mut(&mut self) -> &mut Entries {
         Arc::make_mut(&mut self.entries)
     }
 
+    #[cfg_attr(target_arch = "wasm32", inline(never))]
     pub fn get(&self, key: &str) -> Option<&Value> {
         self.entries
             .iter()
@@ -76,6 +79,7 @@ impl Map {
             .map(|(k, v)| (k, v))
     }
 
+    #[cfg_attr(target_arch = "wasm32", inline(never))]
     pub fn get_mut(&mut self, key: &str) -> Option<&mut Value> {
         let i = self.position(key)?;
         Some(&mut self.entries_mut()[i].1)
@@ -87,7 +91,11 @@ impl Map {
 
     /// Sets `key` to `value`: in its place if present (answering the old value), else last.
     pub fn insert(&mut self, key: impl Into<Key>, value: Value) -> Option<Value> {
-        let key = key.into();
+        self.insert_key(key.into(), value)
+    }
+
+    #[cfg_attr(target_arch = "wasm32", inline(never))]
+    fn insert_key(&mut self, key: Key, value: Value) -> Option<Value> {
         match self.position(&key) {
             Some(i) => Some(std::mem::replace(&mut self.entries_mut()[i].1, value)),
             None => {
@@ -103,6 +111,7 @@ impl Map {
         self.swap_remove(key)
     }
 
+    #[cfg_attr(target_arch = "wasm32", inline(never))]
     pub fn swap_remove(&mut self, key: &str) -> Option<Value> {
         let i = self.position(key)?;
         Some(self.entries_mut().swap_remove(i).1)
@@ -114,6 +123,7 @@ impl Map {
     }
 
     /// Removes `key`, keeping the order of the rest.
+    #[cfg_attr(target_arch = "wasm32", inline(never))]
     pub fn shift_remove(&mut self, key: &str) -> Option<Value> {
         let i = self.position(key)?;
         Some(self.entries_mut().remove(i).1)
@@ -137,6 +147,7 @@ impl Map {
         }
     }
 
+    #[cfg_attr(target_arch = "wasm32", inline(never))]
     pub fn entry(&mut self, key: impl Into<Key>) -> Entry<'_> {
         let key = key.into();
         match self.position(&key) {
