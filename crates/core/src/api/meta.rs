@@ -5,9 +5,8 @@ use crate::json::{json, Map, Value};
 
 /// RFC 6901 JSON pointer lookup with the result of `crate::json::Value::pointer`, but without
 /// allocating: `Value::pointer` builds two new strings per token (for `~1` and `~0`
-/// unescaping) and hashes every key; reads like `/metadata/resourceVersion` run for every
-/// object on every event, so they must be cheap. Tokens are unescaped only when they contain
-/// `~`, and small objects are searched linearly (cheaper than hashing a key).
+/// unescaping); reads like `/metadata/resourceVersion` run for every object on every event, so
+/// they must be cheap. Tokens are unescaped only when they contain `~`.
 pub trait JsonPointer {
     fn at(&self, pointer: &str) -> Option<&Value>;
 }
@@ -109,12 +108,13 @@ fn array_index(token: &str) -> Option<usize> {
 }
 
 /// `a == b` for JSON values, with the same answer as `crate::json::Value`'s `PartialEq`, but
-/// cheaper for the common case: `Value`'s map equality looks every key of one map up in the
-/// other (a SipHash of the key each), and the engine compares whole specs and statuses on
-/// every write (a no-op update, a status kept as stored, a kubelet's last report). Objects are
-/// walked in step while their keys come in the same order, which they almost always do (both
-/// sides were built by the same code or copied from the same stored object); from the first
-/// key that differs in place, the rest is looked up as `Value` does.
+/// cheaper for the common case: `Value`'s map equality searches one map for every key of the
+/// other, and the engine compares whole specs and statuses on every write (a no-op update, a
+/// status kept as stored, a kubelet's last report). Two maps that are one allocation (a level
+/// a write did not copy) are equal without a look. Objects are walked in step while their keys
+/// come in the same order, which they almost always do (both sides were built by the same code
+/// or copied from the same stored object); from the first key that differs in place, the rest
+/// is looked up as `Value` does.
 pub fn json_eq(a: &Value, b: &Value) -> bool {
     match (a, b) {
         (Value::Object(x), Value::Object(y)) => {

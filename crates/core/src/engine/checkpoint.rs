@@ -385,13 +385,13 @@ impl<'de> Visitor<'de> for SharedVisitor {
     }
 }
 
-/// A `Value` read with every object and array at its length. serde_json's own reader grows
-/// them by inserts, which leaves up to half of each one's room unused: read back that way, the
+/// A `Value` read with every object and array at its length. `Value`'s own reader (as
+/// serde_json's) grows them by inserts, which leaves up to half of each one's room unused: read back that way, the
 /// large starter's world took 87.5 MB live against 79.9 MB replayed (BENCHMARKS.md, sessions
 /// 19 and 23). MessagePack states each length before the members, but damaged bytes can state
 /// any length at every level of nesting, so only `ROOM` members are reserved before they are
 /// read: nearly every map of an object is smaller than that (a larger one grows by inserts as
-/// serde_json's would), and a longer array is cut to its length once read.
+/// `Value`'s would), and a longer array is cut to its length once read.
 struct Exact;
 
 /// The most members a stated length reserves room for before they are read: at most 64 a
