@@ -124,7 +124,8 @@ impl Value {
             _ => None,
         }
     }
-    /// The object, to write: its level is copied first if another value shares it.
+    /// The object, to write: the map's writing methods copy its level first if another value
+    /// shares it.
     pub fn as_object_mut(&mut self) -> Option<&mut Map> {
         match self {
             Value::Object(m) => Some(m),

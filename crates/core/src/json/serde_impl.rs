@@ -53,6 +53,16 @@ impl<'de> Visitor<'de> for ValueVisitor {
         Ok(Value::Number(n.into()))
     }
 
+    /// As serde_json's: a number when it fits 64 bits, else its "out of range" error (YAML can
+    /// write integers past 64 bits).
+    fn visit_i128<E: de::Error>(self, n: i128) -> Result<Value, E> {
+        Number::deserialize(de::value::I128Deserializer::new(n)).map(Value::Number)
+    }
+
+    fn visit_u128<E: de::Error>(self, n: u128) -> Result<Value, E> {
+        Number::deserialize(de::value::U128Deserializer::new(n)).map(Value::Number)
+    }
+
     fn visit_f64<E>(self, n: f64) -> Result<Value, E> {
         Ok(Number::from_f64(n).map_or(Value::Null, Value::Number))
     }

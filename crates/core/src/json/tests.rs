@@ -152,6 +152,23 @@ proptest! {
 }
 
 #[test]
+fn yaml_integers_past_64_bits_read_as_serde_jsons() {
+    for text in [
+        "18446744073709551615",
+        "-9223372036854775808",
+        "123456789012345678901234567890",
+    ] {
+        let ours = serde_yaml_ng::from_str::<Value>(text).map(into_serde);
+        let theirs = serde_yaml_ng::from_str::<serde_json::Value>(text);
+        assert_eq!(
+            ours.as_ref().map_err(ToString::to_string),
+            theirs.as_ref().map_err(ToString::to_string),
+            "{text}"
+        );
+    }
+}
+
+#[test]
 fn a_copy_shares_until_written() {
     let a = json!({"metadata": {"name": "web", "labels": {"app": "web"}}, "spec": {"replicas": 1}});
     let mut b = a.clone();
