@@ -66,17 +66,12 @@ impl Map {
 
     #[cfg_attr(target_arch = "wasm32", inline(never))]
     pub fn get(&self, key: &str) -> Option<&Value> {
-        self.entries
-            .iter()
-            .find(|(k, _)| k.as_str() == key)
-            .map(|(_, v)| v)
+        self.get_key_value(key).map(|(_, v)| v)
     }
 
     pub fn get_key_value(&self, key: &str) -> Option<(&Key, &Value)> {
-        self.entries
-            .iter()
-            .find(|(k, _)| k.as_str() == key)
-            .map(|(k, v)| (k, v))
+        let (k, v) = &self.entries[self.position(key)?];
+        Some((k, v))
     }
 
     #[cfg_attr(target_arch = "wasm32", inline(never))]
@@ -129,11 +124,11 @@ impl Map {
         Some(self.entries_mut().remove(i).1)
     }
 
+    /// Empties the map, keeping its room when no other map shares it.
     pub fn clear(&mut self) {
-        if Arc::get_mut(&mut self.entries).is_some() {
-            self.entries_mut().clear();
-        } else {
-            *self = Map::new();
+        match Arc::get_mut(&mut self.entries) {
+            Some(entries) => entries.clear(),
+            None => *self = Map::new(),
         }
     }
 

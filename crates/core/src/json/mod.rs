@@ -142,19 +142,51 @@ impl Value {
         index.index_into_mut(self)
     }
 
-    /// The value at an RFC 6901 JSON pointer, as `serde_json::Value::pointer`.
+    /// The value at an RFC 6901 JSON pointer, as `serde_json::Value::pointer`, without
+    /// allocating: serde_json's builds two new strings per token (for `~1` and `~0`), and reads
+    /// like `/metadata/resourceVersion` run for every object on every event. A token is
+    /// unescaped only when it holds `~`.
     pub fn pointer(&self, pointer: &str) -> Option<&Value> {
         if pointer.is_empty() {
             return Some(self);
         }
         let rest = pointer.strip_prefix('/')?;
-        rest.split('/')
-            .map(|t| t.replace("~1", "/").replace("~0", "~"))
-            .try_fold(self, |target, token| match target {
-                Value::Object(map) => map.get(&token),
-                Value::Array(list) => parse_index(&token).and_then(|i| list.get(i)),
-                _ => None,
-            })
+        let bytes = rest.as_bytes();
+        let mut target = self;
+        let mut start = 0;
+        // One pass over the bytes finds each token's end and whether it needs unescaping
+        // (`str::split` and `contains` cost a `memchr` call each, per token, on strings of a
+        // few bytes). `/` and `~` are ASCII, so every slice below is on a char boundary.
+        loop {
+            let mut end = start;
+            let mut escaped = false;
+            while let Some(&b) = bytes.get(end) {
+                if b == b'/' {
+                    break;
+                }
+                escaped |= b == b'~';
+                end += 1;
+            }
+            let token = &rest[start..end];
+            target = if escaped {
+                target.pointer_step(&token.replace("~1", "/").replace("~0", "~"))?
+            } else {
+                target.pointer_step(token)?
+            };
+            if end == bytes.len() {
+                return Some(target);
+            }
+            start = end + 1;
+        }
+    }
+
+    /// One unescaped pointer token: an object's member or an array's element.
+    fn pointer_step(&self, token: &str) -> Option<&Value> {
+        match self {
+            Value::Object(map) => map.get(token),
+            Value::Array(list) => parse_index(token).and_then(|i| list.get(i)),
+            _ => None,
+        }
     }
 
     pub fn pointer_mut(&mut self, pointer: &str) -> Option<&mut Value> {
@@ -542,16 +574,17 @@ impl PartialEq<str> for &Value {
     }
 }
 
-macro_rules! eq_signed {
-    ($($t:ty)*) => {$(
+/// Integers compare as serde_json's do: read as the widest type of their sign.
+macro_rules! eq_integer {
+    ($read:ident $wide:ty: $($t:ty)*) => {$(
         impl PartialEq<$t> for Value {
             fn eq(&self, other: &$t) -> bool {
-                self.as_i64() == Some(i64::from(*other))
+                self.$read() == Some(<$wide>::from(*other))
             }
         }
         impl PartialEq<$t> for &Value {
             fn eq(&self, other: &$t) -> bool {
-                self.as_i64() == Some(i64::from(*other))
+                **self == *other
             }
         }
         impl PartialEq<Value> for $t {
@@ -562,29 +595,8 @@ macro_rules! eq_signed {
     )*};
 }
 
-eq_signed!(i8 i16 i32 i64);
-
-macro_rules! eq_unsigned {
-    ($($t:ty)*) => {$(
-        impl PartialEq<$t> for Value {
-            fn eq(&self, other: &$t) -> bool {
-                self.as_u64() == Some(u64::from(*other))
-            }
-        }
-        impl PartialEq<$t> for &Value {
-            fn eq(&self, other: &$t) -> bool {
-                self.as_u64() == Some(u64::from(*other))
-            }
-        }
-        impl PartialEq<Value> for $t {
-            fn eq(&self, other: &Value) -> bool {
-                other == self
-            }
-        }
-    )*};
-}
-
-eq_unsigned!(u8 u16 u32 u64);
+eq_integer!(as_i64 i64: i8 i16 i32 i64);
+eq_integer!(as_u64 u64: u8 u16 u32 u64);
 
 impl PartialEq<usize> for Value {
     fn eq(&self, other: &usize) -> bool {
