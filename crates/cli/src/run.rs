@@ -73,7 +73,10 @@ pub fn run(args: &RunArgs) -> CommandResult {
             println!("{line}");
         }
     }
-    if let Some(p) = outcome.run.problems().first() {
+    let problem = outcome.run.problems().first().map(ToString::to_string);
+    // As `check` does: the process ends next, so the world is not freed object by object.
+    std::mem::forget(outcome);
+    if let Some(p) = problem {
         return Err(CliError::input(format!("{name}: {p}")));
     }
     Ok(0)

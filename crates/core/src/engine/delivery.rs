@@ -199,7 +199,7 @@ impl World {
         marks: &[usize],
         origin: &Origin,
     ) -> Vec<u64> {
-        let line = self.trace.len() as u64;
+        let line = self.trace_len();
         let step = self.steps + 1;
         let mut rvs = Vec::with_capacity(rec.changes.len());
         for (i, change) in rec.changes.iter().enumerate() {
@@ -243,7 +243,7 @@ impl World {
     /// Records the provenance of the API server's own deletes of expired Events: no request
     /// sent them, their root is the TTL.
     pub(super) fn note_ttl_deletes(&mut self, rec: &EventRecord) {
-        let line = self.trace.len() as u64;
+        let line = self.trace_len();
         let root = Root::EventTtl {
             line,
             time: rec.time,
@@ -278,6 +278,8 @@ impl World {
         report: &mut StepReport,
     ) {
         self.pending_deliveries = self.pending_deliveries.saturating_sub(1);
+        // This delivery's line is the next one.
+        let line = self.trace_len();
         let Some(slot) = self.slots.get_mut(controller) else {
             return;
         };
@@ -293,8 +295,6 @@ impl World {
             None => Vec::new(),
         };
         let now = self.now;
-        // This delivery's line is the next one.
-        let line = self.trace.len() as u64;
         for (k, ms) in &keyed {
             slot.queue.add_after(k.clone(), now.plus_ms(*ms), now);
             let cause = Cause::Watch {

@@ -270,6 +270,8 @@ impl World {
     /// queues every key its handlers map the objects to.
     fn restart(&mut self, controller: &str) {
         let objects = self.objects.clone();
+        // The restart fault's line is the next one; its input is the newest.
+        let (line, input) = (self.trace_len(), self.inputs.len().saturating_sub(1));
         let Some(slot) = self.slots.get_mut(controller) else {
             return;
         };
@@ -277,8 +279,6 @@ impl World {
         slot.queue = WorkQueue::new();
         slot.causes.clear();
         slot.controller.reset();
-        // The restart fault's line is the next one; its input is the newest.
-        let (line, input) = (self.trace.len() as u64, self.inputs.len().saturating_sub(1));
         let watched: Vec<(&ObjectKey, &Arc<Value>)> = objects
             .iter()
             .filter(|(k, v)| slot.controller.watches(&k.gr) && slot.controller.accepts(&k.gr, v))

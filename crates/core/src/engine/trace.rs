@@ -43,7 +43,10 @@ impl World {
         line.push(' ');
         line.push_str(&rec.line);
         rec.line = line.into();
-        self.trace.push_back(Arc::clone(&rec.line));
+        match &mut self.unkept_lines {
+            Some(n) => *n += 1,
+            None => self.trace.push_back(Arc::clone(&rec.line)),
+        }
         report.events.push(rec);
         report.processed += 1;
         if let Some(n) = self.report_events {

@@ -175,6 +175,9 @@ pub struct World {
     pub(super) report_events: Option<usize>,
     /// What caused every recent write and reconcile ([`super::provenance`]).
     pub(super) provenance: Provenance,
+    /// Set by [`World::count_trace_only`]: how many lines were counted and not kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(super) unkept_lines: Option<u64>,
 }
 
 impl World {
@@ -202,6 +205,7 @@ impl World {
             expiry_at: None,
             report_events: None,
             provenance: Provenance::default(),
+            unkept_lines: None,
         }
     }
 
@@ -211,6 +215,18 @@ impl World {
     /// keeps every line; the world's behaviour does not change.
     pub fn keep_reports_short(&mut self, n: usize) {
         self.report_events = Some(n);
+    }
+
+    /// For a caller that reads no trace (`converge check`): from now on each line is counted
+    /// and not kept, so the trace stops growing while line numbers (provenance's, the reports')
+    /// go on as before. Everything else, the reports' lines included, is unchanged.
+    pub fn count_trace_only(&mut self) {
+        self.unkept_lines.get_or_insert(0);
+    }
+
+    /// How many lines the trace has had, kept or only counted: the next line's number.
+    pub(super) fn trace_len(&self) -> u64 {
+        self.trace.len() as u64 + self.unkept_lines.unwrap_or(0)
     }
 
     // ---- read access ----------------------------------------------------------------
@@ -291,7 +307,7 @@ impl World {
         &self.provenance
     }
 
-    /// The whole trace so far, one line per event.
+    /// The whole trace so far, one line per event (since [`World::count_trace_only`], none).
     pub fn trace(&self) -> &Vector<Arc<str>> {
         &self.trace
     }
@@ -567,7 +583,7 @@ impl World {
                 let description = self.apply_fault(&fault);
                 let root = Root::Fault {
                     input: input_index,
-                    line: self.trace.len() as u64,
+                    line: self.trace_len(),
                     time: self.now,
                     description: description.clone(),
                 };
@@ -651,7 +667,7 @@ impl World {
                     } => Root::Request {
                         principal,
                         input,
-                        line: self.trace.len() as u64,
+                        line: self.trace_len(),
                         time,
                     },
                     other => other,
@@ -772,7 +788,7 @@ impl World {
         };
         // The reconcile's own line: the next one (absorbing its events may have traced a
         // feedback loop before it).
-        let rline = self.trace.len() as u64;
+        let rline = self.trace_len();
         if let Some((backoff, ms)) = again {
             let (line, time) = (rline, now);
             let cause = if backoff {

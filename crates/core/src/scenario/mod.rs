@@ -130,6 +130,9 @@ impl Scenario {
     /// Runs the scenario to the end (see [`ScenarioRun::run`]).
     pub fn run(&self, options: &RunOptions) -> Result<RunOutcome, ScenarioError> {
         let mut run = ScenarioRun::new(self, options.seed)?;
+        if !options.records {
+            run.keep_no_records();
+        }
         let until = options.until.or(self.until).unwrap_or(Until::Converged);
         let stop = run.run(until, options);
         let results = run.results();

@@ -108,6 +108,7 @@ pub fn check_scenario(data: &[u8]) {
         until: Some(Until::Time(Duration(bound))),
         max_events: SCENARIO_MAX_EVENTS,
         max_extra_ms: 0,
+        records: true,
     };
     match scenario.run(&options) {
         Ok(outcome) => {

@@ -129,6 +129,9 @@ pub struct ScenarioRun {
     watch: Vec<(crate::api::WatchEvent, std::sync::Arc<crate::json::Value>)>,
     /// Whether watch events are kept for [`ScenarioRun::take_watch_events`].
     keep_watch: bool,
+    /// Whether later events and requests go into `events` and `audit`
+    /// ([`ScenarioRun::keep_no_records`]).
+    records: bool,
     /// For each input an action or a fault sent, its index in the world's input log and which
     /// entry it was, in time order (what `causedBy` traces roots to).
     sources: Vec<(usize, Source)>,
@@ -198,6 +201,7 @@ impl ScenarioRun {
             lesson: None,
             watch: Vec::new(),
             keep_watch: false,
+            records: true,
             sources: Vec::new(),
         };
         run.sent = vec![None; run.actions.len()];
@@ -369,6 +373,14 @@ impl ScenarioRun {
         true
     }
 
+    /// From now on keeps no per-event records: the world's trace lines are counted, not kept
+    /// ([`World::count_trace_only`]), and `events` and `audit` stop growing
+    /// ([`super::RunOptions::records`]). The run goes on exactly as before.
+    pub fn keep_no_records(&mut self) {
+        self.records = false;
+        self.world.count_trace_only();
+    }
+
     /// Keeps the watch events of every later step for [`Self::take_watch_events`].
     pub fn keep_watch_events(&mut self) {
         self.keep_watch = true;
@@ -403,6 +415,9 @@ impl ScenarioRun {
         }
         if !report.feedback_loops.is_empty() {
             self.feedback_loop = true;
+        }
+        if !self.records {
+            return;
         }
         for ev in report.events {
             for r in &ev.requests {

@@ -23,6 +23,12 @@ pub struct RunOptions {
     /// With `until: converged`, give up this long after the last scheduled action, fault or
     /// expectation time.
     pub max_extra_ms: u64,
+    /// Whether the run keeps its per-event records: the world's trace, and the run's
+    /// [`ScenarioRun::events`](super::ScenarioRun::events) and
+    /// [`ScenarioRun::audit`](super::ScenarioRun::audit). A caller that reads only the results
+    /// (`converge check`) turns it off, so a long run's memory is the world's, not its history's;
+    /// the run itself, its results and the API server's own audit log do not change.
+    pub records: bool,
 }
 
 impl Default for RunOptions {
@@ -32,6 +38,7 @@ impl Default for RunOptions {
             until: None,
             max_events: 500_000,
             max_extra_ms: 600_000,
+            records: true,
         }
     }
 }
