@@ -48,7 +48,7 @@ pub fn status_line(obj: &Value, now_unix_ms: i64) -> String {
             .try_fold(obj, |v, key| v.get(*key))
             .and_then(Value::as_str)
             .unwrap_or("");
-        Value::String(v.to_string())
+        Value::String(v.into())
     };
     let mut line = Map::new();
     line.insert("apiVersion", text(&["apiVersion"]));

@@ -383,14 +383,14 @@ impl<'de> Visitor<'de> for ValueVisitor {
         if self.top_level {
             return self.not_an_object("a string");
         }
-        Ok(Value::String(v.to_string()))
+        Ok(Value::String(v.into()))
     }
 
     fn visit_string<E: de::Error>(self, v: String) -> Result<Value, E> {
         if self.top_level {
             return self.not_an_object("a string");
         }
-        Ok(Value::String(v))
+        Ok(Value::String(v.into()))
     }
 
     fn visit_unit<E: de::Error>(self) -> Result<Value, E> {

@@ -39,7 +39,7 @@ fn json_value() -> impl Strategy<Value = Value> {
             Just("OnDelete".to_string()),
             ".{0,8}",
         ]
-        .prop_map(Value::String),
+        .prop_map(Value::from),
     ];
     leaf.prop_recursive(5, 64, 6, move |inner| {
         prop_oneof![

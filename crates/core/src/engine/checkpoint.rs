@@ -430,11 +430,11 @@ impl<'de> Visitor<'de> for Exact {
     }
 
     fn visit_str<E: de::Error>(self, s: &str) -> Result<Value, E> {
-        Ok(Value::String(s.to_owned()))
+        Ok(Value::String(s.into()))
     }
 
     fn visit_string<E: de::Error>(self, s: String) -> Result<Value, E> {
-        Ok(Value::String(s))
+        Ok(Value::String(s.into()))
     }
 
     fn visit_unit<E: de::Error>(self) -> Result<Value, E> {

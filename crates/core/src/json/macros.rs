@@ -115,11 +115,11 @@ pub mod __private {
         &Value => |v| (*v).clone();
         Map => |m| Value::Object(m.clone());
         &Map => |m| Value::Object((*m).clone());
-        str => |s| Value::String(s.to_owned());
-        &str => |s| Value::String((*s).to_owned());
-        String => |s| Value::String(s.clone());
-        &String => |s| Value::String((*s).clone());
-        Key => |s| Value::String(s.to_string());
+        str => |s| Value::String(s.into());
+        &str => |s| Value::String((*s).into());
+        String => |s| Value::String(s.as_str().into());
+        &String => |s| Value::String(s.as_str().into());
+        Key => |s| Value::String(s.clone());
         bool => |b| Value::Bool(*b);
         Number => |n| Value::Number(n.clone());
         i32 => |n| Value::from(*n);

@@ -33,6 +33,10 @@ pub fn patch_unsafe(
 
 use std::fmt;
 
+/// A string value: inline up to 24 bytes, as a map's keys are, so most of an object's
+/// strings (names, reasons, times, images) take no allocation of their own.
+pub type Str = compact_str::CompactString;
+
 /// A JSON value, with `serde_json::Value`'s variants and methods.
 #[derive(Clone, Default, PartialEq, Eq)]
 pub enum Value {
@@ -40,7 +44,7 @@ pub enum Value {
     Null,
     Bool(bool),
     Number(Number),
-    String(String),
+    String(Str),
     Array(Vec<Value>),
     Object(Map),
 }
@@ -436,31 +440,31 @@ impl From<bool> for Value {
 
 impl From<String> for Value {
     fn from(s: String) -> Value {
-        Value::String(s)
+        Value::String(s.into())
     }
 }
 
 impl From<&str> for Value {
     fn from(s: &str) -> Value {
-        Value::String(s.to_owned())
+        Value::String(s.into())
     }
 }
 
 impl From<&String> for Value {
     fn from(s: &String) -> Value {
-        Value::String(s.clone())
+        Value::String(s.as_str().into())
     }
 }
 
 impl From<std::borrow::Cow<'_, str>> for Value {
     fn from(s: std::borrow::Cow<'_, str>) -> Value {
-        Value::String(s.into_owned())
+        Value::String(s.into())
     }
 }
 
 impl From<Key> for Value {
     fn from(s: Key) -> Value {
-        Value::String(s.into_string())
+        Value::String(s)
     }
 }
 

@@ -68,11 +68,11 @@ impl<'de> Visitor<'de> for ValueVisitor {
     }
 
     fn visit_str<E: de::Error>(self, s: &str) -> Result<Value, E> {
-        Ok(Value::String(s.to_owned()))
+        Ok(Value::String(s.into()))
     }
 
     fn visit_string<E>(self, s: String) -> Result<Value, E> {
-        Ok(Value::String(s))
+        Ok(Value::String(s.into()))
     }
 
     fn visit_none<E>(self) -> Result<Value, E> {
@@ -146,7 +146,7 @@ pub fn from_serde(v: serde_json::Value) -> Value {
         serde_json::Value::Null => Value::Null,
         serde_json::Value::Bool(b) => Value::Bool(b),
         serde_json::Value::Number(n) => Value::Number(n),
-        serde_json::Value::String(s) => Value::String(s),
+        serde_json::Value::String(s) => Value::String(s.into()),
         serde_json::Value::Array(a) => Value::Array(a.into_iter().map(from_serde).collect()),
         serde_json::Value::Object(m) => {
             let mut map = Map::with_capacity(m.len());
@@ -164,7 +164,7 @@ pub fn into_serde(v: Value) -> serde_json::Value {
         Value::Null => serde_json::Value::Null,
         Value::Bool(b) => serde_json::Value::Bool(b),
         Value::Number(n) => serde_json::Value::Number(n),
-        Value::String(s) => serde_json::Value::String(s),
+        Value::String(s) => serde_json::Value::String(s.into_string()),
         Value::Array(a) => serde_json::Value::Array(a.into_iter().map(into_serde).collect()),
         Value::Object(m) => {
             let mut map = serde_json::Map::with_capacity(m.len());

@@ -91,10 +91,10 @@ impl KstatusCondition {
         m.insert("type", Value::String(self.type_.as_str().into()));
         m.insert("status", Value::String("True".into()));
         if !self.reason.is_empty() {
-            m.insert("reason", Value::String(self.reason.clone()));
+            m.insert("reason", Value::String(self.reason.as_str().into()));
         }
         if !self.message.is_empty() {
-            m.insert("message", Value::String(self.message.clone()));
+            m.insert("message", Value::String(self.message.as_str().into()));
         }
         Value::Object(m)
     }
@@ -310,7 +310,7 @@ fn go_value(v: &Value) -> String {
         Value::Null => "<nil>".into(),
         Value::Bool(b) => b.to_string(),
         Value::Number(n) => n.to_string(),
-        Value::String(s) => s.clone(),
+        Value::String(s) => s.to_string(),
         Value::Array(items) => {
             let parts: Vec<String> = items.iter().map(go_value).collect();
             format!("[{}]", parts.join(" "))
@@ -367,7 +367,7 @@ fn conditions_of(obj: &Value) -> Result<Vec<BasicCondition>, KstatusError> {
             };
             let text = |key: &str| match fields.field(key) {
                 None | Some(Value::Null) => Ok(String::new()),
-                Some(Value::String(s)) => Ok(s.clone()),
+                Some(Value::String(s)) => Ok(s.to_string()),
                 Some(other) => Err(convert_error(
                     &format!("status.conditions[{i}].{key}"),
                     "string",

@@ -309,7 +309,7 @@ pub fn send(session: &mut Session, principal: &str, call: Call<'_>) -> Answer {
         Reply::JsonAs { body, .. } => Answer { status: 200, body },
         Reply::Text { status, body } => Answer {
             status,
-            body: Value::String(body),
+            body: Value::String(body.into()),
         },
         Reply::Watch(_) => Answer {
             status: 500,

@@ -499,7 +499,7 @@ pub fn selector_string(sel: &Value, none: &str) -> String {
 /// `IntOrString.String()`.
 fn int_or_string(v: &Value) -> String {
     match v {
-        Value::String(s) => s.clone(),
+        Value::String(s) => s.to_string(),
         Value::Number(n) => n.to_string(),
         _ => "0".into(),
     }
@@ -1075,7 +1075,7 @@ fn sorted_quantities(map: &Value) -> Vec<(String, String)> {
         .flatten()
         .map(|(k, v)| {
             let q = match v {
-                Value::String(s) => s.clone(),
+                Value::String(s) => s.to_string(),
                 other => other.to_string(),
             };
             (k.to_string(), q)
@@ -1716,7 +1716,7 @@ pub struct Quantity {
 impl Quantity {
     pub fn parse(v: &Value) -> Quantity {
         let s = match v {
-            Value::String(s) => s.clone(),
+            Value::String(s) => s.to_string(),
             Value::Number(n) => n.to_string(),
             _ => return Quantity::default(),
         };

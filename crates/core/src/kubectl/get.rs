@@ -333,7 +333,7 @@ fn format_labels(meta: &Value) -> String {
 fn cell_text(v: &Value) -> String {
     match v {
         Value::Null => String::new(),
-        Value::String(s) => s.clone(),
+        Value::String(s) => s.to_string(),
         other => other.to_string(),
     }
 }

@@ -381,7 +381,7 @@ fn matches_filter(f: &Filter, root: &Value, item: &Value) -> bool {
         return !left.is_empty();
     };
     let right: Vec<Value> = match lit {
-        Literal::Str(s) => vec![Value::String(s.clone())],
+        Literal::Str(s) => vec![Value::String(s.as_str().into())],
         Literal::Num(n) => vec![crate::json::json!(n)],
         Literal::Path(p) => eval(p, root, item).into_iter().cloned().collect(),
     };
@@ -407,7 +407,7 @@ fn matches_filter(f: &Filter, root: &Value, item: &Value) -> bool {
 /// A value as JSONPath prints it (`evalToText`): strings raw, maps and lists as JSON.
 pub fn text(v: &Value) -> String {
     match v {
-        Value::String(s) => s.clone(),
+        Value::String(s) => s.to_string(),
         Value::Null => "null".into(),
         Value::Array(_) | Value::Object(_) => super::encode::compact_json(v),
         other => other.to_string(),
@@ -459,7 +459,7 @@ pub fn relaxed(expr: &str) -> Result<String, String> {
 /// A value as Go's `%v` prints it (custom columns).
 pub fn go_v(v: &Value) -> String {
     match v {
-        Value::String(s) => s.clone(),
+        Value::String(s) => s.to_string(),
         Value::Null => "<nil>".into(),
         Value::Array(a) => format!("[{}]", a.iter().map(go_v).collect::<Vec<_>>().join(" ")),
         Value::Object(m) => {

@@ -164,7 +164,7 @@ impl FieldSelector {
                 return (crate::api::meta::event_source(obj) == r.value) == r.equals;
             }
             let actual = match obj.pointer(pointer) {
-                Some(Value::String(s)) => s.clone(),
+                Some(Value::String(s)) => s.to_string(),
                 Some(Value::Null) | None => String::new(),
                 Some(other) => other.to_string(),
             };

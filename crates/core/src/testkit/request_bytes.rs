@@ -171,7 +171,7 @@ fn value_from(b: &mut Bytes) -> Value {
             let text = String::from_utf8_lossy(chunk).into_owned();
             match parse::parse_documents(&text) {
                 Ok(mut docs) => docs.swap_remove(0),
-                Err(_) => Value::String(text),
+                Err(_) => Value::String(text.into()),
             }
         }
     }

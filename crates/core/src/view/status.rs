@@ -161,7 +161,7 @@ fn flatten(path: &str, v: &Value, out: &mut Vec<(String, String)>) {
                 flatten(&format!("{path}/{i}"), x, out);
             }
         }
-        Value::String(s) => out.push((path.to_owned(), s.clone())),
+        Value::String(s) => out.push((path.to_owned(), s.to_string())),
         other => out.push((path.to_owned(), other.to_string())),
     }
 }

@@ -58,7 +58,7 @@ impl Probe {
             Handler::Http
         } else if let Some(t) = probe.field("tcpSocket") {
             let port = match t.field("port") {
-                Some(Value::String(s)) => s.clone(),
+                Some(Value::String(s)) => s.to_string(),
                 Some(v) => v.to_string(),
                 None => String::new(),
             };

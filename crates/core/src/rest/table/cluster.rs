@@ -203,7 +203,7 @@ pub(super) fn endpointslice_cells(slice: &Value, now: SimTime) -> Vec<Value> {
         .map(
             |p| match (p.field("port").and_then(Value::as_i64), p.field("name")) {
                 (Some(n), _) => n.to_string(),
-                (None, Some(Value::String(name))) => name.clone(),
+                (None, Some(Value::String(name))) => name.to_string(),
                 _ => "*".to_owned(),
             },
         )

@@ -24,7 +24,7 @@ pub(super) fn hpa_targets(hpa: &Value) -> String {
         .cloned()
         .unwrap_or_default();
     let q = |v: Option<&Value>| match v {
-        Some(Value::String(s)) => s.clone(),
+        Some(Value::String(s)) => s.to_string(),
         Some(Value::Number(n)) => n.to_string(),
         _ => "<nil>".to_owned(),
     };

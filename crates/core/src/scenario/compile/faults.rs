@@ -147,7 +147,7 @@ pub(super) fn compile_faults(
                 Input::SetLoad {
                     target: format!("{}/{}", t.namespace, t.name),
                     millicores: crate::api::quantity::cpu_millis(&Value::String(
-                        load.cpu.0.clone(),
+                        load.cpu.0.as_str().into(),
                     )),
                 },
             ));

@@ -132,7 +132,7 @@ pub(super) fn compile_action(
                     let Some(meta) = meta.as_object_mut() else {
                         return Err(err(format!("{p}.body.metadata"), "must be an object"));
                     };
-                    meta.insert("name", Value::String(t.name.clone()));
+                    meta.insert("name", Value::String(t.name.as_str().into()));
                 } else if name != t.name {
                     return Err(err(
                         format!("{p}.body"),
