@@ -72,6 +72,11 @@ pub struct ApiServer {
     pub(super) in_gc: bool,
     /// Authorization decisions that allowed, for the RBAC objects as they are.
     authz: AuthzMemo,
+    /// The object each resource last stored anew (a create): what the next one's levels are
+    /// shared with where identical ([`ApiServer::persist`]). Memory only: nothing reads it, so
+    /// a checkpoint does not keep it.
+    #[serde(skip)]
+    last_created: OrdMap<GroupResource, Arc<Value>>,
 }
 
 /// The requests RBAC allowed since the RBAC objects last changed (`Store::rbac_writes`): the
@@ -131,6 +136,7 @@ impl ApiServer {
             gc_mode: GcMode::Auto,
             in_gc: false,
             authz: AuthzMemo::default(),
+            last_created: OrdMap::new(),
         };
         let mut seed: Vec<Value> = INITIAL_NAMESPACES
             .iter()
@@ -646,15 +652,26 @@ impl ApiServer {
                 m.remove(list);
             }
         }
-        if let Some(old) = self.state.store.get(&key).cloned() {
-            self.queue_graph_changes(&old, &obj);
+        let old = self.state.store.get(&key).cloned();
+        if let Some(old) = &old {
+            self.queue_graph_changes(old, &obj);
         }
         let events = key.gr.is_events();
         // What this write built anew (a kubelet's status, a new Event) was grown by inserts;
         // it is stored at its length. The levels it shares with the version before are left
-        // as they are, so this costs only the new levels (`json::Map::compact`).
-        super::meta::compact(&mut obj);
+        // as they are, so this costs only the new levels (`json::Map::compact`). A new level
+        // identical to the same level of the version before (a condition the kubelet wrote
+        // again), or for a create of the resource's last new object (a sibling Pod's
+        // tolerations, volumes and resources), is that level, shared.
+        let created = old.is_none();
+        match old.or_else(|| self.last_created.get(&key.gr).cloned()) {
+            Some(like) => obj.compact_like(&like),
+            None => obj.compact(),
+        }
         let obj = Arc::new(obj);
+        if created {
+            self.last_created.insert(key.gr.clone(), Arc::clone(&obj));
+        }
         let shared_key = self.state.store.put_shared(key.clone(), Arc::clone(&obj));
         if events {
             self.drop_lease(&key);

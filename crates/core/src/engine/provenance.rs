@@ -19,7 +19,7 @@
 use std::sync::Arc;
 
 use crate::json::Value;
-use imbl::{OrdMap, OrdSet, Vector};
+use imbl::{OrdMap, OrdSet};
 use serde::{Deserialize, Serialize};
 
 use crate::api::{ObjectKey, Subresource, Verb, WatchEventType};
@@ -276,9 +276,11 @@ impl Provenance {
 /// entry with that entry's time.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 struct Pending {
-    ready: Vector<Cause>,
+    // Plain vectors, not `imbl::Vector`s: one of those holding more than one `Cause` takes a
+    // whole 64-entry chunk (6 KB), and a queued key seldom has more than a few.
+    ready: Vec<Cause>,
     ready_trigger: usize,
-    waiting: Option<(SimTime, Vector<Cause>, usize)>,
+    waiting: Option<(SimTime, Vec<Cause>, usize)>,
 }
 
 /// The causes of a controller's queued keys, kept by the work queue's rules: the engine calls
@@ -298,22 +300,22 @@ impl QueueCauses {
             if p.ready.is_empty() {
                 p.ready_trigger = 0;
             }
-            p.ready.push_back(cause);
+            p.ready.push(cause);
             return;
         }
         match &mut p.waiting {
             // An earlier (or equal) pending time wins: this request rides on it.
-            Some((t, causes, _)) if *t <= at => causes.push_back(cause),
+            Some((t, causes, _)) if *t <= at => causes.push(cause),
             waiting => {
                 let mut causes = match waiting.take() {
                     Some((t, causes, _)) => {
                         self.by_time.remove(&(t, key.clone()));
                         causes
                     }
-                    None => Vector::new(),
+                    None => Vec::new(),
                 };
                 let trigger = causes.len();
-                causes.push_back(cause);
+                causes.push(cause);
                 *waiting = Some((at, causes, trigger));
                 self.by_time.insert((at, key.clone()));
             }
@@ -334,7 +336,7 @@ impl QueueCauses {
                 if p.ready.is_empty() {
                     p.ready_trigger = trigger;
                 }
-                p.ready.append(causes);
+                p.ready.extend(causes);
             }
         }
     }
@@ -344,7 +346,7 @@ impl QueueCauses {
         let Some(p) = self.pending.get_mut(key) else {
             return (Vec::new(), 0);
         };
-        let causes: Vec<Cause> = std::mem::take(&mut p.ready).into_iter().collect();
+        let causes = std::mem::take(&mut p.ready);
         let trigger = p.ready_trigger.min(causes.len().saturating_sub(1));
         p.ready_trigger = 0;
         if p.waiting.is_none() {

@@ -195,6 +195,49 @@ impl Map {
             entries.shrink_to_fit();
         }
     }
+
+    /// [`Map::compact`], and each level this map alone holds that is identical to the same
+    /// level of `like` (the same members in the same order, [`Value::identical`]) becomes a
+    /// reference to `like`'s: one allocation for both, copied again only when one is written.
+    /// Nothing a reader can see changes.
+    pub fn compact_like(&mut self, like: &Map) {
+        if Map::ptr_eq(self, like) {
+            return;
+        }
+        let Some(entries) = Arc::get_mut(&mut self.entries) else {
+            return;
+        };
+        if identical_entries(entries, &like.entries) {
+            self.entries = Arc::clone(&like.entries);
+            return;
+        }
+        for (i, (k, v)) in entries.iter_mut().enumerate() {
+            // The same member of `like`, most often at the same place.
+            let same = match like.entries.get(i) {
+                Some((lk, w)) if lk == k => Some(w),
+                _ => like.get(k),
+            };
+            match same {
+                Some(w) => v.compact_like(w),
+                None => v.compact(),
+            }
+        }
+        entries.shrink_to_fit();
+    }
+
+    /// The same members in the same order, each [`Value::identical`]: what
+    /// [`Map::compact_like`] may share. Stricter than `==`, which ignores order.
+    pub fn identical(&self, other: &Map) -> bool {
+        Map::ptr_eq(self, other) || identical_entries(&self.entries, &other.entries)
+    }
+}
+
+fn identical_entries(a: &Entries, b: &Entries) -> bool {
+    a.len() == b.len()
+        && a
+            .iter()
+            .zip(b.iter())
+            .all(|((ka, va), (kb, vb))| ka == kb && va.identical(vb))
 }
 
 /// Equality as `serde_json::Map`'s: the same keys with equal values, in any order.

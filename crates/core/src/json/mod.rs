@@ -221,6 +221,43 @@ impl Value {
         }
     }
 
+    /// [`Value::compact`], sharing the levels identical to `like`'s ([`Map::compact_like`]);
+    /// an array's items are matched with `like`'s by position.
+    pub fn compact_like(&mut self, like: &Value) {
+        match (self, like) {
+            (Value::Object(m), Value::Object(l)) => m.compact_like(l),
+            (Value::Array(a), Value::Array(l)) => {
+                for (i, v) in a.iter_mut().enumerate() {
+                    match l.get(i) {
+                        Some(w) => v.compact_like(w),
+                        None => v.compact(),
+                    }
+                }
+                a.shrink_to_fit();
+            }
+            (v, _) => v.compact(),
+        }
+    }
+
+    /// The same value written the same way: `==`, and objects' members in the same order too
+    /// (so both print the same text).
+    pub fn identical(&self, other: &Value) -> bool {
+        match (self, other) {
+            (Value::Object(a), Value::Object(b)) => a.identical(b),
+            (Value::Array(a), Value::Array(b)) => {
+                a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.identical(y))
+            }
+            // -0.0 == 0.0, but they print differently.
+            (Value::Number(a), Value::Number(b)) => {
+                a == b && a.as_f64().map(f64::to_bits) == b.as_f64().map(f64::to_bits)
+            }
+            (Value::String(a), Value::String(b)) => a == b,
+            (Value::Bool(a), Value::Bool(b)) => a == b,
+            (Value::Null, Value::Null) => true,
+            _ => false,
+        }
+    }
+
     /// Takes the value out, leaving `Null`.
     pub fn take(&mut self) -> Value {
         std::mem::take(self)

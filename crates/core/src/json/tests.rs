@@ -126,6 +126,24 @@ proptest! {
         prop_assert_eq!(unpacked, x);
     }
 
+    /// `identical` is "prints the same text", and `compact_like` changes neither the value's
+    /// text nor the reference's; a value compacted like its own copy is that copy.
+    #[test]
+    fn compact_like_shares_only_what_prints_the_same(a in arb_value(), b in arb_value()) {
+        let (x, y) = (from_serde(a.clone()), from_serde(b.clone()));
+        prop_assert_eq!(x.identical(&y), a.to_string() == b.to_string());
+        let mut z = x.clone();
+        z.compact_like(&y);
+        prop_assert_eq!(z.to_string(), a.to_string());
+        prop_assert_eq!(y.to_string(), b.to_string());
+        let mut fresh = from_serde(a.clone());
+        fresh.compact_like(&x);
+        prop_assert_eq!(fresh.to_string(), a.to_string());
+        if let (Value::Object(f), Value::Object(o)) = (&fresh, &x) {
+            prop_assert!(Map::ptr_eq(f, o));
+        }
+    }
+
     /// Edits leave the same members in the same order, answer the same, and leave a copy taken
     /// before them as it was (copy on write).
     #[test]
@@ -231,4 +249,26 @@ fn compact_keeps_shared_levels_shared() {
         unreachable!("objects")
     };
     assert!(Map::ptr_eq(m, orig));
+}
+
+#[test]
+fn compact_like_shares_identical_levels_and_no_others() {
+    let like = json!({"spec": {"node": "a", "tolerations": [{"key": "k"}], "res": {"cpu": "1"}},
+                      "order": {"a": 1, "b": 2}, "zero": {"n": 0.0}});
+    let mut v = json!({"spec": {"node": "b", "tolerations": [{"key": "k"}], "res": {"cpu": "1"}},
+                       "order": {"b": 2, "a": 1}, "zero": {"n": -0.0}});
+    let text = v.to_string();
+    v.compact_like(&like);
+    assert_eq!(v.to_string(), text);
+    let shared = |p: &str| match (v.pointer(p), like.pointer(p)) {
+        (Some(Value::Object(a)), Some(Value::Object(b))) => Map::ptr_eq(a, b),
+        _ => unreachable!("{p} is an object in both"),
+    };
+    // Identical levels are shared; a level with a member changed, members in another order
+    // or a float of another sign is not.
+    assert!(shared("/spec/tolerations/0") && shared("/spec/res"));
+    assert!(!shared("/spec") && !shared("/order") && !shared("/zero"));
+    // Written later, the shared level is copied: the reference does not change.
+    v["spec"]["res"]["cpu"] = json!("2");
+    assert_eq!(like["spec"]["res"]["cpu"], "1");
 }
