@@ -309,12 +309,12 @@ impl ApiServer {
             .map_or(0, |o| resource_version(o));
         self.state.audit.push_back(Arc::new(AuditEntry {
             time: now,
-            principal: req.principal.clone(),
+            principal: req.principal.as_str().into(),
             verb: req.verb,
             gr: req.gr.clone(),
             subresource: req.subresource,
-            namespace,
-            name,
+            namespace: namespace.into(),
+            name: name.into(),
             code,
             message,
             rv_before,

@@ -395,12 +395,13 @@ pub struct WatchEvent {
 pub struct AuditEntry {
     #[serde(with = "sim_time_ms")]
     pub time: SimTime,
-    pub principal: String,
+    // Names, inline up to 24 bytes: the log holds one entry per request.
+    pub principal: Name,
     pub verb: Verb,
     pub gr: GroupResource,
     pub subresource: Option<Subresource>,
-    pub namespace: String,
-    pub name: String,
+    pub namespace: Name,
+    pub name: Name,
     pub code: u16,
     /// Empty on success; kube's message on refusal.
     pub message: String,

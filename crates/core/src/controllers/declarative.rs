@@ -67,7 +67,11 @@ impl DeclarativeController {
 
 fn substitute(v: &Value, name: &str, ns: &str) -> Value {
     match v {
-        Value::String(s) => Value::String(s.replace("{{name}}", name).replace("{{namespace}}", ns).into()),
+        Value::String(s) => Value::String(
+            s.replace("{{name}}", name)
+                .replace("{{namespace}}", ns)
+                .into(),
+        ),
         Value::Array(a) => Value::Array(a.iter().map(|x| substitute(x, name, ns)).collect()),
         Value::Object(m) => Value::Object(
             m.iter()

@@ -6,23 +6,23 @@ use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
 use crate::api::{
-    ApiRequest, AuditEntry, ObjectKey, Subresource, Verb, WatchEvent, WatchEventType,
+    ApiRequest, AuditEntry, Name, ObjectKey, Subresource, Verb, WatchEvent, WatchEventType,
 };
 use crate::time::SimTime;
 
 /// What the engine did with a reconcile's result; the runtime's error policy decides it.
 pub use crate::runtime::ReconcileOutcome;
 
-/// One API request and the server's answer.
+/// One API request and the server's answer. Names inline up to 24 bytes: every request has one.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct RequestRecord {
-    pub principal: String,
+    pub principal: Name,
     pub verb: Verb,
-    pub resource: String,
-    pub group: String,
+    pub resource: Name,
+    pub group: Name,
     pub subresource: Option<Subresource>,
-    pub namespace: String,
-    pub name: String,
+    pub namespace: Name,
+    pub name: Name,
     pub code: u16,
     /// Empty on success; kube's message on refusal.
     pub message: String,
@@ -31,13 +31,13 @@ pub struct RequestRecord {
 impl RequestRecord {
     pub fn new(req: &ApiRequest, name: &str, code: u16, message: String) -> Self {
         RequestRecord {
-            principal: req.principal.clone(),
+            principal: req.principal.as_str().into(),
             verb: req.verb,
-            resource: req.gr.resource.to_string(),
-            group: req.gr.group.to_string(),
+            resource: req.gr.resource.clone(),
+            group: req.gr.group.clone(),
             subresource: req.subresource,
-            namespace: req.namespace.clone(),
-            name: name.to_owned(),
+            namespace: req.namespace.as_str().into(),
+            name: name.into(),
             code,
             message,
         }
@@ -47,8 +47,8 @@ impl RequestRecord {
         RequestRecord {
             principal: e.principal.clone(),
             verb: e.verb,
-            resource: e.gr.resource.to_string(),
-            group: e.gr.group.to_string(),
+            resource: e.gr.resource.clone(),
+            group: e.gr.group.clone(),
             subresource: e.subresource,
             namespace: e.namespace.clone(),
             name: e.name.clone(),

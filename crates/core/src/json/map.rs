@@ -234,8 +234,7 @@ impl Map {
 
 fn identical_entries(a: &Entries, b: &Entries) -> bool {
     a.len() == b.len()
-        && a
-            .iter()
+        && a.iter()
             .zip(b.iter())
             .all(|((ka, va), (kb, vb))| ka == kb && va.identical(vb))
 }

@@ -21,6 +21,7 @@ use crate::api::meta::Fields;
 use crate::json::{json, Value};
 use imbl::OrdMap;
 use serde::{Deserialize, Serialize};
+use std::sync::Arc;
 
 use crate::api::{meta, ApiRequest, GroupResource, PatchType};
 use crate::time::SimTime;
@@ -163,39 +164,136 @@ enum Cached {
 }
 
 /// A least-recently-used map of [`LRU_ENTRIES`] keys, as golang/groupcache's `lru.Cache` the
-/// correlator is built on: a full cache forgets the key used longest ago (found by a scan:
-/// deterministic, and only paid once the cache is full).
+/// correlator is built on: a full cache forgets the key used longest ago.
+///
+/// The keys are the correlator's texts, which share their first hundred bytes (component,
+/// host, kind, namespace), so they are ordered by their FNV-1a hash first and a lookup seldom
+/// compares two texts; `by_tick` finds the key used longest ago without a scan. A checkpoint
+/// writes it as it always did: the texts in text order with their ticks.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(from = "LruText", into = "LruText")]
 struct Lru {
+    entries: OrdMap<LruKey, (u64, Cached)>,
+    /// Each key by the tick it was last used at (ticks are unique).
+    by_tick: OrdMap<u64, LruKey>,
+    tick: u64,
+}
+
+/// A key of [`Lru`]: its text, after that text's hash (equal texts, equal hashes; the hash
+/// only orders the map, which nothing reads in its order).
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct LruKey {
+    hash: u64,
+    text: Arc<str>,
+}
+
+impl LruKey {
+    fn new(text: &str) -> LruKey {
+        LruKey {
+            hash: key_hash(text),
+            text: text.into(),
+        }
+    }
+}
+
+/// FxHash (rustc's), eight bytes at a time: the same natively and in wasm.
+fn key_hash(text: &str) -> u64 {
+    const K: u64 = 0x517c_c1b7_2722_0a95;
+    let step = |h: u64, w: u64| (h.rotate_left(5) ^ w).wrapping_mul(K);
+    let mut chunks = text.as_bytes().chunks_exact(8);
+    let mut h = step(0, text.len() as u64);
+    for c in &mut chunks {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(c);
+        h = step(h, u64::from_le_bytes(w));
+    }
+    chunks
+        .remainder()
+        .iter()
+        .fold(h, |h, &b| step(h, u64::from(b)))
+}
+
+/// [`Lru`] as checkpoints hold it.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+struct LruText {
     entries: OrdMap<String, (u64, Cached)>,
     tick: u64,
 }
 
+impl From<LruText> for Lru {
+    fn from(t: LruText) -> Lru {
+        let mut lru = Lru {
+            tick: t.tick,
+            ..Lru::default()
+        };
+        for (text, (touched, v)) in t.entries {
+            let key = LruKey::new(&text);
+            lru.by_tick.insert(touched, key.clone());
+            lru.entries.insert(key, (touched, v));
+        }
+        lru
+    }
+}
+
+impl From<Lru> for LruText {
+    fn from(lru: Lru) -> LruText {
+        LruText {
+            entries: lru
+                .entries
+                .into_iter()
+                .map(|(k, v)| (k.text.to_string(), v))
+                .collect(),
+            tick: lru.tick,
+        }
+    }
+}
+
 impl Lru {
     fn get(&mut self, key: &str) -> Option<Cached> {
-        let v = self.entries.get(key)?.1.clone();
-        self.tick += 1;
-        self.entries.insert(key.to_owned(), (self.tick, v.clone()));
+        let key = LruKey::new(key);
+        let v = self.entries.get(&key)?.1.clone();
+        self.touch(key, v.clone());
         Some(v)
     }
 
     fn remove(&mut self, key: &str) {
-        self.entries.remove(key);
+        if let Some((touched, _)) = self.entries.remove(&LruKey::new(key)) {
+            self.by_tick.remove(&touched);
+        }
     }
 
     fn put(&mut self, key: &str, v: Cached) {
-        self.tick += 1;
-        self.entries.insert(key.to_owned(), (self.tick, v));
-        if self.entries.len() > LRU_ENTRIES {
-            let oldest = self
-                .entries
-                .iter()
-                .min_by_key(|(_, (touched, _))| *touched)
-                .map(|(k, _)| k.clone());
-            if let Some(k) = oldest {
-                self.entries.remove(&k);
+        self.put_within(key, v, LRU_ENTRIES);
+    }
+
+    /// [`Lru::put`] into a cache of `cap` keys.
+    fn put_within(&mut self, key: &str, v: Cached, cap: usize) {
+        self.touch(LruKey::new(key), v);
+        if self.entries.len() > cap {
+            if let Some((_, oldest)) = self.by_tick.get_min().cloned() {
+                self.remove(&oldest.text);
             }
         }
+    }
+
+    /// Stores `v` under `key` as used now.
+    fn touch(&mut self, key: LruKey, v: Cached) {
+        self.tick += 1;
+        if let Some((touched, _)) = self.entries.insert(key.clone(), (self.tick, v)) {
+            self.by_tick.remove(&touched);
+        }
+        self.by_tick.insert(self.tick, key);
+    }
+
+    /// The entries in their texts' order, as the correlator's scans meet them.
+    fn in_text_order(&self) -> Vec<(&str, &Cached)> {
+        let mut all: Vec<(&str, &Cached)> = self
+            .entries
+            .iter()
+            .map(|(k, (_, v))| (&*k.text, v))
+            .collect();
+        all.sort_unstable_by(|a, b| a.0.cmp(b.0));
+        all
     }
 }
 
@@ -626,10 +724,10 @@ impl EventBroadcaster {
             let tick = self.finished_tick * SERIES_WINDOW_MS;
             let done: Vec<(String, SeriesEntry)> = self
                 .series
-                .entries
-                .iter()
-                .filter_map(|(k, (_, e))| match e {
-                    Cached::Series(e) => Some((k.clone(), e.clone())),
+                .in_text_order()
+                .into_iter()
+                .filter_map(|(k, e)| match e {
+                    Cached::Series(e) => Some((k.to_owned(), e.clone())),
                     _ => None,
                 })
                 .filter(|(_, e)| {
@@ -676,6 +774,74 @@ mod tests {
     //! `tools/events/event_broadcaster.go`.
     use super::*;
     use crate::api::RequestBody;
+
+    /// groupcache's `lru.Cache` done the plain way: a list in use order, the oldest first.
+    #[derive(Default)]
+    struct Model(Vec<(String, Cached)>);
+
+    impl Model {
+        fn get(&mut self, key: &str) -> Option<Cached> {
+            let at = self.0.iter().position(|(k, _)| k == key)?;
+            let entry = self.0.remove(at);
+            self.0.push(entry.clone());
+            Some(entry.1)
+        }
+        fn put(&mut self, key: &str, v: Cached, cap: usize) {
+            self.0.retain(|(k, _)| k != key);
+            self.0.push((key.to_owned(), v));
+            if self.0.len() > cap {
+                self.0.remove(0);
+            }
+        }
+        fn remove(&mut self, key: &str) {
+            self.0.retain(|(k, _)| k != key);
+        }
+    }
+
+    fn bucket(n: u64) -> Cached {
+        Cached::Bucket(Bucket {
+            credit_ms: n,
+            at: SimTime::ZERO,
+        })
+    }
+
+    proptest::proptest! {
+        /// The cache keeps, finds and forgets what the plain list does, across a checkpoint's
+        /// round trip, and the checkpoint writes its texts in order.
+        #[test]
+        fn the_lru_answers_as_a_list_in_use_order(
+            ops in proptest::collection::vec((0u8..3, 0usize..40), 1..400),
+            cut in 0usize..400,
+        ) {
+            let (mut lru, mut model) = (Lru::default(), Model::default());
+            let key = |i: usize| format!("kubeletnode-1Poddefaultweb-{i}");
+            for (n, (op, i)) in ops.into_iter().enumerate() {
+                if n == cut {
+                    let bytes = rmp_serde::to_vec_named(&lru).expect("writes");
+                    let text: LruText = rmp_serde::from_slice(&bytes).expect("reads");
+                    let keys: Vec<&String> = text.entries.keys().collect();
+                    proptest::prop_assert!(keys.windows(2).all(|w| w[0] < w[1]));
+                    lru = rmp_serde::from_slice(&bytes).expect("reads");
+                }
+                match op {
+                    0 => proptest::prop_assert_eq!(lru.get(&key(i)), model.get(&key(i))),
+                    1 => {
+                        lru.put_within(&key(i), bucket(n as u64), 16);
+                        model.put(&key(i), bucket(n as u64), 16);
+                    }
+                    _ => {
+                        lru.remove(&key(i));
+                        model.remove(&key(i));
+                    }
+                }
+                proptest::prop_assert_eq!(lru.entries.len(), model.0.len());
+                proptest::prop_assert_eq!(lru.by_tick.len(), model.0.len());
+            }
+            let order: Vec<String> = lru.by_tick.values().map(|k| k.text.to_string()).collect();
+            let want: Vec<String> = model.0.iter().map(|(k, _)| k.clone()).collect();
+            proptest::prop_assert_eq!(order, want);
+        }
+    }
 
     fn kubelet() -> EventBroadcaster {
         EventBroadcaster::new(

@@ -255,7 +255,7 @@ pub fn sequence(
             if !e.requests.is_empty() {
                 for req in &e.requests {
                     let target = if req.namespace.is_empty() {
-                        req.name.clone()
+                        req.name.to_string()
                     } else {
                         format!("{}/{}", req.namespace, req.name)
                     };
