@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use super::bootstrap::{node_objects, NodeSpec};
 use super::provenance::Cause;
-use super::world::{RunState, Slot, World};
+use super::world::{Input, RunState, Slot, World};
 use crate::api::meta::{self, JsonPointer};
 use crate::api::GroupResource;
 use crate::api::{
@@ -76,6 +76,28 @@ pub(super) struct FailureRule {
     pub(super) code: u16,
 }
 
+/// A restart fault's description, as its trace line and its provenance root spell it.
+fn restart_text(controller: &str) -> String {
+    format!("restart {controller}")
+}
+
+impl World {
+    /// The description of the restart fault that was input `input` (`restart <controller>`),
+    /// from the input log: a world that keeps no trace lines ([`World::count_trace_only`])
+    /// still has it. Empty if that input was not a restart.
+    pub(crate) fn restart_fault_text(&self, input: usize) -> String {
+        match self.inputs.get(input) {
+            Some((
+                _,
+                Input::Fault {
+                    fault: Fault::RestartController { controller },
+                },
+            )) => restart_text(controller),
+            _ => String::new(),
+        }
+    }
+}
+
 impl World {
     pub(super) fn apply_fault(&mut self, fault: &Fault) -> String {
         match fault {
@@ -113,7 +135,7 @@ impl World {
             }
             Fault::RestartController { controller } => {
                 self.restart(controller);
-                format!("restart {controller}")
+                restart_text(controller)
             }
             Fault::WatchLatency { controller, ms } => {
                 for (name, s) in self.slots.iter_mut() {

@@ -1185,6 +1185,40 @@ fn caused_by_is_refused_where_it_cannot_apply_at_its_line() {
     }
 }
 
+/// A run that keeps no records (`converge check`'s) decides and words every result as one that
+/// keeps them, a chain rooted at a restart included (its root is read from the input log, not
+/// from a trace line the run did not keep).
+#[test]
+fn a_run_without_records_reports_what_a_run_with_them_reports() {
+    let text = include_str!("../../../../tests/scenarios/controller-crash.yaml")
+        .replace(
+            "  - at: 8s\n    crash:",
+            "  - id: crash\n    at: 8s\n    crash:",
+        )
+        .replace("causedBy: {fault: restart}", "causedBy: {fault: crash}");
+    let scenario = Scenario::load(&text).unwrap_or_else(|e| panic!("{e}"));
+    let lines = |records: bool| {
+        let options = RunOptions {
+            records,
+            ..RunOptions::default()
+        };
+        let out = scenario.run(&options).unwrap_or_else(|e| panic!("{e}"));
+        let lines: Vec<String> = out.results.iter().map(|r| r.line()).collect();
+        (lines, out.run.world().trace().len())
+    };
+    let ((kept, kept_trace), (unkept, unkept_trace)) = (lines(true), lines(false));
+    assert_eq!(unkept, kept);
+    let caused = &kept[3];
+    assert!(
+        caused.contains("fault restart replicaset-controller"),
+        "{caused}"
+    );
+    assert!(
+        unkept_trace < kept_trace / 2,
+        "{unkept_trace} of {kept_trace} lines kept"
+    );
+}
+
 #[test]
 fn caused_by_holds_when_the_value_traces_back_to_it() {
     let out = run_text(&caused_by_scenario(

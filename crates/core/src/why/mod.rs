@@ -260,16 +260,11 @@ impl World {
                     Some(Cause::Restart {
                         line, time, input, ..
                     }) => {
-                        let description = self
-                            .trace()
-                            .get(*line as usize)
-                            .and_then(|l| l.split_once(" fault "))
-                            .map_or_else(String::new, |(_, d)| d.to_owned());
                         let root = Root::Fault {
                             input: *input,
                             line: *line,
                             time: *time,
-                            description,
+                            description: self.restart_fault_text(*input),
                         };
                         return (hops, root);
                     }
