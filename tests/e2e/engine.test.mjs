@@ -13,7 +13,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { writeFile, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { serve, launch, openPage, codeEditor, retypeLine, wasmMemory, SHOTS } from './harness.mjs';
+import { serve, launch, openPage, applyNewImage, wasmMemory, SHOTS } from './harness.mjs';
 
 let server;
 let browser;
@@ -57,19 +57,7 @@ test('the 1,000-object starter appears, rolls out a new image and fits in wasm m
     const objects = parseInt(await page.locator('.objects .muted').innerText(), 10);
     const largeMemory = await wasmMemory(context, page);
 
-    await codeEditor(page);
-    // The image is below the editor's fold: scroll the editor with the mouse wheel, as a person
-    // does, until CodeMirror draws that line.
-    const imageLine = page.locator('.cm-content > .cm-line', { hasText: '"image": "nginx:1.27"' });
-    await page.locator('.cm-scroller').hover();
-    for (let i = 0; i < 40 && (await imageLine.count()) === 0; i++) {
-      await page.mouse.wheel(0, 120);
-      await page.waitForFunction(() => new Promise((r) => requestAnimationFrame(() => r(true))));
-    }
-    const line = (await imageLine.first().innerText()).trim();
-    await retypeLine(page, '"image": "nginx:1.27"', line.replace('nginx:1.27', 'nginx:1.28'));
-    await page.getByRole('button', { name: 'Apply' }).click();
-    await page.waitForFunction(() => document.querySelector('#apply-result')?.textContent.startsWith('200'));
+    await applyNewImage(page);
     const before = await page.evaluate(() => performance.getEntriesByName('converge-step').length);
     await page.getByRole('button', { name: 'Run until converged' }).click();
     await page.waitForFunction((n) => performance.getEntriesByName('converge-step').length > n, before,

@@ -150,6 +150,25 @@ export async function retypeLine(page, contains, line) {
     .some((el) => el.textContent.trimStart() === l), line.trimStart());
 }
 
+/**
+ * The large starter's rolling update, started as a person starts it: the image line is below the
+ * editor's fold, so the editor is scrolled with the mouse wheel until CodeMirror draws that line;
+ * `nginx:1.27` is retyped as `nginx:1.28` and Apply clicked. Resolves once the answer is a 200.
+ */
+export async function applyNewImage(page) {
+  await codeEditor(page);
+  const imageLine = page.locator('.cm-content > .cm-line', { hasText: '"image": "nginx:1.27"' });
+  await page.locator('.cm-scroller').hover();
+  for (let i = 0; i < 40 && (await imageLine.count()) === 0; i++) {
+    await page.mouse.wheel(0, 120);
+    await page.waitForFunction(() => new Promise((r) => requestAnimationFrame(() => r(true))));
+  }
+  const line = (await imageLine.first().innerText()).trim();
+  await retypeLine(page, '"image": "nginx:1.27"', line.replace('nginx:1.27', 'nginx:1.28'));
+  await page.getByRole('button', { name: 'Apply' }).click();
+  await page.waitForFunction(() => document.querySelector('#apply-result')?.textContent.startsWith('200'));
+}
+
 // ---- axe-core (@axe-core/playwright, pinned in package-lock.json) ------------------------------
 
 /**

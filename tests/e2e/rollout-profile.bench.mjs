@@ -8,23 +8,13 @@
 //   ./dev build && node tests/e2e/rollout-profile.bench.mjs
 import { writeFile, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { serve, launch, openPage, codeEditor, retypeLine, SHOTS } from './harness.mjs';
+import { serve, launch, openPage, applyNewImage, SHOTS } from './harness.mjs';
 
 const server = await serve();
 const browser = await launch();
 const { page, context } = await openPage(browser, `${server.url}?starter=large`);
 await page.waitForFunction(() => parseInt(document.querySelector('.objects .muted')?.textContent ?? '0', 10) >= 950, null, { timeout: 180_000 });
-await codeEditor(page);
-const imageLine = page.locator('.cm-content > .cm-line', { hasText: '"image": "nginx:1.27"' });
-await page.locator('.cm-scroller').hover();
-for (let i = 0; i < 40 && (await imageLine.count()) === 0; i++) {
-  await page.mouse.wheel(0, 120);
-  await page.waitForFunction(() => new Promise((r) => requestAnimationFrame(() => r(true))));
-}
-const line = (await imageLine.first().innerText()).trim();
-await retypeLine(page, '"image": "nginx:1.27"', line.replace('nginx:1.27', 'nginx:1.28'));
-await page.getByRole('button', { name: 'Apply' }).click();
-await page.waitForFunction(() => document.querySelector('#apply-result')?.textContent.startsWith('200'));
+await applyNewImage(page);
 const cdp = await context.newCDPSession(page);
 await cdp.send('Profiler.enable');
 await cdp.send('Profiler.setSamplingInterval', { interval: 200 });

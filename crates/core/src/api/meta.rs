@@ -97,13 +97,6 @@ pub fn json_eq(a: &Value, b: &Value) -> bool {
     }
 }
 
-/// Gives back the room every object, array and string in `v` holds beyond its length, where
-/// `v` alone holds it (a level shared with another value is left as it is): for what a write
-/// built by inserts, before it is stored.
-pub fn compact(v: &mut Value) {
-    v.compact();
-}
-
 /// How many members of `m` are not `null`.
 pub fn non_null_len(m: &crate::json::Map) -> usize {
     m.values().filter(|v| !v.is_null()).count()

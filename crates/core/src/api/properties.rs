@@ -826,7 +826,7 @@ proptest! {
         }
         // Compacting keeps the value and its key order.
         let mut compacted = turned.clone();
-        crate::api::meta::compact(&mut compacted);
+        compacted.compact();
         prop_assert_eq!(&compacted, &turned);
         prop_assert_eq!(compacted.to_string(), turned.to_string());
     }

@@ -307,7 +307,8 @@ impl World {
         &self.provenance
     }
 
-    /// The whole trace so far, one line per event (since [`World::count_trace_only`], none).
+    /// The whole trace so far, one line per event (after [`World::count_trace_only`], only the
+    /// lines before it).
     pub fn trace(&self) -> &Vector<Arc<str>> {
         &self.trace
     }

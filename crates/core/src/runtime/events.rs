@@ -167,7 +167,7 @@ enum Cached {
 /// correlator is built on: a full cache forgets the key used longest ago.
 ///
 /// The keys are the correlator's texts, which share their first hundred bytes (component,
-/// host, kind, namespace), so they are ordered by their FNV-1a hash first and a lookup seldom
+/// host, kind, namespace), so they are ordered by a hash of the text first and a lookup seldom
 /// compares two texts; `by_tick` finds the key used longest ago without a scan. A checkpoint
 /// writes it as it always did: the texts in text order with their ticks.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
@@ -257,7 +257,11 @@ impl Lru {
     }
 
     fn remove(&mut self, key: &str) {
-        if let Some((touched, _)) = self.entries.remove(&LruKey::new(key)) {
+        self.forget(&LruKey::new(key));
+    }
+
+    fn forget(&mut self, key: &LruKey) {
+        if let Some((touched, _)) = self.entries.remove(key) {
             self.by_tick.remove(&touched);
         }
     }
@@ -271,7 +275,7 @@ impl Lru {
         self.touch(LruKey::new(key), v);
         if self.entries.len() > cap {
             if let Some((_, oldest)) = self.by_tick.get_min().cloned() {
-                self.remove(&oldest.text);
+                self.forget(&oldest);
             }
         }
     }
