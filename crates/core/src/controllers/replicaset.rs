@@ -85,16 +85,21 @@ pub fn random_suffix(rng: &mut impl Rng) -> String {
 /// The annotation that ranks a pod for scale-down (`PodDeletionCost`, on by default).
 pub const POD_DELETION_COST: &str = "controller.kubernetes.io/pod-deletion-cost";
 
-/// One pod as `ActivePodsWithRanks` sees it.
+/// One pod as `ActivePodsWithRanks` sees it: every field `delete_before` compares, read from
+/// the pod once, not at each of the sort's comparisons.
 #[derive(Clone)]
 struct Ranked<'a> {
-    pod: &'a Value,
+    node: &'a str,
+    phase: u8,
+    ready: bool,
+    deletion_cost: i64,
     /// Active pods of this ReplicaSet and its siblings on the same node, itself included.
     rank: usize,
-    ready: bool,
     /// Ready's lastTransitionTime when Ready (`podReadyTime`), in Unix ms.
     ready_since_ms: Option<i64>,
+    restarts: i64,
     created_ms: Option<i64>,
+    uid: &'a str,
 }
 
 pub(super) fn phase_ordinal(pod: &Value) -> u8 {
@@ -157,16 +162,13 @@ pub(super) fn after_or_zero(a: Option<i64>, b: Option<i64>) -> bool {
 /// `ActivePodsWithRanks.Less` [kubernetes pkg/controller/controller_utils.go, 1.32 with
 /// PodDeletionCost on and LogarithmicScaleDown locked on]: whether `a` goes before `b`.
 fn delete_before(a: &Ranked<'_>, b: &Ranked<'_>, now_ms: i64) -> bool {
-    let (node_a, node_b) = (
-        str_at(a.pod, "/spec/nodeName"),
-        str_at(b.pod, "/spec/nodeName"),
-    );
+    let (node_a, node_b) = (a.node, b.node);
     // 1. Unassigned before assigned.
     if node_a != node_b && (node_a.is_empty() || node_b.is_empty()) {
         return node_a.is_empty();
     }
     // 2. Pending < Unknown < Running.
-    let (pa, pb) = (phase_ordinal(a.pod), phase_ordinal(b.pod));
+    let (pa, pb) = (a.phase, b.phase);
     if pa != pb {
         return pa < pb;
     }
@@ -175,7 +177,7 @@ fn delete_before(a: &Ranked<'_>, b: &Ranked<'_>, now_ms: i64) -> bool {
         return !a.ready;
     }
     // 4. Lower pod-deletion-cost first.
-    let (ca, cb) = (deletion_cost(a.pod), deletion_cost(b.pod));
+    let (ca, cb) = (a.deletion_cost, b.deletion_cost);
     if ca != cb {
         return ca < cb;
     }
@@ -191,11 +193,7 @@ fn delete_before(a: &Ranked<'_>, b: &Ranked<'_>, now_ms: i64) -> bool {
             return Some(after_or_zero(ta, tb));
         };
         let diff = log2_bucket(now_ms, x) - log2_bucket(now_ms, y);
-        Some(if diff == 0 {
-            meta::uid(a.pod) < meta::uid(b.pod)
-        } else {
-            diff < 0
-        })
+        Some(if diff == 0 { a.uid < b.uid } else { diff < 0 })
     };
     // 6. Both ready: ready for less time first (logarithmic buckets, then UID).
     if a.ready && b.ready {
@@ -204,7 +202,7 @@ fn delete_before(a: &Ranked<'_>, b: &Ranked<'_>, now_ms: i64) -> bool {
         }
     }
     // 7. More restarts (of any one container) first.
-    let (ra, rb) = (max_container_restarts(a.pod), max_container_restarts(b.pod));
+    let (ra, rb) = (a.restarts, b.restarts);
     if ra != rb {
         return ra > rb;
     }
@@ -218,7 +216,7 @@ fn delete_before(a: &Ranked<'_>, b: &Ranked<'_>, now_ms: i64) -> bool {
 /// not stable; equal pods keep name order here.
 fn pods_to_delete(
     mut candidates: Vec<Arc<Value>>,
-    related: &[Arc<Value>],
+    related: &[&Arc<Value>],
     now: SimTime,
 ) -> Vec<Arc<Value>> {
     let mut on_node: BTreeMap<&str, usize> = BTreeMap::new();
@@ -231,16 +229,17 @@ fn pods_to_delete(
         .enumerate()
         .map(|(i, p)| {
             let ready = pod_is_ready(p);
-            let ready_since_ms = ready.then(|| ready_since_ms(p)).flatten();
+            let node = str_at(p, "/spec/nodeName");
             let ranked = Ranked {
-                pod: p.as_ref(),
-                rank: on_node
-                    .get(str_at(p, "/spec/nodeName"))
-                    .copied()
-                    .unwrap_or(0),
+                node,
+                phase: phase_ordinal(p),
                 ready,
-                ready_since_ms,
+                deletion_cost: deletion_cost(p),
+                rank: on_node.get(node).copied().unwrap_or(0),
+                ready_since_ms: ready.then(|| ready_since_ms(p)).flatten(),
+                restarts: max_container_restarts(p),
                 created_ms: time_ms(p, "/metadata/creationTimestamp"),
+                uid: meta::uid(p),
             };
             (ranked, i)
         })
@@ -255,35 +254,29 @@ fn pods_to_delete(
 }
 
 /// `getIndirectlyRelatedPods`: the pods selected by every ReplicaSet that has the same
-/// controller as `rs` (itself alone when it has none), each once.
-fn related_pods(rs: &Value, cache: &Informer) -> Vec<Arc<Value>> {
+/// controller as `rs` (itself alone when it has none), each once. One pass over the namespace's
+/// pods asks each whether any of those selectors takes it: the set kube builds selector by
+/// selector, in the cache's order (only counted per node, so the order is not observable).
+fn related_pods<'c>(
+    rs: &Value,
+    ns: &'c str,
+    pod_gr: &'c GroupResource,
+    cache: &'c Informer,
+) -> Vec<&'c Arc<Value>> {
     let controller = meta::controller_of(rs).map(|(_, _, uid)| uid.to_owned());
-    let ns = meta::namespace(rs);
-    let (rs_gr, pod_gr) = (replicasets(), pods());
-    let siblings: Vec<&Arc<Value>> = cache
-        .list(&rs_gr)
-        .filter(|r| meta::namespace(r) == ns)
+    let rs_gr = replicasets();
+    let selectors: Vec<&Value> = cache
+        .list_in(&rs_gr, ns)
         .filter(|r| match &controller {
             Some(c) => meta::controller_of(r).is_some_and(|(_, _, u)| u == c),
             None => meta::uid(r) == meta::uid(rs),
         })
+        .filter_map(|r| r.at("/spec/selector"))
         .collect();
-    let mut seen = std::collections::BTreeSet::new();
-    let mut related = Vec::new();
-    for sibling in siblings {
-        let Some(selector) = sibling.at("/spec/selector") else {
-            continue;
-        };
-        for p in cache.list(&pod_gr) {
-            if meta::namespace(p) == ns
-                && util::selector_matches(selector, &meta::label_map(p))
-                && seen.insert(meta::uid(p).to_owned())
-            {
-                related.push(p.clone());
-            }
-        }
-    }
-    related
+    cache
+        .list_in(pod_gr, ns)
+        .filter(|p| selectors.iter().any(|s| util::selector_matches(s, p)))
+        .collect()
 }
 
 /// `IsPodAvailable`: Ready and either no minReadySeconds or ready for longer than it.
@@ -434,7 +427,8 @@ impl Reconciler for ReplicaSetController {
                     .filter(|p| pod_is_active(p))
                     .cloned()
                     .collect();
-                let related = related_pods(&rs, ctx.cache);
+                let pod_gr = pods();
+                let related = related_pods(&rs, &key.namespace, &pod_gr, ctx.cache);
                 let candidates = pods_to_delete(candidates, &related, ctx.now);
                 let doomed: Vec<&Arc<Value>> = candidates.iter().take(n as usize).collect();
                 self.expectations.insert(
@@ -657,7 +651,8 @@ mod tests {
     }
 
     fn first_deleted(pods: Vec<Arc<Value>>, now_s: u64) -> String {
-        let related = pods.clone();
+        let copy = pods.clone();
+        let related: Vec<&Arc<Value>> = copy.iter().collect();
         let order = pods_to_delete(pods, &related, SimTime::from_ms(now_s * 1000));
         meta::name(&order[0]).to_owned()
     }

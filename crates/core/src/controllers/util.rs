@@ -3,12 +3,11 @@
 //! builders [`crate::api::ApiRequest`]'s and condition setters [`crate::conditions`]'.
 
 use crate::api::meta::Fields;
-use std::collections::BTreeMap;
 
 use crate::json::Value;
 
 use crate::api::meta;
-use crate::api::meta::{string_map, JsonPointer};
+use crate::api::meta::JsonPointer;
 use crate::api::quantity::{cpu_millis, memory_bytes};
 use crate::api::{ApiResult, GroupResource, StatusReason};
 use crate::runtime::{Ctx, EventNote, EventType, ObjectRef};
@@ -41,11 +40,21 @@ pub fn databases() -> GroupResource {
     crate::group_resource!("example.com", "databases")
 }
 
-/// Whether `labels` satisfy a `matchLabels` selector. An empty selector matches nothing here,
-/// as the Deployment and ReplicaSet controllers refuse to act on it.
-pub fn selector_matches(selector: &Value, labels: &BTreeMap<String, String>) -> bool {
-    let want = string_map(selector.field("matchLabels"));
-    !want.is_empty() && want.iter().all(|(k, v)| labels.get(k) == Some(v))
+/// Whether `obj`'s labels satisfy a `matchLabels` selector. An empty selector matches nothing
+/// here, as the Deployment and ReplicaSet controllers refuse to act on it. Members whose value
+/// is not a string are not labels, on either side. Reads both maps in place: the ReplicaSet
+/// controller asks this of every Pod in the namespace at each scale-down.
+pub fn selector_matches(selector: &Value, obj: &Value) -> bool {
+    let labels = obj.at("/metadata/labels").and_then(Value::as_object);
+    let mut want = selector
+        .field("matchLabels")
+        .and_then(Value::as_object)
+        .into_iter()
+        .flatten()
+        .filter_map(|(k, v)| Some((k, v.as_str()?)))
+        .peekable();
+    want.peek().is_some()
+        && want.all(|(k, v)| labels.and_then(|l| l.get(k)).and_then(Value::as_str) == Some(v))
 }
 
 /// Sum of the containers' CPU (millicores) and memory (bytes) requests of a pod.
