@@ -77,6 +77,12 @@ pub struct ApiServer {
     /// a checkpoint does not keep it.
     #[serde(skip)]
     last_created: OrdMap<GroupResource, Arc<Value>>,
+    /// Set by [`ApiServer::keep_no_audit`]: the audit entries let go so far. Each top-level
+    /// request then starts the log afresh, keeping only its own entries (and those of the
+    /// garbage collection it sets off) for the engine to read after it; `audit_len` counts
+    /// both. `None`, and absent from a checkpoint, when the whole log is kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(super) audit_unkept: Option<u64>,
 }
 
 /// The requests RBAC allowed since the RBAC objects last changed (`Store::rbac_writes`): the
@@ -137,6 +143,7 @@ impl ApiServer {
             in_gc: false,
             authz: AuthzMemo::default(),
             last_created: OrdMap::new(),
+            audit_unkept: None,
         };
         let mut seed: Vec<Value> = INITIAL_NAMESPACES
             .iter()
@@ -160,6 +167,14 @@ impl ApiServer {
         s.state.pending = Vector::new();
         s.state.audit = Vector::new();
         s
+    }
+
+    /// From now on keeps the audit log only as long as the engine reads it: each request's
+    /// entries until the next request (`converge check` of a scenario no expectation of which
+    /// counts requests). [`Self::audit_len`] still counts every entry, [`Self::audit`] and
+    /// [`Self::audit_since`] give the ones kept. Nothing else changes.
+    pub fn keep_no_audit(&mut self) {
+        self.audit_unkept.get_or_insert(0);
     }
 
     /// Turns RBAC enforcement on (the default) or off. With it off every principal may do
@@ -252,6 +267,10 @@ impl ApiServer {
     /// strategy, optimistic concurrency, validation, persistence, the watch event and the audit
     /// entry. A refused request changes nothing but the audit log.
     pub fn handle(&mut self, now: SimTime, mut req: ApiRequest) -> ApiResult {
+        if let (Some(unkept), false) = (&mut self.audit_unkept, self.in_gc) {
+            *unkept += self.state.audit.len() as u64;
+            self.state.audit = Vector::new();
+        }
         let checkpoint = self.state.clone();
         // The body moves into the pipeline (no deep copy); the rest of the request stays for
         // the audit entry.

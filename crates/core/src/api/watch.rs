@@ -50,19 +50,25 @@ impl ApiServer {
         self.state.pending.len()
     }
 
-    /// The full audit log, oldest first.
+    /// The audit log, oldest first: all of it, or after [`ApiServer::keep_no_audit`] the
+    /// entries kept.
     pub fn audit(&self) -> impl Iterator<Item = &AuditEntry> {
         self.state.audit.iter().map(AsRef::as_ref)
     }
 
-    /// Number of audit entries.
+    /// Number of audit entries, kept or let go.
     pub fn audit_len(&self) -> usize {
-        self.state.audit.len()
+        (self.audit_unkept.unwrap_or(0) as usize) + self.state.audit.len()
     }
 
-    /// Audit entries from index `from` on (for incremental display).
+    /// Audit entries from index `from` on (for incremental display): those of them still kept.
     pub fn audit_since(&self, from: usize) -> impl Iterator<Item = &AuditEntry> {
-        self.state.audit.iter().skip(from).map(AsRef::as_ref)
+        let unkept = self.audit_unkept.unwrap_or(0) as usize;
+        self.state
+            .audit
+            .iter()
+            .skip(from.saturating_sub(unkept))
+            .map(AsRef::as_ref)
     }
 
     pub(super) fn emit(

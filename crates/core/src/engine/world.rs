@@ -224,6 +224,12 @@ impl World {
         self.unkept_lines.get_or_insert(0);
     }
 
+    /// From now on the API server keeps its audit log only as long as the engine reads it
+    /// ([`ApiServer::keep_no_audit`]).
+    pub fn keep_no_audit(&mut self) {
+        self.api.keep_no_audit();
+    }
+
     /// How many lines the trace has had, kept or only counted: the next line's number.
     pub(super) fn trace_len(&self) -> u64 {
         self.trace.len() as u64 + self.unkept_lines.unwrap_or(0)

@@ -1248,3 +1248,56 @@ fn caused_by_holds_when_the_value_traces_back_to_it() {
     assert!(!out.results[3].passed, "{lines:?}");
     assert!(lines[3].contains("request by admin"), "{}", lines[3]);
 }
+
+/// A run without records lets the API server's audit log go when no expectation counts
+/// requests, and keeps it whole when one does; either way the results, the world and the
+/// count of audit entries are those of a run with records.
+#[test]
+fn a_run_without_records_keeps_the_audit_only_when_an_expectation_counts_requests() {
+    for (text, counts_requests) in [
+        (
+            include_str!("../../../../tests/scenarios/controller-crash.yaml"),
+            false,
+        ),
+        (
+            include_str!("../../../../tests/scenarios/scale-down.yaml"),
+            true,
+        ),
+    ] {
+        let scenario = Scenario::load(text).unwrap_or_else(|e| panic!("{e}"));
+        let run = |records: bool| {
+            let options = RunOptions {
+                records,
+                ..RunOptions::default()
+            };
+            scenario.run(&options).unwrap_or_else(|e| panic!("{e}"))
+        };
+        let (kept, unkept) = (run(true), run(false));
+        let lines = |o: &RunOutcome| o.results.iter().map(|r| r.line()).collect::<Vec<_>>();
+        assert_eq!(lines(&unkept), lines(&kept));
+        assert!(kept.results.iter().all(|r| r.passed), "{:?}", lines(&kept));
+        let (a, b) = (kept.run.world().api(), unkept.run.world().api());
+        assert_eq!(b.audit_len(), a.audit_len());
+        assert_eq!(b.audit_len(), a.audit().count());
+        let objects = |api: &crate::api::ApiServer| {
+            api.objects()
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(objects(b), objects(a));
+        if counts_requests {
+            assert!(b.audit().eq(a.audit()), "the whole log is kept");
+        } else {
+            let tail = b.audit().count();
+            assert!(
+                tail * 20 < a.audit_len(),
+                "{tail} of {} entries kept",
+                a.audit_len()
+            );
+            assert!(
+                b.audit().eq(a.audit().skip(a.audit_len() - tail)),
+                "the last request's"
+            );
+        }
+    }
+}

@@ -375,10 +375,19 @@ impl ScenarioRun {
 
     /// From now on keeps no per-event records: the world's trace lines are counted, not kept
     /// ([`World::count_trace_only`]), and `events` and `audit` stop growing
-    /// ([`super::RunOptions::records`]). The run goes on exactly as before.
+    /// ([`super::RunOptions::records`]). Unless an expectation counts requests or a lesson
+    /// follows them, the API server's audit log goes too ([`World::keep_no_audit`]). The run
+    /// goes on exactly as before.
     pub fn keep_no_records(&mut self) {
         self.records = false;
         self.world.count_trace_only();
+        let reads_audit = self
+            .expectations
+            .iter()
+            .any(|e| matches!(e.check, Check::Requests { .. }));
+        if !reads_audit && self.lesson.is_none() {
+            self.world.keep_no_audit();
+        }
     }
 
     /// Keeps the watch events of every later step for [`Self::take_watch_events`].
