@@ -12,8 +12,9 @@ use rand::Rng;
 use serde::{Deserialize, Serialize};
 
 use super::owner_key;
-use super::util::{self, pods, record_pod_control, replicasets, PodOp};
+use super::util::{pods, record_pod_control, replicasets, PodOp};
 use crate::api::meta::{self, str_at, JsonPointer};
+use crate::api::selector::Selector;
 use crate::api::{ApiRequest, GroupResource, ObjectKey, StatusReason, WatchEvent, WatchEventType};
 use crate::conditions;
 use crate::runtime::client;
@@ -254,28 +255,34 @@ fn pods_to_delete(
 }
 
 /// `getIndirectlyRelatedPods`: the pods selected by every ReplicaSet that has the same
-/// controller as `rs` (itself alone when it has none), each once. One pass over the namespace's
-/// pods asks each whether any of those selectors takes it: the set kube builds selector by
-/// selector, in the cache's order (only counted per node, so the order is not observable).
+/// controller as `rs`, each once [pkg/controller/replicaset replica_set.go]. A ReplicaSet with
+/// no controller has none (`getReplicaSetsWithSameController` answers nil), so its pods all
+/// rank 0; a selector `LabelSelectorAsSelector` refuses makes the whole answer nil, as kube's
+/// error does. One pass over the namespace's pods asks each whether any of the selectors takes
+/// it: the set kube builds selector by selector, in the cache's order (only counted per node,
+/// so the order is not observable).
 fn related_pods<'c>(
     rs: &Value,
     ns: &'c str,
     pod_gr: &'c GroupResource,
     cache: &'c Informer,
 ) -> Vec<&'c Arc<Value>> {
-    let controller = meta::controller_of(rs).map(|(_, _, uid)| uid.to_owned());
+    let Some((_, _, controller)) = meta::controller_of(rs) else {
+        return Vec::new();
+    };
     let rs_gr = replicasets();
-    let selectors: Vec<&Value> = cache
+    let selectors: Result<Vec<Selector>, String> = cache
         .list_in(&rs_gr, ns)
-        .filter(|r| match &controller {
-            Some(c) => meta::controller_of(r).is_some_and(|(_, _, u)| u == c),
-            None => meta::uid(r) == meta::uid(rs),
-        })
+        .filter(|r| meta::controller_of(r).is_some_and(|(_, _, u)| u == controller))
         .filter_map(|r| r.at("/spec/selector"))
+        .map(Selector::from_label_selector)
         .collect();
+    let Ok(selectors) = selectors else {
+        return Vec::new();
+    };
     cache
         .list_in(pod_gr, ns)
-        .filter(|p| selectors.iter().any(|s| util::selector_matches(s, p)))
+        .filter(|p| selectors.iter().any(|s| s.matches_object(p)))
         .collect()
 }
 
@@ -648,6 +655,88 @@ mod tests {
             p["spec"] = json!({});
         }
         Arc::new(p)
+    }
+
+    fn cache_of(objects: &[(GroupResource, Value)]) -> Informer {
+        let mut inf = Informer::new();
+        for (rv, (gr, obj)) in (1..).zip(objects) {
+            let ev = WatchEvent {
+                event_type: WatchEventType::Added,
+                key: ObjectKey::new(gr.clone(), meta::namespace(obj), meta::name(obj)),
+                object: obj.clone(),
+                resource_version: rv,
+                time: SimTime::ZERO,
+            };
+            inf.apply(&ev, &Arc::new(obj.clone()));
+        }
+        inf
+    }
+
+    /// `getIndirectlyRelatedPods`: the pods the selectors of every ReplicaSet with the same
+    /// controller take (`matchExpressions` included), in its namespace only; none at all for a
+    /// ReplicaSet without a controller, whose pods then all rank 0.
+    #[test]
+    fn related_pods_are_those_of_the_replicasets_with_the_same_controller() {
+        let owned = |uid: &str| json!([{"apiVersion": "apps/v1", "kind": "Deployment", "name": "web", "uid": uid, "controller": true}]);
+        let rs = |name: &str, ns: &str, owner: Option<&str>, selector: Value| {
+            let mut r = json!({"metadata": {"name": name, "namespace": ns, "uid": format!("{ns}-{name}")},
+                "spec": {"selector": selector}});
+            if let Some(uid) = owner {
+                r["metadata"]["ownerReferences"] = owned(uid);
+            }
+            (replicasets(), r)
+        };
+        let pod = |name: &str, ns: &str, labels: Value| {
+            (
+                pods(),
+                json!({"metadata": {"name": name, "namespace": ns, "uid": format!("{ns}-{name}"), "labels": labels}}),
+            )
+        };
+        let cache = cache_of(&[
+            rs(
+                "new",
+                "default",
+                Some("d1"),
+                json!({"matchLabels": {"app": "web", "hash": "b"}}),
+            ),
+            rs(
+                "old",
+                "default",
+                Some("d1"),
+                json!({"matchLabels": {"app": "web"},
+                "matchExpressions": [{"key": "hash", "operator": "In", "values": ["a"]}]}),
+            ),
+            rs(
+                "other",
+                "default",
+                Some("d2"),
+                json!({"matchLabels": {"app": "db"}}),
+            ),
+            rs(
+                "alone",
+                "default",
+                None,
+                json!({"matchLabels": {"app": "web"}}),
+            ),
+            pod("a1", "default", json!({"app": "web", "hash": "a"})),
+            pod("b1", "default", json!({"app": "web", "hash": "b"})),
+            pod("c1", "default", json!({"app": "web", "hash": "c"})),
+            pod("db", "default", json!({"app": "db"})),
+            pod("a2", "elsewhere", json!({"app": "web", "hash": "a"})),
+        ]);
+        let pod_gr = pods();
+        let names = |rs_name: &str| {
+            let key = ObjectKey::new(replicasets(), "default", rs_name);
+            let rs = cache.get(&key).expect("cached").clone();
+            related_pods(&rs, "default", &pod_gr, &cache)
+                .into_iter()
+                .map(|p| meta::name(p).to_owned())
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(names("new"), ["a1", "b1"]);
+        assert_eq!(names("old"), ["a1", "b1"]);
+        assert_eq!(names("other"), ["db"]);
+        assert!(names("alone").is_empty(), "{:?}", names("alone"));
     }
 
     fn first_deleted(pods: Vec<Arc<Value>>, now_s: u64) -> String {

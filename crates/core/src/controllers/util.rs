@@ -1,8 +1,6 @@
-//! Small helpers shared by the controllers: the resources they name, label selectors,
+//! Small helpers shared by the controllers: the resources they name,
 //! quantities and kube's name hashing. Metadata readers are [`crate::api::meta`]'s, request
 //! builders [`crate::api::ApiRequest`]'s and condition setters [`crate::conditions`]'.
-
-use crate::api::meta::Fields;
 
 use crate::json::Value;
 
@@ -38,23 +36,6 @@ pub fn jobs() -> GroupResource {
 }
 pub fn databases() -> GroupResource {
     crate::group_resource!("example.com", "databases")
-}
-
-/// Whether `obj`'s labels satisfy a `matchLabels` selector. An empty selector matches nothing
-/// here, as the Deployment and ReplicaSet controllers refuse to act on it. Members whose value
-/// is not a string are not labels, on either side. Reads both maps in place: the ReplicaSet
-/// controller asks this of every Pod in the namespace at each scale-down.
-pub fn selector_matches(selector: &Value, obj: &Value) -> bool {
-    let labels = obj.at("/metadata/labels").and_then(Value::as_object);
-    let mut want = selector
-        .field("matchLabels")
-        .and_then(Value::as_object)
-        .into_iter()
-        .flatten()
-        .filter_map(|(k, v)| Some((k, v.as_str()?)))
-        .peekable();
-    want.peek().is_some()
-        && want.all(|(k, v)| labels.and_then(|l| l.get(k)).and_then(Value::as_str) == Some(v))
 }
 
 /// Sum of the containers' CPU (millicores) and memory (bytes) requests of a pod.

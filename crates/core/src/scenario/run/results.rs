@@ -27,7 +27,9 @@ pub struct RunOptions {
     /// [`ScenarioRun::events`](super::ScenarioRun::events) and
     /// [`ScenarioRun::audit`](super::ScenarioRun::audit). A caller that reads only the results
     /// (`converge check`) turns it off, so a long run's memory is the world's, not its history's;
-    /// the run itself, its results and the API server's own audit log do not change.
+    /// the run itself and its results do not change. The API server's own audit log goes too,
+    /// unless an expectation counts requests or a lesson follows them
+    /// ([`ScenarioRun::keep_no_records`](super::ScenarioRun::keep_no_records)).
     pub records: bool,
 }
 
