@@ -657,21 +657,6 @@ mod tests {
         Arc::new(p)
     }
 
-    fn cache_of(objects: &[(GroupResource, Value)]) -> Informer {
-        let mut inf = Informer::new();
-        for (rv, (gr, obj)) in (1..).zip(objects) {
-            let ev = WatchEvent {
-                event_type: WatchEventType::Added,
-                key: ObjectKey::new(gr.clone(), meta::namespace(obj), meta::name(obj)),
-                object: obj.clone(),
-                resource_version: rv,
-                time: SimTime::ZERO,
-            };
-            inf.apply(&ev, &Arc::new(obj.clone()));
-        }
-        inf
-    }
-
     /// `getIndirectlyRelatedPods`: the pods the selectors of every ReplicaSet with the same
     /// controller take (`matchExpressions` included), in its namespace only; none at all for a
     /// ReplicaSet without a controller, whose pods then all rank 0.
@@ -692,7 +677,7 @@ mod tests {
                 json!({"metadata": {"name": name, "namespace": ns, "uid": format!("{ns}-{name}"), "labels": labels}}),
             )
         };
-        let cache = cache_of(&[
+        let cache = Informer::of(&[
             rs(
                 "new",
                 "default",

@@ -250,6 +250,25 @@ impl Informer {
 }
 
 #[cfg(test)]
+impl Informer {
+    /// A cache told of `objects` as ADDED events with resourceVersions 1, 2, ... (for tests).
+    pub(crate) fn of(objects: &[(GroupResource, Value)]) -> Informer {
+        let mut inf = Informer::new();
+        for (rv, (gr, obj)) in (1..).zip(objects) {
+            let ev = WatchEvent {
+                event_type: WatchEventType::Added,
+                key: ObjectKey::new(gr.clone(), meta::namespace(obj), meta::name(obj)),
+                object: obj.clone(),
+                resource_version: rv,
+                time: crate::time::SimTime::ZERO,
+            };
+            inf.apply(&ev, &Arc::new(obj.clone()));
+        }
+        inf
+    }
+}
+
+#[cfg(test)]
 mod tests {
     use super::*;
     use crate::json::json;

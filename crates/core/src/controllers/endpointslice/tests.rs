@@ -31,24 +31,8 @@ fn pod(name: &str, n: u8, ready: bool) -> Arc<Value> {
     }))
 }
 
-fn cache_with(objects: &[(GroupResource, Value)]) -> Informer {
-    let mut inf = Informer::new();
-    for (rv, (gr, obj)) in (1..).zip(objects) {
-        let key = ObjectKey::new(gr.clone(), meta::namespace(obj), meta::name(obj));
-        let ev = WatchEvent {
-            event_type: WatchEventType::Added,
-            key,
-            object: obj.clone(),
-            resource_version: rv,
-            time: crate::time::SimTime::ZERO,
-        };
-        inf.apply(&ev, &Arc::new(obj.clone()));
-    }
-    inf
-}
-
 fn node_cache() -> Informer {
-    cache_with(&[(
+    Informer::of(&[(
         nodes(),
         json!({"metadata": {"name": "node-1", "labels": {"topology.kubernetes.io/zone": "a"}}}),
     )])
@@ -388,7 +372,7 @@ fn pod_and_slice_events_queue_the_right_services() {
     let mut other = web();
     other["metadata"]["name"] = json!("api");
     other["spec"]["selector"] = json!({"app": "api"});
-    let cache = cache_with(&[(services(), web()), (services(), other)]);
+    let cache = Informer::of(&[(services(), web()), (services(), other)]);
     let mut c = EndpointSliceController::new();
     let ev = |t: WatchEventType, gr: GroupResource, name: &str| WatchEvent {
         event_type: t,
