@@ -97,6 +97,9 @@ impl Reconciler for Controller {
     fn accepts(&self, gr: &GroupResource, obj: &Value) -> bool {
         dispatch!(self, c => c.accepts(gr, obj))
     }
+    fn accepts_by_fixed_field(&self, gr: &GroupResource) -> bool {
+        dispatch!(self, c => c.accepts_by_fixed_field(gr))
+    }
     fn keys_for(
         &mut self,
         ev: &WatchEvent,

@@ -384,8 +384,10 @@ impl World {
             if slot.state == RunState::Crashed || !slot.controller.watches(&shared.key.gr) {
                 continue;
             }
-            if slot.controller.accepts(&shared.key.gr, object)
-                || slot.informer.get(&shared.key).is_some()
+            let gr = &shared.key.gr;
+            if slot.controller.accepts(gr, object)
+                || (!slot.controller.accepts_by_fixed_field(gr)
+                    && slot.informer.get(&shared.key).is_some())
             {
                 deliveries.push((self.now.plus_ms(slot.latency_ms), name.clone()));
             }

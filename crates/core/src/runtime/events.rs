@@ -368,6 +368,49 @@ pub struct EventBroadcaster {
     /// milliseconds, so events in the same millisecond take successive nanoseconds (kube's
     /// `metav1.Now()` differs between them).
     last_nanos: i64,
+    /// Parts of the last Event built, for the next to share (not state: a checkpoint leaves
+    /// them out).
+    #[serde(skip)]
+    parts: SharedParts,
+}
+
+/// The `involvedObject` (or `regarding`) of the last Event built, with the reference it came
+/// from, and the `source` member. A component reports about one object several times in a row
+/// (a kubelet's Pulling, Pulled, Created and Started), and every report has the same source:
+/// the Events then hold one copy of each, where building them anew kept one per Event (about a
+/// third of a large world's memory was Events).
+#[derive(Clone, Debug, Default)]
+struct SharedParts {
+    reference: Option<(ObjectRef, Value)>,
+    source: Option<Value>,
+}
+
+impl SharedParts {
+    /// `r` as JSON, shared with the last Event's when `r` is the same reference.
+    fn reference(&mut self, r: &ObjectRef) -> Value {
+        match &self.reference {
+            Some((last, json)) if last == r => json.clone(),
+            _ => {
+                let json = r.to_json();
+                self.reference = Some((r.clone(), json.clone()));
+                json
+            }
+        }
+    }
+
+    /// The core/v1 `source` of a component on a host (built once).
+    fn source(&mut self, component: &str, host: &str) -> Value {
+        self.source
+            .get_or_insert_with(|| {
+                let mut source = crate::json::Map::new();
+                source.insert("component", json!(component));
+                if !host.is_empty() {
+                    source.insert("host", json!(host));
+                }
+                Value::Object(source)
+            })
+            .clone()
+    }
 }
 
 /// `metav1.MicroTime` as it marshals: `2025-01-01T00:00:05.123000Z`.
@@ -399,6 +442,7 @@ impl EventBroadcaster {
             series: Lru::default(),
             finished_tick: 0,
             last_nanos: 0,
+            parts: SharedParts::default(),
         }
     }
 
@@ -565,11 +609,6 @@ impl EventBroadcaster {
         if !allowed {
             return None;
         }
-        let mut source_json = crate::json::Map::new();
-        source_json.insert("component", json!(component));
-        if !host.is_empty() {
-            source_json.insert("host", json!(host));
-        }
         // Values built here are put in place after the shape: `json!` would copy each through
         // its serializer.
         let mut body = json!({
@@ -589,8 +628,8 @@ impl EventBroadcaster {
             "reportingComponent": reporting.0,
             "reportingInstance": reporting.1,
         });
-        body["involvedObject"] = r.to_json();
-        body["source"] = Value::Object(source_json);
+        body["involvedObject"] = self.parts.reference(r);
+        body["source"] = self.parts.source(component, host);
         let create = ApiRequest::create(&self.principal, GroupResource::events(), &namespace, body);
         if count == 1 {
             return Some(EventWrite {
@@ -672,7 +711,7 @@ impl EventBroadcaster {
             "reportingComponent": controller,
             "reportingInstance": instance,
         });
-        body["involvedObject"] = r.to_json();
+        body["involvedObject"] = self.parts.reference(r);
         self.series.put(
             &key,
             Cached::Series(SeriesEntry {

@@ -148,6 +148,29 @@ impl Informer {
         ev: &WatchEvent,
         object: &Arc<Value>,
     ) -> Option<Option<Arc<Value>>> {
+        if ev.event_type != WatchEventType::Deleted {
+            // An update replaces the held version in place: one walk of the map, where a
+            // lookup and then an insert would make two.
+            if let Some(held) = self.objects.get_mut(&ev.key) {
+                if ev.resource_version <= meta::resource_version(held) {
+                    return None;
+                }
+                let old = std::mem::replace(held, object.clone());
+                self.last_resource_version = self.last_resource_version.max(ev.resource_version);
+                // Most updates keep the controller owner and the pod's counts (a status write):
+                // taking the key out of the indexes and putting it back would change nothing
+                // but copy the persistent maps' paths.
+                if !Self::same_index_entry(&ev.key, &old, object) {
+                    self.unindex(&ev.key, &old);
+                    self.index(&ev.key, object);
+                }
+                return Some(Some(old));
+            }
+            self.last_resource_version = self.last_resource_version.max(ev.resource_version);
+            self.index(&ev.key, object);
+            self.objects.insert(ev.key.clone(), object.clone());
+            return Some(None);
+        }
         let old = self.objects.get(&ev.key).cloned();
         if let Some(old) = &old {
             if ev.resource_version <= meta::resource_version(old) {
@@ -155,20 +178,7 @@ impl Informer {
             }
         }
         self.last_resource_version = self.last_resource_version.max(ev.resource_version);
-        if ev.event_type != WatchEventType::Deleted {
-            match &old {
-                // Most updates keep the controller owner and the pod's counts (a status write):
-                // taking the key out of the indexes and putting it back would change nothing
-                // but copy the persistent maps' paths.
-                Some(old) if Self::same_index_entry(&ev.key, old, object) => {}
-                Some(old) => {
-                    self.unindex(&ev.key, old);
-                    self.index(&ev.key, object);
-                }
-                None => self.index(&ev.key, object),
-            }
-            self.objects.insert(ev.key.clone(), object.clone());
-        } else if old.is_some() {
+        if old.is_some() {
             if let Some(old) = self.objects.remove(&ev.key) {
                 self.unindex(&ev.key, &old);
             }

@@ -72,6 +72,15 @@ pub trait Reconciler {
     fn accepts(&self, _gr: &GroupResource, _obj: &Value) -> bool {
         true
     }
+    /// Whether `accepts` for `gr` is a watch's field selector on a field that, once set, never
+    /// changes (a kubelet's `spec.nodeName`). Then no object it does not accept was ever
+    /// accepted under its key, and the API server sends the watcher nothing for it: the cacher
+    /// sends a watcher an event only when the object or its previous version matched
+    /// (`cacheWatcher.convertToWatchEvent`). Otherwise an object the cache holds still reaches
+    /// it after `accepts` turns false, so it learns of the change.
+    fn accepts_by_fixed_field(&self, _gr: &GroupResource) -> bool {
+        false
+    }
     /// The keys to enqueue for one delivered event (event handlers), after the cache applied it.
     fn keys_for(
         &mut self,

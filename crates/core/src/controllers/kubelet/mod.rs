@@ -100,6 +100,13 @@ impl Reconciler for Kubelet {
         str_at(obj, "/spec/nodeName") == self.node
     }
 
+    /// The kubelet's watch is `fieldSelector=spec.nodeName=<node>` (`NewSourceApiserver`), and
+    /// a Pod's `spec.nodeName`, once bound, never changes (`ValidatePodUpdate`; a binding of a
+    /// bound Pod is refused).
+    fn accepts_by_fixed_field(&self, _gr: &GroupResource) -> bool {
+        true
+    }
+
     fn keys_for(
         &mut self,
         ev: &WatchEvent,
