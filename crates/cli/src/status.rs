@@ -64,7 +64,7 @@ pub fn status_line(obj: &Value, now_unix_ms: i64) -> String {
         Err(e) => {
             line.insert("status", "Unknown".into());
             line.insert("message", e.message.into());
-            line.insert("conditions", Value::Array(Vec::new()));
+            line.insert("conditions", Value::Array(Vec::new().into()));
         }
     }
     Value::Object(line).to_string()

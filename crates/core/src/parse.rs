@@ -173,7 +173,7 @@ fn flatten(doc: Value, doc_number: usize, out: &mut Vec<Value>) -> Result<(), Pa
     };
     let items = match list.remove("items") {
         Some(Value::Array(items)) => items,
-        _ => Vec::new(),
+        _ => Vec::new().into(),
     };
     for (i, item) in items.into_iter().enumerate() {
         if !item.is_object() {
@@ -414,7 +414,7 @@ impl<'de> Visitor<'de> for ValueVisitor {
         while let Some(item) = seq.next_element_seed(self.nested())? {
             items.push(item);
         }
-        Ok(Value::Array(items))
+        Ok(Value::Array(items.into()))
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {

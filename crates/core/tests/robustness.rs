@@ -43,7 +43,7 @@ fn json_value() -> impl Strategy<Value = Value> {
     ];
     leaf.prop_recursive(5, 64, 6, move |inner| {
         prop_oneof![
-            prop::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
+            prop::collection::vec(inner.clone(), 0..4).prop_map(|v| Value::Array(v.into())),
             prop::collection::vec((key.clone(), inner), 0..6)
                 .prop_map(|kvs| Value::Object(kvs.into_iter().collect::<Map>())),
         ]

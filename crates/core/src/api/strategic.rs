@@ -148,7 +148,7 @@ fn merge_map(
                 path.push(key.to_string());
                 let slot = target
                     .entry(key.clone())
-                    .or_insert(Value::Array(Vec::new()));
+                    .or_insert(Value::Array(Vec::new().into()));
                 let result = merge_list(resource, path, slot, items, strategy, order);
                 path.pop();
                 result?;
@@ -195,7 +195,7 @@ fn merge_list(
             .filter(|i| key_of(i, "$patch").is_none())
             .cloned()
             .collect();
-        *slot = Value::Array(kept);
+        *slot = Value::Array(kept.into());
         return Ok(());
     }
     let Some(current) = slot.as_array_mut() else {

@@ -595,7 +595,7 @@ fn set_rs_condition(status: &mut Value, reason: &str, message: &str, now: SimTim
         "reason": reason,
         "message": message,
     }));
-    status["conditions"] = Value::Array(list);
+    status["conditions"] = Value::Array(list.into());
 }
 
 /// The Pod a ReplicaSet creates: the template's labels, annotations and spec, owned by the RS.

@@ -457,7 +457,7 @@ impl<'de> Visitor<'de> for Exact {
         if items.len() > ROOM {
             items.shrink_to_fit();
         }
-        Ok(Value::Array(items))
+        Ok(Value::Array(items.into()))
     }
 
     fn visit_map<A: de::MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {

@@ -54,9 +54,9 @@ macro_rules! __json {
     };
 
     (null) => { $crate::json::Value::Null };
-    ([]) => { $crate::json::Value::Array(::std::vec::Vec::new()) };
+    ([]) => { $crate::json::Value::Array($crate::json::List::new()) };
     ([ $($tt:tt)+ ]) => {
-        $crate::json::Value::Array($crate::__json!(@array [] $($tt)+))
+        $crate::json::Value::Array($crate::json::List::from($crate::__json!(@array [] $($tt)+)))
     };
     ({}) => { $crate::json::Value::Object($crate::json::Map::new()) };
     ({ $($tt:tt)+ }) => {{
@@ -129,7 +129,7 @@ pub mod __private {
         usize => |n| Value::from(*n);
         Option<Value> => |v| v.clone().unwrap_or(Value::Null);
         Option<&Value> => |v| v.cloned().unwrap_or(Value::Null);
-        Vec<Value> => |v| Value::Array(v.clone());
+        Vec<Value> => |v| Value::Array(v.clone().into());
     }
 
     /// An object key from what `json!` was given.

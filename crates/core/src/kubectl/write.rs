@@ -585,7 +585,7 @@ fn three_way(
                                 format!("$setElementOrder/{k}"),
                                 Value::Array(ma.iter().map(|e| json!({key: e.get(key).cloned().unwrap_or(Value::Null)})).collect()),
                             );
-                            patch.insert(k.clone(), Value::Array(items));
+                            patch.insert(k.clone(), Value::Array(items.into()));
                         }
                     }
                     None => {

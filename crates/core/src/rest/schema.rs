@@ -64,7 +64,7 @@ fn definition(def: &Value, short: &BTreeMap<String, String>) -> Value {
     let mut out = Map::new();
     if let Some(alternatives) = def.member("oneOf").as_array() {
         let types: Vec<Value> = alternatives.iter().map(|t| json!({ "type": t })).collect();
-        out.insert("oneOf", Value::Array(types));
+        out.insert("oneOf", Value::Array(types.into()));
     } else {
         out.insert(
             "type",

@@ -65,7 +65,7 @@ pub fn format(text: &str, syntax: Syntax) -> Result<String, crate::parse::ParseE
     let docs = crate::parse::parse_documents(text)?;
     Ok(match docs.as_slice() {
         [one] => print(one, syntax),
-        many => print(&Value::Array(many.to_vec()), syntax),
+        many => print(&Value::Array(many.to_vec().into()), syntax),
     })
 }
 

@@ -143,7 +143,7 @@ pub fn pod_to_endpoint(
     let mut ep = Map::new();
     ep.insert(
         "addresses",
-        Value::Array(endpoint_addresses(pod, address_type)),
+        Value::Array(endpoint_addresses(pod, address_type).into()),
     );
     ep.insert(
         "conditions",
@@ -289,7 +289,7 @@ pub(super) fn stored_list(items: Vec<Value>) -> Value {
     if items.is_empty() {
         Value::Null
     } else {
-        Value::Array(items)
+        Value::Array(items.into())
     }
 }
 

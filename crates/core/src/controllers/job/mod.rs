@@ -968,7 +968,7 @@ fn job_pod(job: &Value, suffix: &str) -> Value {
     if let Some(m) = pod.get_mut("metadata").and_then(Value::as_object_mut) {
         m.insert("name", json!(format!("{base}{suffix}")));
         m.insert("generateName", json!(base));
-        m.insert("finalizers", Value::Array(finalizers));
+        m.insert("finalizers", Value::Array(finalizers.into()));
     }
     pod
 }

@@ -147,7 +147,7 @@ impl JobStatus {
         let mut m = Map::new();
         if !self.conditions.is_empty() {
             let list: Vec<Value> = self.conditions.iter().map(JobCondition::to_value).collect();
-            m.insert("conditions", Value::Array(list));
+            m.insert("conditions", Value::Array(list.into()));
         }
         if let Some(t) = &self.start_time {
             m.insert("startTime", json!(t));

@@ -321,7 +321,7 @@ impl Kubelet {
         if status.get("startTime").is_none() {
             status["startTime"] = json!(now.rfc3339());
         }
-        status["containerStatuses"] = Value::Array(statuses);
+        status["containerStatuses"] = Value::Array(statuses.into());
         order_conditions(&mut status);
         status
     }

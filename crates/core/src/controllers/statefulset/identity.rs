@@ -143,7 +143,7 @@ pub fn update_storage(set: &Value, pod: &mut Value) {
             .filter(|v| !names.iter().any(|n| n == str_at(v, "/name")))
             .cloned(),
     );
-    pod["spec"]["volumes"] = Value::Array(volumes);
+    pod["spec"]["volumes"] = Value::Array(volumes.into());
 }
 
 /// `updateIdentity`: name, namespace and the pod-name and pod-index labels.
