@@ -121,7 +121,8 @@ impl Store {
         if let Some(old) = self.objects.insert(Arc::clone(&key), Arc::clone(&obj)) {
             // Most writes keep the uid and the owners (every status write): taking the key out
             // of the indexes and putting it back would change nothing but copy their paths.
-            // The indexes keep the key they hold, equal to this one.
+            // The indexes keep the key they hold, equal to this one. (A uid names one key:
+            // the server makes every uid and refuses an update that changes one.)
             if Self::same_index_entries(&old, &obj) {
                 return key;
             }

@@ -284,3 +284,61 @@ fn failing_readiness_probes_take_a_deployment_below_minimum_availability() {
     assert_eq!(dep["status"].get("availableReplicas"), None);
     assert_eq!(dep["status"]["unavailableReplicas"], 2);
 }
+
+/// A Pod deleted and made again under its name on another node, before the deletion has
+/// reached the first node's kubelet. That kubelet watches `spec.nodeName=<node>`, and kube's
+/// cacher sends a watcher an event only when the object or its previous version matches (a new
+/// object has none), so it hears nothing of the new Pod: only the new node's kubelet writes it.
+/// (Asking the first kubelet's cache instead, which still held the old Pod, sent it the new one,
+/// which it then tried to run and was refused by the node restriction.)
+#[test]
+fn a_pod_made_again_on_another_node_reaches_only_that_nodes_kubelet() {
+    let mut config = ClusterConfig::default();
+    config.env.images.insert("batch:1".into(), COMPLETES);
+    let mut w = World::new(config);
+    let pod = |node: Option<&str>| {
+        let mut p = json!({
+            "apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": "p", "namespace": "default"},
+            "spec": {"restartPolicy": "Never", "containers": [{"name": "main", "image": "batch:1"}]},
+        });
+        if let Some(node) = node {
+            p["spec"]["nodeName"] = json!(node);
+        }
+        p
+    };
+    w.apply(create_as("alice", pods(), "default", pod(None)));
+    w.advance(30_000);
+    let key = ObjectKey::new(pods(), "default", "p");
+    let first = str_at(w.object(&key).unwrap(), "/spec/nodeName").to_owned();
+    let other = ["node-1", "node-2", "node-3"]
+        .into_iter()
+        .find(|n| *n != first)
+        .unwrap();
+    // Succeeded, so deleted at once; made again in the same millisecond.
+    let r = w.apply(super::Input::Request {
+        request: crate::api::ApiRequest::delete("alice", pods(), "default", "p"),
+    });
+    assert_eq!(r.events[0].requests[0].code, 200);
+    let from = w.api().audit_len();
+    w.apply(create_as("alice", pods(), "default", pod(Some(other))));
+    w.advance(30_000);
+    let kubelets: std::collections::BTreeSet<(String, u16)> = w
+        .api()
+        .audit_since(from)
+        .filter(|e| e.name == "p" && e.principal.starts_with("system:node:"))
+        .map(|e| (e.principal.to_string(), e.code))
+        .collect();
+    let writer = crate::api::principals::kubelet(other);
+    assert!(
+        kubelets
+            .iter()
+            .all(|(who, code)| *who == writer && *code < 400),
+        "{kubelets:?}"
+    );
+    assert!(!kubelets.is_empty());
+    assert_eq!(
+        str_at(w.object(&key).unwrap(), "/status/phase"),
+        "Succeeded"
+    );
+}

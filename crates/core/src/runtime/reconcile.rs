@@ -73,11 +73,13 @@ pub trait Reconciler {
         true
     }
     /// Whether `accepts` for `gr` is a watch's field selector on a field that, once set, never
-    /// changes (a kubelet's `spec.nodeName`). Then no object it does not accept was ever
-    /// accepted under its key, and the API server sends the watcher nothing for it: the cacher
-    /// sends a watcher an event only when the object or its previous version matched
-    /// (`cacheWatcher.convertToWatchEvent`). Otherwise an object the cache holds still reaches
-    /// it after `accepts` turns false, so it learns of the change.
+    /// changes (a kubelet's `spec.nodeName`). Then an object it does not accept had no previous
+    /// version it accepted, and the API server sends the watcher nothing for it: the cacher
+    /// sends a watcher an event only when the object or its previous version matches
+    /// (`cacheWatcher.convertToWatchEvent`). Its cache is not asked: it may still hold an
+    /// object of the same name deleted a moment ago, whose deletion has not reached it, and
+    /// the new object is none of its business. Otherwise an object the cache holds still
+    /// reaches it after `accepts` turns false, so it learns of the change.
     fn accepts_by_fixed_field(&self, _gr: &GroupResource) -> bool {
         false
     }
