@@ -52,7 +52,7 @@ impl List {
         let Some(items) = Arc::get_mut(&mut self.items) else {
             return;
         };
-        if items.len() == like.len() && items.iter().zip(like.iter()).all(|(a, b)| a.identical(b)) {
+        if identical_items(items, &like.items) {
             self.items = Arc::clone(&like.items);
             return;
         }
@@ -64,6 +64,16 @@ impl List {
         }
         items.shrink_to_fit();
     }
+
+    /// The same items in the same order, each [`Value::identical`]: what
+    /// [`List::compact_like`] may share.
+    pub fn identical(&self, other: &List) -> bool {
+        List::ptr_eq(self, other) || identical_items(&self.items, &other.items)
+    }
+}
+
+fn identical_items(a: &[Value], b: &[Value]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.identical(y))
 }
 
 impl Deref for List {

@@ -240,10 +240,7 @@ impl Value {
     pub fn identical(&self, other: &Value) -> bool {
         match (self, other) {
             (Value::Object(a), Value::Object(b)) => a.identical(b),
-            (Value::Array(a), Value::Array(b)) => {
-                List::ptr_eq(a, b)
-                    || (a.len() == b.len() && a.iter().zip(b.iter()).all(|(x, y)| x.identical(y)))
-            }
+            (Value::Array(a), Value::Array(b)) => a.identical(b),
             // -0.0 == 0.0, but they print differently.
             (Value::Number(a), Value::Number(b)) => {
                 a == b && a.as_f64().map(f64::to_bits) == b.as_f64().map(f64::to_bits)
