@@ -87,7 +87,8 @@ pub struct ApiServer {
 
 /// The requests RBAC allowed since the RBAC objects last changed (`Store::rbac_writes`): the
 /// same attributes against the same policy get the same answer, so the policy is not walked
-/// again. Names are part of a request's attributes only when some rule lists `resourceNames`.
+/// again. Names are part of a request's attributes only when some rule lists `resourceNames`,
+/// and only for a request no rule without them allows.
 /// Refusals are not kept (their message names what the lookup missed). Bounded by the distinct
 /// (user, verb, resource, namespace) a policy sees; cleared on every RBAC write.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
@@ -239,27 +240,52 @@ impl ApiServer {
             };
         }
         // Joined by `concat` rather than `format!`: the key is built for every request.
-        let memo_key = [
-            principal,
-            "\0",
-            verb,
-            "\0",
-            &gr.group,
-            "\0",
-            &gr.resource,
-            "\0",
-            subresource.map_or("", Subresource::as_str),
-            "\0",
-            namespace,
-            "\0",
-            if memo.names_matter { name } else { "" },
-        ]
-        .concat();
-        if memo.allowed.contains(&memo_key) {
+        let memo_key = |name: &str| {
+            [
+                principal,
+                "\0",
+                verb,
+                "\0",
+                &gr.group,
+                "\0",
+                &gr.resource,
+                "\0",
+                subresource.map_or("", Subresource::as_str),
+                "\0",
+                namespace,
+                "\0",
+                name,
+            ]
+            .concat()
+        };
+        // A decision allowed without a name holds for every name: only a rule listing
+        // `resourceNames` looks at the name, and such a rule never allows an empty one
+        // (`rule_allows`, as rbac's `ResourceNameMatches`). So the memo keeps it once, not
+        // once per name (every Event and Pod has its own).
+        let unnamed = memo_key("");
+        if memo.allowed.contains(&unnamed) {
             return Ok(());
         }
+        let named = (memo.names_matter && !name.is_empty()).then(|| memo_key(name));
+        if let Some(key) = &named {
+            if memo.allowed.contains(key) {
+                return Ok(());
+            }
+            let attrs = Attributes {
+                user: principal,
+                verb,
+                gr,
+                subresource,
+                namespace,
+                name: "",
+            };
+            if rbac::check(&self.state.store, &attrs).is_ok() {
+                self.authz.allowed.insert(unnamed);
+                return Ok(());
+            }
+        }
         self.authorize(principal, verb, gr, subresource, namespace, name)?;
-        self.authz.allowed.insert(memo_key);
+        self.authz.allowed.insert(named.unwrap_or(unnamed));
         Ok(())
     }
 
@@ -300,9 +326,14 @@ impl ApiServer {
         };
         let (code, message) = super::types::response_status(req.verb, &result);
         if result.is_err() {
+            // When the refused request wrote RBAC objects, the write count goes back with
+            // them, and what the memo learnt since may not hold. Otherwise the policy is the
+            // one the memo holds for (a conflict, a refusal, a missing object: most errors).
+            let rbac_written = self.state.store.rbac_writes() != checkpoint.store.rbac_writes();
             self.state = checkpoint;
-            // The RBAC write count went back too: what the memo learnt since may not hold.
-            self.authz.valid_for = None;
+            if rbac_written {
+                self.authz.valid_for = None;
+            }
         }
         let name = if req.name.is_empty() {
             result

@@ -1819,6 +1819,68 @@ fn a_rule_limited_to_resource_names_makes_the_name_count() {
     assert_eq!(e.reason, StatusReason::Forbidden, "{}", e.message);
 }
 
+/// With a rule limited to names in the policy, a decision a rule without names allows is kept
+/// once for every name; one only a named rule allows is kept for its name alone.
+#[test]
+fn the_authorization_memo_keeps_a_name_free_decision_once() {
+    let mut s = server_with_web();
+    for name in ["db", "api"] {
+        ok(
+            &mut s,
+            ApiRequest::create(ALICE, deployments(), "default", deployment(name, 1)),
+        );
+    }
+    // dave may get the Deployment web; erin may get any.
+    for (user, names) in [("dave", json!(["web"])), ("erin", json!([]))] {
+        let role = json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role", "metadata": {"name": user},
+            "rules": [{"apiGroups": ["apps"], "resources": ["deployments"], "verbs": ["get"], "resourceNames": names}]});
+        let binding = json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding", "metadata": {"name": user},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": user},
+            "subjects": [{"kind": "User", "name": user}]});
+        for (resource, body) in [("roles", role), ("rolebindings", binding)] {
+            ok(
+                &mut s,
+                ApiRequest::create(
+                    "admin",
+                    GroupResource::new("rbac.authorization.k8s.io", resource),
+                    "default",
+                    body,
+                ),
+            );
+        }
+    }
+    let get = |user: &str, name: &str| ApiRequest::get(user, deployments(), "default", name);
+    ok(&mut s, get("dave", "web"));
+    for name in ["web", "db", "api"] {
+        ok(&mut s, get("erin", name));
+    }
+    assert!(s.authz.names_matter);
+    let mut kept: Vec<String> = s
+        .authz
+        .allowed
+        .iter()
+        .map(|k| k.replace('\0', "|"))
+        .collect();
+    kept.sort();
+    assert_eq!(
+        kept,
+        [
+            "dave|get|apps|deployments||default|web",
+            "erin|get|apps|deployments||default|",
+        ]
+    );
+    // The named decision holds for its name alone.
+    ok(&mut s, get("dave", "web"));
+    let e = err(&mut s, get("dave", "db"));
+    assert_eq!(e.reason, StatusReason::Forbidden, "{}", e.message);
+    // A refusal that wrote no RBAC object leaves the memo holding.
+    let e = err(&mut s, get("erin", "gone"));
+    assert_eq!(e.reason, StatusReason::NotFound, "{}", e.message);
+    ok(&mut s, get("dave", "web"));
+    assert_eq!(s.authz.allowed.len(), 2);
+    assert_eq!(s.authz.valid_for, Some(s.state.store.rbac_writes()));
+}
+
 #[test]
 fn controllers_record_events_and_users_read_them() {
     let mut s = ApiServer::new();

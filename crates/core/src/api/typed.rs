@@ -42,33 +42,35 @@ fn type_error(v: &Value, go_field: &str, go_type: &str) -> String {
     format!("json: cannot unmarshal {what} into Go struct field {go_field} of type {go_type}")
 }
 
-fn check(v: &Value, ty: Ty, go_field: &str) -> Result<(), String> {
+/// `v` against `ty`; `go_field` names the field for the error (called only for one).
+fn check(v: &Value, ty: Ty, go_field: impl FnOnce() -> String) -> Result<(), String> {
     if v.is_null() {
         return Ok(());
     }
+    let type_error = |v: &Value, go_type: &str| type_error(v, &go_field(), go_type);
     let int_ok = |lo: i64, hi: i64| v.as_i64().is_some_and(|n| (lo..=hi).contains(&n));
     match ty {
         Ty::Int32 if !int_ok(i64::from(i32::MIN), i64::from(i32::MAX)) => {
-            Err(type_error(v, go_field, "int32"))
+            Err(type_error(v, "int32"))
         }
-        Ty::Int64 if !int_ok(i64::MIN, i64::MAX) => Err(type_error(v, go_field, "int64")),
-        Ty::Bool if !v.is_boolean() => Err(type_error(v, go_field, "bool")),
-        Ty::Str if !v.is_string() => Err(type_error(v, go_field, "string")),
-        Ty::Object(go) if !v.is_object() => Err(type_error(v, go_field, go)),
-        Ty::Array(go) if !v.is_array() => Err(type_error(v, go_field, go)),
+        Ty::Int64 if !int_ok(i64::MIN, i64::MAX) => Err(type_error(v, "int64")),
+        Ty::Bool if !v.is_boolean() => Err(type_error(v, "bool")),
+        Ty::Str if !v.is_string() => Err(type_error(v, "string")),
+        Ty::Object(go) if !v.is_object() => Err(type_error(v, go)),
+        Ty::Array(go) if !v.is_array() => Err(type_error(v, go)),
         Ty::StrMap => match v.as_object() {
-            None => Err(type_error(v, go_field, "map[string]string")),
+            None => Err(type_error(v, "map[string]string")),
             Some(m) => m
                 .values()
                 .find(|x| !x.is_string() && !x.is_null())
-                .map_or(Ok(()), |bad| Err(type_error(bad, go_field, "string"))),
+                .map_or(Ok(()), |bad| Err(type_error(bad, "string"))),
         },
         Ty::StrList => match v.as_array() {
-            None => Err(type_error(v, go_field, "[]string")),
+            None => Err(type_error(v, "[]string")),
             Some(a) => a
                 .iter()
                 .find(|x| !x.is_string())
-                .map_or(Ok(()), |bad| Err(type_error(bad, go_field, "string"))),
+                .map_or(Ok(()), |bad| Err(type_error(bad, "string"))),
         },
         _ => Ok(()),
     }
@@ -189,31 +191,34 @@ fn check_containers(obj: &Value, ptr: &str, go_path: &str) -> Result<(), String>
     let Some(Value::Array(containers)) = obj.at(ptr) else {
         return Ok(());
     };
+    // The Go field names are written only for an error: this runs on every Pod write.
     for c in containers {
-        check(c, Ty::Object("v1.Container"), &format!("PodSpec.{go_path}"))?;
-        let go = |field: &str| format!("Container.{go_path}.{field}");
+        check(c, Ty::Object("v1.Container"), || {
+            format!("PodSpec.{go_path}")
+        })?;
         for (field, ty) in [
             ("name", Ty::Str),
             ("image", Ty::Str),
             ("resources", Ty::Object("v1.ResourceRequirements")),
         ] {
             if let Some(v) = c.get(field) {
-                check(v, ty, &go(field))?;
+                check(v, ty, || format!("Container.{go_path}.{field}"))?;
             }
         }
         for list in ["requests", "limits"] {
-            let Some(v) = c.at(&format!("/resources/{list}")) else {
+            let Some(v) = c.get("resources").and_then(|r| r.get(list)) else {
                 continue;
             };
-            let go_field = format!("ResourceRequirements.{go_path}.resources.{list}");
-            check(v, Ty::Object("v1.ResourceList"), &go_field)?;
+            check(v, Ty::Object("v1.ResourceList"), || {
+                format!("ResourceRequirements.{go_path}.resources.{list}")
+            })?;
             for q in v.as_object().into_iter().flat_map(|m| m.values()) {
-                let text = match q {
+                let error = match q {
                     Value::Null => continue,
-                    Value::String(s) => s.trim().to_owned(),
-                    other => other.to_string(),
+                    Value::String(s) => quantity_error(s.trim()),
+                    other => quantity_error(&other.to_string()),
                 };
-                if let Some(e) = quantity_error(&text) {
+                if let Some(e) = error {
                     return Err(e.to_owned());
                 }
             }
@@ -246,7 +251,7 @@ pub fn type_check(info: &ResourceInfo, obj: &Value) -> Result<(), String> {
         .chain(status_types)
     {
         if let Some(v) = obj.at(ptr) {
-            check(v, *ty, go).map_err(undecodable)?;
+            check(v, *ty, || (*go).to_owned()).map_err(undecodable)?;
         }
     }
     if let Some((ptr, go_path)) = strategy.containers() {

@@ -470,22 +470,20 @@ pub fn validate_conditions(conditions: &[Value], field: &str, errs: &mut Vec<Fie
 pub fn validate_builtin_conditions(conditions: &[Value], field: &str, errs: &mut Vec<FieldError>) {
     let mut seen: Vec<&str> = Vec::new();
     for (i, c) in conditions.iter().enumerate() {
-        let path = format!("{field}[{i}]");
+        // Written only for an error: these checks run on every status write.
+        let path = |member: &str| format!("{field}[{i}].{member}");
         let ctype = c.field("type").and_then(Value::as_str).unwrap_or("");
         if ctype.is_empty() {
-            errs.push(FieldError::required(format!("{path}.type"), ""));
+            errs.push(FieldError::required(path("type"), ""));
         } else if seen.contains(&ctype) {
-            errs.push(FieldError::duplicate(
-                format!("{path}.type"),
-                Value::from(ctype),
-            ));
+            errs.push(FieldError::duplicate(path("type"), Value::from(ctype)));
         } else {
             seen.push(ctype);
         }
         let status = c.field("status").and_then(Value::as_str).unwrap_or("");
         if !matches!(status, "True" | "False" | "Unknown") {
             errs.push(FieldError::not_supported(
-                format!("{path}.status"),
+                path("status"),
                 Value::from(status),
                 &["True", "False", "Unknown"],
             ));

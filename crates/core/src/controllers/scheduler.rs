@@ -494,7 +494,8 @@ impl Reconciler for Scheduler {
                 diagnosis.nodes.push(f);
                 continue;
             }
-            let alloc = |f: &str| node.at(&format!("/status/allocatable/{f}"));
+            let node_allocatable = node.at("/status/allocatable");
+            let alloc = |f: &str| node_allocatable.and_then(|a| a.field(f));
             let cpu = alloc("cpu").map_or(u64::MAX, crate::api::quantity::cpu_millis);
             let mem = alloc("memory").map_or(u64::MAX, crate::api::quantity::memory_bytes);
             let max_pods = alloc("pods").map_or(110, |v| match v {

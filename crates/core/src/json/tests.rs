@@ -99,8 +99,65 @@ fn apply_own(m: &mut Map, e: &Edit) -> String {
     }
 }
 
+/// Keys for [`pointers_answer_as_serde_json`].
+const POINTER_KEYS: &[&str] = &[
+    "a",
+    "status",
+    "conditions",
+    "seven77",
+    "eight888",
+    "nine99999",
+    "a/b",
+    "a~b",
+    "~",
+    "~1",
+    "/",
+    "é",
+    "clé/é~",
+    "metadata-name-longer-than-sixteen",
+    "0",
+    "1",
+];
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    /// A pointer finds what serde_json's finds, over keys holding `/`, `~`, bytes above 0x7f
+    /// and lengths around the eight-byte steps `pointer` scans in, and over pointers spelled
+    /// with and without escapes.
+    #[test]
+    fn pointers_answer_as_serde_json(
+        doc in prop::collection::vec(
+            (
+                prop::sample::select(POINTER_KEYS),
+                prop::collection::vec((prop::sample::select(POINTER_KEYS), 0i64..4), 0..4),
+            ),
+            0..6,
+        ),
+        path in prop::collection::vec(prop::sample::select(POINTER_KEYS), 0..4),
+        raw in any::<bool>(),
+    ) {
+        let mut a = serde_json::Map::new();
+        for (k, members) in doc {
+            let inner: serde_json::Map<String, serde_json::Value> = members
+                .into_iter()
+                .map(|(k, n)| (k.to_owned(), serde_json::json!([n, {"x": n}])))
+                .collect();
+            a.insert(k.to_owned(), serde_json::Value::Object(inner));
+        }
+        let a = serde_json::Value::Object(a);
+        let x = from_serde(a.clone());
+        let escape = |t: &str| if raw { t.to_owned() } else { t.replace('~', "~0").replace('/', "~1") };
+        let mut pointer: String = path.iter().map(|t| format!("/{}", escape(t))).collect();
+        for tail in ["", "/0", "/1/x", "/2"] {
+            pointer.push_str(tail);
+            prop_assert_eq!(
+                x.pointer(&pointer).cloned().map(into_serde),
+                a.pointer(&pointer).cloned(),
+                "{}", pointer
+            );
+        }
+    }
 
     /// Text, debug text, equality, indexing and pointers answer as serde_json's.
     #[test]

@@ -9,7 +9,6 @@ use super::super::typed::Ty;
 use super::super::validation::{
     go_quote, validate_builtin_conditions, validate_labels, FieldError,
 };
-use super::common::nonneg;
 use super::pod::validate_pod_spec;
 
 pub(super) const WORKLOAD_STATUS_TYPES: &[(&str, Ty, &str)] = &[
@@ -155,7 +154,10 @@ pub(super) fn validate_selector_and_template_for(
 }
 
 pub(super) fn validate_workload_status(obj: &Value, errs: &mut Vec<FieldError>) {
-    let n = |k: &str| obj.at(&format!("/status/{k}")).and_then(Value::as_i64);
+    // The status is found once and its members read from it; a field's path is written only
+    // for an error (these checks run on every status write).
+    let status = obj.field("status");
+    let n = |k: &str| status.and_then(|s| s.field(k)).and_then(Value::as_i64);
     for k in [
         "replicas",
         "updatedReplicas",
@@ -166,7 +168,13 @@ pub(super) fn validate_workload_status(obj: &Value, errs: &mut Vec<FieldError>) 
         "observedGeneration",
         "collisionCount",
     ] {
-        nonneg(obj, &format!("/status/{k}"), &format!("status.{k}"), errs);
+        if let Some(v) = n(k).filter(|v| *v < 0) {
+            errs.push(FieldError::invalid(
+                format!("status.{k}"),
+                json!(v),
+                "must be greater than or equal to 0",
+            ));
+        }
     }
     let replicas = n("replicas").unwrap_or(0);
     for k in [
@@ -194,7 +202,10 @@ pub(super) fn validate_workload_status(obj: &Value, errs: &mut Vec<FieldError>) 
             ));
         }
     }
-    if let Some(c) = obj.at("/status/conditions").and_then(Value::as_array) {
+    if let Some(c) = status
+        .and_then(|s| s.field("conditions"))
+        .and_then(Value::as_array)
+    {
         validate_builtin_conditions(c, "status.conditions", errs);
     }
 }
