@@ -45,29 +45,59 @@ fn nests_deeper_than(v: &Value, limit: usize) -> bool {
     false
 }
 
-/// An upper bound of the length of `v` serialized as compact JSON, computed without
-/// serializing: every string byte counted as a six-byte `\u00XX` escape, every number as 32
-/// bytes (serde_json prints at most 24).
-fn serialized_len_bound(v: &Value) -> usize {
-    let mut total = 0usize;
-    let mut stack = vec![v];
-    while let Some(v) = stack.pop() {
-        let own = match v {
-            Value::Null | Value::Bool(_) => 5,
-            Value::Number(_) => 32,
-            Value::String(s) => 2 + 6 * s.len(),
-            Value::Array(a) => {
-                stack.extend(a.iter());
-                2 + a.len()
-            }
-            Value::Object(m) => {
-                stack.extend(m.values());
-                2 + m.keys().map(|k| 4 + 6 * k.len()).sum::<usize>()
-            }
-        };
-        total = total.saturating_add(own);
+/// The bytes a value adds to [`measure`]'s bound of the serialized length, its members not
+/// counted: every string byte counted as a six-byte `\u00XX` escape, every number as 32 bytes
+/// (serde_json prints at most 24).
+fn leaf_len_bound(v: &Value) -> usize {
+    match v {
+        Value::Null | Value::Bool(_) => 5,
+        Value::Number(_) => 32,
+        Value::String(s) => 2 + 6 * s.len(),
+        Value::Array(a) => 2 + a.len(),
+        Value::Object(m) => 2 + m.keys().map(|k| 4 + 6 * k.len()).sum::<usize>(),
     }
-    total
+}
+
+/// Whether `v` nests deeper than `limit` and, when it does not, an upper bound of its length
+/// serialized as compact JSON ([`leaf_len_bound`] over every value), computed without serializing: in
+/// one walk, without recursion, where the depth and the length took a walk each (every request
+/// body is measured, so the common answer must be cheap).
+fn measure(v: &Value, limit: usize) -> Result<usize, ()> {
+    let mut total = leaf_len_bound(v);
+    let mut stack: Vec<(&Value, usize)> = vec![(v, 1)];
+    while let Some((v, d)) = stack.pop() {
+        if d > limit {
+            return Err(());
+        }
+        let mut child = |c: &'_ Value| {
+            total = total.saturating_add(leaf_len_bound(c));
+            c.is_object() || c.is_array()
+        };
+        match v {
+            Value::Object(m) => {
+                for c in m.values() {
+                    if child(c) {
+                        stack.push((c, d + 1));
+                    }
+                }
+            }
+            Value::Array(a) => {
+                for c in a.iter() {
+                    if child(c) {
+                        stack.push((c, d + 1));
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(total)
+}
+
+/// [`measure`]'s bound alone, for the tests.
+#[cfg(test)]
+fn serialized_len_bound(v: &Value) -> usize {
+    measure(v, usize::MAX).expect("no limit")
 }
 
 /// Nesting depth of a value, computed without recursion (so absurd depths cannot overflow the
@@ -113,13 +143,15 @@ pub fn depth_exceeds(v: &Value, limit: usize) -> Option<String> {
 
 /// Refuses bodies over [`MAX_BODY_BYTES`] or nested deeper than [`MAX_DEPTH`].
 pub fn check_body(v: &Value) -> Result<(), ApiError> {
-    if let Some(path) = depth_exceeds(v, MAX_DEPTH) {
-        return Err(bad_request(format!(
-            "object nesting is too deep: more than {MAX_DEPTH} levels at {path}"
-        )));
-    }
-    if serialized_len_bound(v) <= MAX_BODY_BYTES {
-        return Ok(());
+    match measure(v, MAX_DEPTH) {
+        Ok(bound) if bound <= MAX_BODY_BYTES => return Ok(()),
+        Ok(_) => {}
+        Err(()) => {
+            let path = depth_exceeds(v, MAX_DEPTH).unwrap_or_default();
+            return Err(bad_request(format!(
+                "object nesting is too deep: more than {MAX_DEPTH} levels at {path}"
+            )));
+        }
     }
     let mut c = Counter(0);
     if serde_json::to_writer(&mut c, v).is_err() {

@@ -334,7 +334,10 @@ pub fn is_terminating(obj: &Value) -> bool {
 
 /// The controller owner reference ([`controller_ref`]) as (kind, name, uid).
 pub fn controller_of(obj: &Value) -> Option<(&str, &str, &str)> {
-    controller_ref(obj).map(|r| (str_at(r, "/kind"), str_at(r, "/name"), str_at(r, "/uid")))
+    fn member<'a>(r: &'a Value, key: &str) -> &'a str {
+        r.field(key).and_then(Value::as_str).unwrap_or_default()
+    }
+    controller_ref(obj).map(|r| (member(r, "kind"), member(r, "name"), member(r, "uid")))
 }
 
 /// A JSON object's string values as an ordered map (non-string values are skipped).

@@ -466,23 +466,42 @@ impl IntoIterator for Map {
     }
 }
 
-/// `a == b`, eight bytes at a time in place of a `bcmp` call: keys are a few bytes, and
+/// `a == b` in a few word compares, in place of a `bcmp` call: keys are a few bytes, and
 /// members' names often share a length (`kind`, `name`), so the call cost more than the
-/// comparing (natively a libc call; in wasm a byte loop).
+/// comparing (natively a libc call; in wasm a byte loop). Eight bytes at a time, the last word
+/// overlapping the one before it; under eight, two overlapping halves (as `cmp_bytes` orders
+/// object keys), so no length takes a byte loop.
 #[inline]
 fn same_bytes(a: &[u8], b: &[u8]) -> bool {
-    if a.len() != b.len() {
+    fn word<const N: usize>(s: &[u8], at: usize) -> [u8; N] {
+        s[at..at + N].try_into().expect("N bytes")
+    }
+    let n = a.len();
+    if n != b.len() {
         return false;
     }
-    let mut i = 0;
-    while i + 8 <= a.len() {
-        let word = |s: &[u8]| u64::from_ne_bytes(s[i..i + 8].try_into().expect("eight bytes"));
-        if word(a) != word(b) {
-            return false;
+    if n >= 8 {
+        let mut at = 0;
+        loop {
+            let at_end = at + 8 >= n;
+            if at_end {
+                at = n - 8;
+            }
+            if word::<8>(a, at) != word::<8>(b, at) {
+                return false;
+            }
+            if at_end {
+                return true;
+            }
+            at += 8;
         }
-        i += 8;
+    } else if n >= 4 {
+        word::<4>(a, 0) == word::<4>(b, 0) && word::<4>(a, n - 4) == word::<4>(b, n - 4)
+    } else if n >= 2 {
+        word::<2>(a, 0) == word::<2>(b, 0) && word::<2>(a, n - 2) == word::<2>(b, n - 2)
+    } else {
+        n == 0 || a[0] == b[0]
     }
-    a[i..].iter().zip(&b[i..]).all(|(x, y)| x == y)
 }
 
 #[cfg(test)]

@@ -189,19 +189,33 @@ impl Informer {
     /// Whether `old` and `new` have the same place in the indexes: the same controller owner
     /// (or none) and, for a Pod, the same active and ready contributions to its counts.
     fn same_index_entry(key: &ObjectKey, old: &Value, new: &Value) -> bool {
+        let counts_kept = || {
+            if key.gr.resource != "pods" || !key.gr.group.is_empty() {
+                return true;
+            }
+            let counted = |p: &Value| {
+                let active = pod_is_active(p);
+                (active, active && pod_is_ready(p))
+            };
+            counted(old) == counted(new)
+        };
+        // A write that leaves the owner references alone keeps their list shared (as the
+        // server's writes do): the same controller, found without reading it.
+        fn refs(o: &Value) -> Option<&crate::json::List> {
+            match o.pointer("/metadata/ownerReferences") {
+                Some(Value::Array(list)) => Some(list),
+                _ => None,
+            }
+        }
+        if let (Some(a), Some(b)) = (refs(old), refs(new)) {
+            if crate::json::List::ptr_eq(a, b) {
+                return counts_kept();
+            }
+        }
         let owner = |o| meta::controller_of(o).map(|(_, _, uid)| uid);
         match (owner(old), owner(new)) {
             (None, None) => true,
-            (Some(a), Some(b)) if a == b => {
-                if key.gr.resource != "pods" || !key.gr.group.is_empty() {
-                    return true;
-                }
-                let counted = |p: &Value| {
-                    let active = pod_is_active(p);
-                    (active, active && pod_is_ready(p))
-                };
-                counted(old) == counted(new)
-            }
+            (Some(a), Some(b)) if a == b => counts_kept(),
             _ => false,
         }
     }
