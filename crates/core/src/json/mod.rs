@@ -263,19 +263,31 @@ fn token_end(bytes: &[u8], start: usize) -> usize {
         let x = w ^ (ONES * u64::from(b));
         x.wrapping_sub(ONES) & !x & HIGHS
     };
+    let len = bytes.len();
+    let word = |at: usize| u64::from_le_bytes(bytes[at..at + 8].try_into().expect("8 bytes"));
     let mut i = start;
-    while i < bytes.len() {
-        let mut word = [0u8; 8];
-        let n = (bytes.len() - i).min(8);
-        word[..n].copy_from_slice(&bytes[i..i + n]);
-        let w = u64::from_le_bytes(word);
+    while i < len {
+        let n = (len - i).min(8);
+        // The last few bytes: the pointer's last word, shifted so they come first (zeros,
+        // which match nothing, after them); a pointer under eight bytes, byte by byte. A
+        // copy into a zeroed word was a `memcpy` call per token.
+        let w = if n == 8 {
+            word(i)
+        } else if len >= 8 {
+            word(len - 8) >> (8 * (8 - n))
+        } else {
+            bytes[i..]
+                .iter()
+                .rev()
+                .fold(0u64, |w, &b| (w << 8) | u64::from(b))
+        };
         let hits = matches(w, b'/') | matches(w, b'~');
         if hits != 0 {
             return i + (hits.trailing_zeros() / 8) as usize;
         }
         i += n;
     }
-    bytes.len()
+    len
 }
 
 fn parse_index(s: &str) -> Option<usize> {

@@ -122,6 +122,19 @@ const POINTER_KEYS: &[&str] = &[
 proptest! {
     #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
 
+    /// `token_end` finds the first `/` or `~` from any start, over lengths around the word
+    /// steps and bytes above 0x7f.
+    #[test]
+    fn token_end_finds_the_first_separator(text in "[ab/~é]{0,40}", start in 0usize..48) {
+        let bytes = text.as_bytes();
+        let start = start.min(bytes.len());
+        let naive = bytes[start..]
+            .iter()
+            .position(|&b| b == b'/' || b == b'~')
+            .map_or(bytes.len(), |i| start + i);
+        prop_assert_eq!(super::token_end(bytes, start), naive);
+    }
+
     /// A pointer finds what serde_json's finds, over keys holding `/`, `~`, bytes above 0x7f
     /// and lengths around the eight-byte steps `pointer` scans in, and over pointers spelled
     /// with and without escapes.

@@ -168,44 +168,58 @@ impl KstatusError {
 
 /// kstatus' `status.Compute` for one object. `now_unix_ms` is "now" in Unix milliseconds.
 pub fn compute(obj: &Value, now_unix_ms: i64) -> Result<KstatusResult, KstatusError> {
-    compute_explained(obj, now_unix_ms).map(|(res, _)| res)
+    decide(obj, now_unix_ms).map(|(res, _)| res)
+}
+
+/// Which of kstatus' rules decided a verdict, for [`compute_explained`].
+enum Decider {
+    Generic,
+    Kind(String),
+    Ready,
+    None,
+}
+
+/// The verdict and the rule that decided it: the generic properties, the kind's rule, the
+/// Ready condition, or none applied. One code path decides for [`compute`] and
+/// [`compute_explained`]; only the latter writes the explanation (the engine asks for every
+/// object it is told of).
+fn decide(obj: &Value, now_unix_ms: i64) -> Result<(KstatusResult, Decider), KstatusError> {
+    if !obj.is_object() {
+        return Err(KstatusError::new("object is not a JSON object"));
+    }
+    if let Some(res) = generic::check_generic_properties(obj)? {
+        return Ok((res, Decider::Generic));
+    }
+    let kind = group_kind_key(obj);
+    if let Some(rule) = kinds::rule_for(&kind) {
+        return rule(obj, now_unix_ms).map(|res| (res, Decider::Kind(kind)));
+    }
+    if let Some(res) = generic::check_ready_condition(obj)? {
+        return Ok((res, Decider::Ready));
+    }
+    Ok((KstatusResult::current("Resource is current"), Decider::None))
 }
 
 /// [`compute`] and the explanation of its verdict: which of kstatus' rules decided it (the
 /// generic properties, the kind's rule, the Ready condition, or none applied) and that rule's
-/// message. One code path decides and explains.
+/// message.
 pub fn compute_explained(
     obj: &Value,
     now_unix_ms: i64,
 ) -> Result<(KstatusResult, Explanation), KstatusError> {
-    if !obj.is_object() {
-        return Err(KstatusError::new("object is not a JSON object"));
-    }
-    let explained = |res: KstatusResult, rule: String| {
-        let why = Explanation::new(
-            "kstatus",
-            res.status.as_str(),
-            format!("{rule}: {}", res.message),
-        );
-        (res, why)
+    let (res, decider) = decide(obj, now_unix_ms)?;
+    let rule = match decider {
+        Decider::Generic => "generic rule (deletion, observedGeneration)".to_owned(),
+        Decider::Kind(kind) => format!("the {kind} rule"),
+        Decider::Ready => "the Ready condition".to_owned(),
+        Decider::None => "no rule applies".to_owned(),
     };
-    if let Some(res) = generic::check_generic_properties(obj)? {
-        return Ok(explained(
-            res,
-            "generic rule (deletion, observedGeneration)".into(),
-        ));
-    }
-    let kind = group_kind_key(obj);
-    if let Some(rule) = kinds::rule_for(&kind) {
-        return rule(obj, now_unix_ms).map(|res| explained(res, format!("the {kind} rule")));
-    }
-    if let Some(res) = generic::check_ready_condition(obj)? {
-        return Ok(explained(res, "the Ready condition".into()));
-    }
-    Ok(explained(
-        KstatusResult::current("Resource is current"),
-        "no rule applies".into(),
-    ))
+    let why = Explanation::new(
+        "kstatus",
+        res.status.as_str(),
+        format!("{rule}: {}", res.message),
+    );
+    Ok((res, why))
 }
 
 /// [`compute`] at a simulated time (the engine's and the web view's clock).

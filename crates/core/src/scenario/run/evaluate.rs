@@ -113,11 +113,16 @@ pub(crate) fn evaluate_in(
             (bounds.holds(n as f64), bounds.text(), n.to_string())
         }
         check => {
-            let key = e
-                .key
-                .clone()
-                .or_else(|| e.select.as_ref().and_then(|s| s.pick(world)));
-            evaluate(check, key.as_ref().and_then(|k| world.api().get(k)), now)
+            // The expectation's own key borrowed (it is read on every step of its window).
+            let picked;
+            let key = match &e.key {
+                Some(k) => Some(k),
+                None => {
+                    picked = e.select.as_ref().and_then(|s| s.pick(world));
+                    picked.as_ref()
+                }
+            };
+            evaluate(check, key.and_then(|k| world.api().get(k)), now)
         }
     }
 }
