@@ -128,22 +128,22 @@ pub fn format_unix_seconds(secs: i64) -> String {
             rem % 60
         );
     }
-    let mut out = String::with_capacity(20);
-    for (n, width, after) in [
-        (y, 4, '-'),
-        (m, 2, '-'),
-        (d, 2, 'T'),
-        (rem / 3600, 2, ':'),
-        ((rem % 3600) / 60, 2, ':'),
-        (rem % 60, 2, 'Z'),
-    ] {
-        for place in (0..width).rev() {
-            let digit = (n / 10_i64.pow(place)) % 10;
-            out.push(char::from(b'0' + digit as u8));
+    // Into a fixed buffer, then one copy into the string (a `push` per character checked the
+    // capacity and encoded the char each time).
+    let mut out = *b"0000-00-00T00:00:00Z";
+    let mut put = |at: usize, width: usize, mut n: i64| {
+        for place in (at..at + width).rev() {
+            out[place] = b'0' + (n % 10) as u8;
+            n /= 10;
         }
-        out.push(after);
-    }
-    out
+    };
+    put(0, 4, y);
+    put(5, 2, m);
+    put(8, 2, d);
+    put(11, 2, rem / 3600);
+    put(14, 2, (rem % 3600) / 60);
+    put(17, 2, rem % 60);
+    std::str::from_utf8(&out).expect("ASCII digits").to_owned()
 }
 
 /// Parses RFC 3339 (`2025-01-01T00:00:05Z`, `2025-01-01T01:00:05.5+01:00`) to Unix milliseconds.

@@ -102,6 +102,13 @@ fn resource_matches(rule: &Value, combined: &str, sub: Option<&str>) -> bool {
         })
 }
 
+/// Whether a rule lists `resourceNames` (an empty list lists none).
+fn lists_names(rule: &Value) -> bool {
+    rule.field("resourceNames")
+        .and_then(Value::as_array)
+        .is_some_and(|n| !n.is_empty())
+}
+
 fn rule_allows(rule: &Value, a: &Attributes<'_>, combined: &str) -> bool {
     let sub = a.subresource.map(Subresource::as_str);
     let names_ok = match rule.field("resourceNames").and_then(Value::as_array) {
@@ -190,6 +197,17 @@ pub fn authorize(store: &Store, a: &Attributes<'_>) -> bool {
 /// RoleBindings of the namespace). On denial, returns the role lookups that failed on the way,
 /// which kube appends to its message (`: RBAC: ...`).
 pub fn check(store: &Store, a: &Attributes<'_>) -> Result<(), Vec<String>> {
+    check_names(store, a, false)
+}
+
+/// Whether a rule that lists no `resourceNames` allows the request, so that any name is
+/// allowed: what the API server's memo keeps once for every name.
+pub fn allows_every_name(store: &Store, a: &Attributes<'_>) -> bool {
+    check_names(store, a, true).is_ok()
+}
+
+/// [`check`]; with `any_name`, only rules that do not look at the name count.
+fn check_names(store: &Store, a: &Attributes<'_>, any_name: bool) -> Result<(), Vec<String>> {
     let groups = groups_of(a.user);
     let combined = a.resource_string();
     let mut errors = Vec::new();
@@ -203,7 +221,10 @@ pub fn check(store: &Store, a: &Attributes<'_>) -> Result<(), Vec<String>> {
             return false;
         }
         match role_rules(store, binding, binding_ns) {
-            Ok(rules) => rules.iter().any(|r| rule_allows(r, a, &combined)),
+            Ok(rules) => rules
+                .iter()
+                .filter(|r| !any_name || !lists_names(r))
+                .any(|r| rule_allows(r, a, &combined)),
             Err(e) => {
                 errors.push(e);
                 false
@@ -232,13 +253,7 @@ pub fn names_matter(store: &Store) -> bool {
     let limited = |(_, role): (&ObjectKey, &std::sync::Arc<Value>)| {
         role.field("rules")
             .and_then(Value::as_array)
-            .is_some_and(|rules| {
-                rules.iter().any(|r| {
-                    r.field("resourceNames")
-                        .and_then(Value::as_array)
-                        .is_some_and(|n| !n.is_empty())
-                })
-            })
+            .is_some_and(|rules| rules.iter().any(lists_names))
     };
     let (roles, cluster_roles) = (rbac("roles"), rbac("clusterroles"));
     store.range(&roles, None).any(limited) || store.range(&cluster_roles, None).any(limited)

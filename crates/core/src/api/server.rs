@@ -258,10 +258,9 @@ impl ApiServer {
             ]
             .concat()
         };
-        // A decision allowed without a name holds for every name: only a rule listing
-        // `resourceNames` looks at the name, and such a rule never allows an empty one
-        // (`rule_allows`, as rbac's `ResourceNameMatches`). So the memo keeps it once, not
-        // once per name (every Event and Pod has its own).
+        // A decision a rule without `resourceNames` allows holds for every name (only such a
+        // list makes rbac's `ResourceNameMatches` look at the name), so the memo keeps it once,
+        // not once per name (every Event and Pod has its own).
         let unnamed = memo_key("");
         if memo.allowed.contains(&unnamed) {
             return Ok(());
@@ -277,9 +276,9 @@ impl ApiServer {
                 gr,
                 subresource,
                 namespace,
-                name: "",
+                name,
             };
-            if rbac::check(&self.state.store, &attrs).is_ok() {
+            if rbac::allows_every_name(&self.state.store, &attrs) {
                 self.authz.allowed.insert(unnamed);
                 return Ok(());
             }

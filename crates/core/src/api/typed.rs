@@ -42,8 +42,9 @@ fn type_error(v: &Value, go_field: &str, go_type: &str) -> String {
     format!("json: cannot unmarshal {what} into Go struct field {go_field} of type {go_type}")
 }
 
-/// `v` against `ty`; `go_field` names the field for the error (called only for one).
-fn check(v: &Value, ty: Ty, go_field: impl FnOnce() -> String) -> Result<(), String> {
+/// `v` against `ty`; `go_field` names the field for the error (called only for one; a
+/// `dyn` closure, so the check is compiled once rather than once per caller).
+fn check(v: &Value, ty: Ty, go_field: &dyn Fn() -> String) -> Result<(), String> {
     if v.is_null() {
         return Ok(());
     }
@@ -193,7 +194,7 @@ fn check_containers(obj: &Value, ptr: &str, go_path: &str) -> Result<(), String>
     };
     // The Go field names are written only for an error: this runs on every Pod write.
     for c in containers {
-        check(c, Ty::Object("v1.Container"), || {
+        check(c, Ty::Object("v1.Container"), &|| {
             format!("PodSpec.{go_path}")
         })?;
         for (field, ty) in [
@@ -202,14 +203,14 @@ fn check_containers(obj: &Value, ptr: &str, go_path: &str) -> Result<(), String>
             ("resources", Ty::Object("v1.ResourceRequirements")),
         ] {
             if let Some(v) = c.get(field) {
-                check(v, ty, || format!("Container.{go_path}.{field}"))?;
+                check(v, ty, &|| format!("Container.{go_path}.{field}"))?;
             }
         }
         for list in ["requests", "limits"] {
             let Some(v) = c.get("resources").and_then(|r| r.get(list)) else {
                 continue;
             };
-            check(v, Ty::Object("v1.ResourceList"), || {
+            check(v, Ty::Object("v1.ResourceList"), &|| {
                 format!("ResourceRequirements.{go_path}.resources.{list}")
             })?;
             for q in v.as_object().into_iter().flat_map(|m| m.values()) {
@@ -251,7 +252,7 @@ pub fn type_check(info: &ResourceInfo, obj: &Value) -> Result<(), String> {
         .chain(status_types)
     {
         if let Some(v) = obj.at(ptr) {
-            check(v, *ty, || (*go).to_owned()).map_err(undecodable)?;
+            check(v, *ty, &|| (*go).to_owned()).map_err(undecodable)?;
         }
     }
     if let Some((ptr, go_path)) = strategy.containers() {

@@ -137,6 +137,10 @@ impl Eq for Reported {}
 /// Equal JSON with every object's members in the same order.
 fn same_in_order(a: &Value, b: &Value) -> bool {
     match (a, b) {
+        // A level the two share is the same without looking (a status built from the last
+        // one keeps the levels it did not change).
+        (Value::Object(x), Value::Object(y)) if crate::json::Map::ptr_eq(x, y) => true,
+        (Value::Array(x), Value::Array(y)) if crate::json::List::ptr_eq(x, y) => true,
         (Value::Object(x), Value::Object(y)) => {
             x.len() == y.len()
                 && x.iter()
