@@ -182,6 +182,7 @@ impl Value {
         }
     }
 
+    /// One unescaped pointer token: an object's member or an array's element.
     fn pointer_step(&self, token: &str) -> Option<&Value> {
         match self {
             Value::Object(map) => map.get(token),
@@ -248,7 +249,6 @@ impl Value {
     }
 }
 
-/// An array index token as `serde_json::Value::pointer` reads it.
 /// Where the pointer token starting at `start` ends: the index of the first `/` or `~` from
 /// `start`, or the length. Eight bytes at a time (a byte-at-a-time loop was most of
 /// [`Value::pointer`]'s own cost, the reads running for every object on every event); `/` and
@@ -290,6 +290,7 @@ fn token_end(bytes: &[u8], start: usize) -> usize {
     len
 }
 
+/// An array index token as `serde_json::Value::pointer` reads it.
 fn parse_index(s: &str) -> Option<usize> {
     if s.starts_with('+') || (s.starts_with('0') && s.len() != 1) {
         return None;

@@ -161,9 +161,9 @@ proptest! {
         let a = serde_json::Value::Object(a);
         let x = from_serde(a.clone());
         let escape = |t: &str| if raw { t.to_owned() } else { t.replace('~', "~0").replace('/', "~1") };
-        let mut pointer: String = path.iter().map(|t| format!("/{}", escape(t))).collect();
-        for tail in ["", "/0", "/1/x", "/2"] {
-            pointer.push_str(tail);
+        let base: String = path.iter().map(|t| format!("/{}", escape(t))).collect();
+        for tail in ["", "/0", "/1/x", "/2", "/1", "/x"] {
+            let pointer = format!("{base}{tail}");
             prop_assert_eq!(
                 x.pointer(&pointer).cloned().map(into_serde),
                 a.pointer(&pointer).cloned(),
