@@ -58,8 +58,12 @@ const RUNS = 3;
 // Session 24: 693,334 B before, about 694,900 B with issue 20's JSON value of the project's own
 // (shared copy-on-write objects, inline keys: 1 -> 10,000 Pods in 11 s and 547 MB instead of 16 s
 // and 756 MB natively); the first module grew 1.5 KiB brotli, and the bound moved to 696,000.
+// Session 28: 695,093 B before, 695,872 B with issue 20's pointer and key searches a word at a
+// time, texts written only when read and the authorization memo (18% fewer engine
+// instructions at 1,000 Pods), and 696,465 B in CI after a change of doc comments and tests
+// only (the bytes move by a few hundred with no change to the code); the bound moved to 697,000.
 const BYTES_BUDGET = 400_000;
-const BYTES_BOUND = 696_000;
+const BYTES_BOUND = 697_000;
 
 let server;
 let browser;
