@@ -114,7 +114,9 @@ fn rule_allows(rule: &Value, a: &Attributes<'_>, combined: &str) -> bool {
     let names_ok = match rule.field("resourceNames").and_then(Value::as_array) {
         None => true,
         Some(names) if names.is_empty() => true,
-        Some(names) => !a.name.is_empty() && names.iter().any(|n| n.as_str() == Some(a.name)),
+        // rbac's `ResourceNameMatches`: the requested name among those listed, "" included
+        // (a request without a name, a create or a list, matches a rule listing "").
+        Some(names) => names.iter().any(|n| n.as_str() == Some(a.name)),
     };
     list_has(rule, "verbs", a.verb)
         && list_has(rule, "apiGroups", &a.gr.group)

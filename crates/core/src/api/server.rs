@@ -202,17 +202,21 @@ impl ApiServer {
         if !self.rbac_enforced {
             return Ok(());
         }
-        let attrs = Attributes {
+        self.decide(&Attributes {
             user: principal,
             verb,
             gr,
             subresource,
             namespace,
             name,
-        };
-        rbac::check(&self.state.store, &attrs).map_err(|lookup_errors| {
-            let reason = rbac::denial_reason_with_errors(&attrs, &lookup_errors);
-            forbidden(gr, name, &reason)
+        })
+    }
+
+    /// The policy walk behind [`Self::authorize`], with kube's 403 when it refuses.
+    fn decide(&self, attrs: &Attributes<'_>) -> Result<(), ApiError> {
+        rbac::check(&self.state.store, attrs).map_err(|lookup_errors| {
+            let reason = rbac::denial_reason_with_errors(attrs, &lookup_errors);
+            forbidden(attrs.gr, attrs.name, &reason)
         })
     }
 
@@ -258,33 +262,43 @@ impl ApiServer {
             ]
             .concat()
         };
-        // A decision a rule without `resourceNames` allows holds for every name (only such a
-        // list makes rbac's `ResourceNameMatches` look at the name), so the memo keeps it once,
-        // not once per name (every Event and Pod has its own).
+        // The key without a name holds a decision for every name. Without a rule listing
+        // `resourceNames` that is every decision (only such a list makes rbac's
+        // `ResourceNameMatches` read the name); with one, only a decision a rule without the
+        // list allows, so the memo keeps it once rather than once per name (every Event and Pod
+        // has its own).
         let unnamed = memo_key("");
         if memo.allowed.contains(&unnamed) {
             return Ok(());
         }
-        let named = (memo.names_matter && !name.is_empty()).then(|| memo_key(name));
-        if let Some(key) = &named {
-            if memo.allowed.contains(key) {
-                return Ok(());
-            }
-            let attrs = Attributes {
-                user: principal,
-                verb,
-                gr,
-                subresource,
-                namespace,
-                name,
-            };
-            if rbac::allows_every_name(&self.state.store, &attrs) {
-                self.authz.allowed.insert(unnamed);
-                return Ok(());
-            }
+        let attrs = Attributes {
+            user: principal,
+            verb,
+            gr,
+            subresource,
+            namespace,
+            name,
+        };
+        if !memo.names_matter {
+            self.decide(&attrs)?;
+            self.authz.allowed.insert(unnamed);
+            return Ok(());
         }
-        self.authorize(principal, verb, gr, subresource, namespace, name)?;
-        self.authz.allowed.insert(named.unwrap_or(unnamed));
+        // A named decision is kept under its name. A request without a name (a create, a
+        // list) that only a listed name allows (a rule listing "") is not kept: its key
+        // would be the one for every name.
+        let named = (!name.is_empty()).then(|| memo_key(name));
+        if named.as_ref().is_some_and(|k| memo.allowed.contains(k)) {
+            return Ok(());
+        }
+        if rbac::allows_every_name(&self.state.store, &attrs) {
+            self.authz.allowed.insert(unnamed);
+            return Ok(());
+        }
+        self.decide(&attrs)?;
+        if let Some(key) = named {
+            self.authz.allowed.insert(key);
+        }
         Ok(())
     }
 

@@ -1789,17 +1789,17 @@ fn rbac_objects_added_at_runtime_take_effect() {
     assert_eq!(e.reason, StatusReason::Forbidden, "{}", e.message);
 }
 
-#[test]
-fn a_rule_limited_to_resource_names_makes_the_name_count() {
-    let mut s = server_with_web();
-    let role = json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role", "metadata": {"name": "web-only"},
-        "rules": [{"apiGroups": ["apps"], "resources": ["deployments"], "verbs": ["get"], "resourceNames": ["web"]}]});
-    let binding = json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding", "metadata": {"name": "dave"},
-        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "web-only"},
-        "subjects": [{"kind": "User", "name": "dave"}]});
+/// A Role named after `user` letting them `verbs` Deployments limited to `names` (an empty
+/// list limits nothing), and its binding to them.
+fn grant_deployments(s: &mut ApiServer, user: &str, verbs: Value, names: Value) {
+    let role = json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role", "metadata": {"name": user},
+        "rules": [{"apiGroups": ["apps"], "resources": ["deployments"], "verbs": verbs, "resourceNames": names}]});
+    let binding = json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding", "metadata": {"name": user},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": user},
+        "subjects": [{"kind": "User", "name": user}]});
     for (resource, body) in [("roles", role), ("rolebindings", binding)] {
         ok(
-            &mut s,
+            s,
             ApiRequest::create(
                 "admin",
                 GroupResource::new("rbac.authorization.k8s.io", resource),
@@ -1808,6 +1808,12 @@ fn a_rule_limited_to_resource_names_makes_the_name_count() {
             ),
         );
     }
+}
+
+#[test]
+fn a_rule_limited_to_resource_names_makes_the_name_count() {
+    let mut s = server_with_web();
+    grant_deployments(&mut s, "dave", json!(["get"]), json!(["web"]));
     ok(
         &mut s,
         ApiRequest::get("dave", deployments(), "default", "web"),
@@ -1815,6 +1821,26 @@ fn a_rule_limited_to_resource_names_makes_the_name_count() {
     let e = err(
         &mut s,
         ApiRequest::get("dave", deployments(), "default", "db"),
+    );
+    assert_eq!(e.reason, StatusReason::Forbidden, "{}", e.message);
+}
+
+/// rbac's `ResourceNameMatches` compares the requested name with each listed one, "" too: a
+/// rule listing "" lets a request without a name through (a list), and that decision is not
+/// kept as one for every name.
+#[test]
+fn a_rule_listing_the_empty_name_allows_a_request_without_one_and_no_other() {
+    let mut s = server_with_web();
+    grant_deployments(&mut s, "dave", json!(["get", "list"]), json!([""]));
+    let l = ok(
+        &mut s,
+        ApiRequest::list("dave", deployments(), "default", None),
+    );
+    assert_eq!(l["items"][0]["metadata"]["name"], "web");
+    assert!(s.authz.allowed.is_empty(), "{:?}", s.authz.allowed);
+    let e = err(
+        &mut s,
+        ApiRequest::get("dave", deployments(), "default", "web"),
     );
     assert_eq!(e.reason, StatusReason::Forbidden, "{}", e.message);
 }
@@ -1831,24 +1857,8 @@ fn the_authorization_memo_keeps_a_name_free_decision_once() {
         );
     }
     // dave may get the Deployment web; erin may get any.
-    for (user, names) in [("dave", json!(["web"])), ("erin", json!([]))] {
-        let role = json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role", "metadata": {"name": user},
-            "rules": [{"apiGroups": ["apps"], "resources": ["deployments"], "verbs": ["get"], "resourceNames": names}]});
-        let binding = json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding", "metadata": {"name": user},
-            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": user},
-            "subjects": [{"kind": "User", "name": user}]});
-        for (resource, body) in [("roles", role), ("rolebindings", binding)] {
-            ok(
-                &mut s,
-                ApiRequest::create(
-                    "admin",
-                    GroupResource::new("rbac.authorization.k8s.io", resource),
-                    "default",
-                    body,
-                ),
-            );
-        }
-    }
+    grant_deployments(&mut s, "dave", json!(["get"]), json!(["web"]));
+    grant_deployments(&mut s, "erin", json!(["get"]), json!([]));
     let get = |user: &str, name: &str| ApiRequest::get(user, deployments(), "default", name);
     ok(&mut s, get("dave", "web"));
     for name in ["web", "db", "api"] {
