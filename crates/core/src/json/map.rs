@@ -7,6 +7,13 @@
 //! is a reference-counted vector of entries searched linearly: a clone is a count, a write copies
 //! the one level it changes (copy on write), and keys of up to 24 bytes are stored inline.
 //!
+//! A map as built holds each key beside its value. Once stored ([`Map::compact`]) it holds its
+//! keys apart, in an array that the same level of other stored objects with the same keys
+//! shares ([`Map::compact_like`]): every Pod of a ReplicaSet, every Event, every version of an
+//! object has the same keys at each level, so a stored member takes its value's 24 bytes, not
+//! 48. A write of a value keeps the keys shared; adding or removing a member gives the map its
+//! own keys again.
+//!
 //! Every method answers as `serde_json::Map`'s with `preserve_order` does, order included:
 //! `insert` of a present key keeps its place, `remove` is a swap remove, and equality ignores
 //! order.
@@ -19,7 +26,94 @@ use std::sync::Arc;
 /// An object's key.
 pub type Key = CompactString;
 
-type Entries = Vec<(Key, Value)>;
+/// A map's members.
+#[derive(Clone)]
+enum Entries {
+    /// As built: each key beside its value.
+    Pairs(Vec<(Key, Value)>),
+    /// As stored: the keys, which other maps may share, and the values at the same places.
+    Split {
+        keys: Arc<[Key]>,
+        values: Vec<Value>,
+    },
+}
+
+impl Default for Entries {
+    fn default() -> Self {
+        Entries::Pairs(Vec::new())
+    }
+}
+
+impl Entries {
+    fn len(&self) -> usize {
+        match self {
+            Entries::Pairs(p) => p.len(),
+            Entries::Split { values, .. } => values.len(),
+        }
+    }
+
+    fn key(&self, i: usize) -> &Key {
+        match self {
+            Entries::Pairs(p) => &p[i].0,
+            Entries::Split { keys, .. } => &keys[i],
+        }
+    }
+
+    fn value(&self, i: usize) -> &Value {
+        match self {
+            Entries::Pairs(p) => &p[i].1,
+            Entries::Split { values, .. } => &values[i],
+        }
+    }
+
+    fn value_mut(&mut self, i: usize) -> &mut Value {
+        match self {
+            Entries::Pairs(p) => &mut p[i].1,
+            Entries::Split { values, .. } => &mut values[i],
+        }
+    }
+
+    fn get(&self, i: usize) -> Option<(&Key, &Value)> {
+        (i < self.len()).then(|| (self.key(i), self.value(i)))
+    }
+
+    #[cfg_attr(target_arch = "wasm32", inline(never))]
+    fn position(&self, key: &str) -> Option<usize> {
+        let key = key.as_bytes();
+        match self {
+            Entries::Pairs(p) => p.iter().position(|(k, _)| same_bytes(k.as_bytes(), key)),
+            Entries::Split { keys, .. } => keys.iter().position(|k| same_bytes(k.as_bytes(), key)),
+        }
+    }
+
+    fn iter(&self) -> Iter<'_> {
+        Iter {
+            inner: match self {
+                Entries::Pairs(p) => IterInner::Pairs(p.iter()),
+                Entries::Split { keys, values } => IterInner::Split(keys.iter().zip(values.iter())),
+            },
+        }
+    }
+
+    fn iter_mut(&mut self) -> IterMut<'_> {
+        IterMut {
+            inner: match self {
+                Entries::Pairs(p) => IterMutInner::Pairs(p.iter_mut()),
+                Entries::Split { keys, values } => {
+                    IterMutInner::Split(keys.iter().zip(values.iter_mut()))
+                }
+            },
+        }
+    }
+
+    /// The members as pairs (what a change of the keys needs), moved out.
+    fn into_pairs(self) -> Vec<(Key, Value)> {
+        match self {
+            Entries::Pairs(p) => p,
+            Entries::Split { keys, values } => keys.iter().cloned().zip(values).collect(),
+        }
+    }
+}
 
 /// A JSON object (see the module's text).
 #[derive(Clone, Default)]
@@ -36,7 +130,7 @@ impl Map {
     /// An empty object with room for `n` members.
     pub fn with_capacity(n: usize) -> Self {
         Map {
-            entries: Arc::new(Vec::with_capacity(n)),
+            entries: Arc::new(Entries::Pairs(Vec::with_capacity(n))),
         }
     }
 
@@ -45,7 +139,7 @@ impl Map {
     }
 
     pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
+        self.len() == 0
     }
 
     /// Whether two maps are the same allocation (so equal without looking).
@@ -53,34 +147,47 @@ impl Map {
         Arc::ptr_eq(&a.entries, &b.entries)
     }
 
-    #[cfg_attr(target_arch = "wasm32", inline(never))]
     fn position(&self, key: &str) -> Option<usize> {
-        let key = key.as_bytes();
-        self.entries
-            .iter()
-            .position(|(k, _)| same_bytes(k.as_bytes(), key))
+        self.entries.position(key)
     }
 
-    /// The entries, copied first if another map shares them.
+    /// The entries, copied first if another map shares them; a write of values keeps the keys
+    /// where they are.
     #[cfg_attr(target_arch = "wasm32", inline(never))]
     fn entries_mut(&mut self) -> &mut Entries {
         Arc::make_mut(&mut self.entries)
     }
 
+    /// The entries as pairs, for a change of the keys: copied first if another map shares them,
+    /// and a stored map's keys given back to it (a copy of the shared array).
+    #[cfg_attr(target_arch = "wasm32", inline(never))]
+    fn pairs_mut(&mut self) -> &mut Vec<(Key, Value)> {
+        if matches!(*self.entries, Entries::Split { .. }) {
+            let pairs = match Arc::get_mut(&mut self.entries) {
+                Some(e) => std::mem::take(e).into_pairs(),
+                None => self.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+            };
+            self.entries = Arc::new(Entries::Pairs(pairs));
+        }
+        match Arc::make_mut(&mut self.entries) {
+            Entries::Pairs(p) => p,
+            Entries::Split { .. } => unreachable!("a map's keys were just given back to it"),
+        }
+    }
+
     #[cfg_attr(target_arch = "wasm32", inline(never))]
     pub fn get(&self, key: &str) -> Option<&Value> {
-        self.get_key_value(key).map(|(_, v)| v)
+        Some(self.entries.value(self.position(key)?))
     }
 
     pub fn get_key_value(&self, key: &str) -> Option<(&Key, &Value)> {
-        let (k, v) = &self.entries[self.position(key)?];
-        Some((k, v))
+        self.entries.get(self.position(key)?)
     }
 
     #[cfg_attr(target_arch = "wasm32", inline(never))]
     pub fn get_mut(&mut self, key: &str) -> Option<&mut Value> {
         let i = self.position(key)?;
-        Some(&mut self.entries_mut()[i].1)
+        Some(self.entries_mut().value_mut(i))
     }
 
     pub fn contains_key(&self, key: &str) -> bool {
@@ -95,9 +202,9 @@ impl Map {
     #[cfg_attr(target_arch = "wasm32", inline(never))]
     fn insert_key(&mut self, key: Key, value: Value) -> Option<Value> {
         match self.position(&key) {
-            Some(i) => Some(std::mem::replace(&mut self.entries_mut()[i].1, value)),
+            Some(i) => Some(std::mem::replace(self.entries_mut().value_mut(i), value)),
             None => {
-                self.entries_mut().push((key, value));
+                self.pairs_mut().push((key, value));
                 None
             }
         }
@@ -111,32 +218,31 @@ impl Map {
 
     #[cfg_attr(target_arch = "wasm32", inline(never))]
     pub fn swap_remove(&mut self, key: &str) -> Option<Value> {
-        let i = self.position(key)?;
-        Some(self.entries_mut().swap_remove(i).1)
+        self.remove_entry(key).map(|(_, v)| v)
     }
 
     pub fn remove_entry(&mut self, key: &str) -> Option<(Key, Value)> {
         let i = self.position(key)?;
-        Some(self.entries_mut().swap_remove(i))
+        Some(self.pairs_mut().swap_remove(i))
     }
 
     /// Removes `key`, keeping the order of the rest.
     #[cfg_attr(target_arch = "wasm32", inline(never))]
     pub fn shift_remove(&mut self, key: &str) -> Option<Value> {
         let i = self.position(key)?;
-        Some(self.entries_mut().remove(i).1)
+        Some(self.pairs_mut().remove(i).1)
     }
 
     /// Empties the map, keeping its room when no other map shares it.
     pub fn clear(&mut self) {
         match Arc::get_mut(&mut self.entries) {
-            Some(entries) => entries.clear(),
-            None => *self = Map::new(),
+            Some(Entries::Pairs(p)) => p.clear(),
+            _ => *self = Map::new(),
         }
     }
 
     pub fn retain(&mut self, mut keep: impl FnMut(&Key, &mut Value) -> bool) {
-        self.entries_mut().retain_mut(|(k, v)| keep(k, v));
+        self.pairs_mut().retain_mut(|(k, v)| keep(k, v));
     }
 
     pub fn append(&mut self, other: &mut Map) {
@@ -155,29 +261,25 @@ impl Map {
     }
 
     pub fn iter(&self) -> Iter<'_> {
-        Iter {
-            inner: self.entries.iter(),
-        }
+        self.entries.iter()
     }
 
     pub fn iter_mut(&mut self) -> IterMut<'_> {
-        IterMut {
-            inner: self.entries_mut().iter_mut(),
-        }
+        self.entries_mut().iter_mut()
     }
 
     pub fn keys(&self) -> impl DoubleEndedIterator<Item = &Key> + ExactSizeIterator + Clone {
-        self.entries.iter().map(|(k, _)| k)
+        self.iter().map(|(k, _)| k)
     }
 
     pub fn values(&self) -> impl DoubleEndedIterator<Item = &Value> + ExactSizeIterator + Clone {
-        self.entries.iter().map(|(_, v)| v)
+        self.iter().map(|(_, v)| v)
     }
 
     pub fn values_mut(
         &mut self,
     ) -> impl DoubleEndedIterator<Item = &mut Value> + ExactSizeIterator {
-        self.entries_mut().iter_mut().map(|(_, v)| v)
+        self.iter_mut().map(|(_, v)| v)
     }
 
     pub fn into_values(self) -> impl DoubleEndedIterator<Item = Value> + ExactSizeIterator {
@@ -185,24 +287,73 @@ impl Map {
     }
 
     pub fn sort_keys(&mut self) {
-        self.entries_mut().sort_by(|a, b| a.0.cmp(&b.0));
+        self.pairs_mut().sort_by(|a, b| a.0.cmp(&b.0));
     }
 
-    /// Gives back the room beyond the members' length, here and below, where this map alone
-    /// holds its entries (a shared level is left as it is, rather than copied).
+    /// Gives back the room beyond the members' length, here and below, and holds the keys
+    /// apart (as stored), where this map alone holds its entries (a shared level is left as it
+    /// is, rather than copied).
     pub fn compact(&mut self) {
         if let Some(entries) = Arc::get_mut(&mut self.entries) {
-            for (_, v) in entries.iter_mut() {
-                v.compact();
+            for i in 0..entries.len() {
+                entries.value_mut(i).compact();
             }
-            entries.shrink_to_fit();
+            self.compact_sharing(None);
+        }
+    }
+
+    /// The keys held apart and the room beyond the values' length given back (this level
+    /// only), the keys taken from `like` when they are the same keys in the same order (a map
+    /// alone holding its entries).
+    fn compact_sharing(&mut self, like: Option<&Map>) {
+        let Some(entries) = Arc::get_mut(&mut self.entries) else {
+            return;
+        };
+        match entries {
+            Entries::Pairs(pairs) => {
+                let shared = like.and_then(|l| match &*l.entries {
+                    Entries::Split { keys, .. }
+                        if keys.len() == pairs.len()
+                            && keys.iter().zip(pairs.iter()).all(|(a, (b, _))| a == b) =>
+                    {
+                        Some(Arc::clone(keys))
+                    }
+                    _ => None,
+                });
+                let pairs = std::mem::take(pairs);
+                let mut values = Vec::with_capacity(pairs.len());
+                let keys = match shared {
+                    Some(keys) => {
+                        values.extend(pairs.into_iter().map(|(_, v)| v));
+                        keys
+                    }
+                    None => {
+                        let mut keys = Vec::with_capacity(pairs.len());
+                        for (k, v) in pairs {
+                            keys.push(k);
+                            values.push(v);
+                        }
+                        Arc::from(keys)
+                    }
+                };
+                *entries = Entries::Split { keys, values };
+            }
+            Entries::Split { keys, values } => {
+                if let Some(Entries::Split { keys: shared, .. }) = like.map(|l| &*l.entries) {
+                    if !Arc::ptr_eq(keys, shared) && **keys == **shared {
+                        *keys = Arc::clone(shared);
+                    }
+                }
+                values.shrink_to_fit();
+            }
         }
     }
 
     /// [`Map::compact`], and each level this map alone holds that is identical to the same
     /// level of `like` (the same members in the same order, [`Value::identical`]) becomes a
     /// reference to `like`'s: one allocation for both, copied again only when one is written.
-    /// Nothing a reader can see changes.
+    /// A level with `like`'s keys in the same order shares `like`'s keys. Nothing a reader can
+    /// see changes.
     pub fn compact_like(&mut self, like: &Map) {
         if Map::ptr_eq(self, like) {
             return;
@@ -214,18 +365,18 @@ impl Map {
             self.entries = Arc::clone(&like.entries);
             return;
         }
-        for (i, (k, v)) in entries.iter_mut().enumerate() {
+        for i in 0..entries.len() {
             // The same member of `like`, most often at the same place.
             let same = match like.entries.get(i) {
-                Some((lk, w)) if lk == k => Some(w),
-                _ => like.get(k),
+                Some((lk, w)) if lk == entries.key(i) => Some(w),
+                _ => like.get(entries.key(i)),
             };
             match same {
-                Some(w) => v.compact_like(w),
-                None => v.compact(),
+                Some(w) => entries.value_mut(i).compact_like(w),
+                None => entries.value_mut(i).compact(),
             }
         }
-        entries.shrink_to_fit();
+        self.compact_sharing(Some(like));
     }
 
     /// The same members in the same order, each [`Value::identical`]: what
@@ -353,27 +504,27 @@ impl<'a> VacantEntry<'a> {
     }
 
     pub fn insert(self, value: Value) -> &'a mut Value {
-        let entries = self.map.entries_mut();
-        entries.push((self.key, value));
-        &mut entries.last_mut().expect("just pushed").1
+        let pairs = self.map.pairs_mut();
+        pairs.push((self.key, value));
+        &mut pairs.last_mut().expect("just pushed").1
     }
 }
 
 impl<'a> OccupiedEntry<'a> {
     pub fn key(&self) -> &Key {
-        &self.map.entries[self.index].0
+        self.map.entries.key(self.index)
     }
 
     pub fn get(&self) -> &Value {
-        &self.map.entries[self.index].1
+        self.map.entries.value(self.index)
     }
 
     pub fn get_mut(&mut self) -> &mut Value {
-        &mut self.map.entries_mut()[self.index].1
+        self.map.entries_mut().value_mut(self.index)
     }
 
     pub fn into_mut(self) -> &'a mut Value {
-        &mut self.map.entries_mut()[self.index].1
+        self.map.entries_mut().value_mut(self.index)
     }
 
     pub fn insert(&mut self, value: Value) -> Value {
@@ -382,14 +533,20 @@ impl<'a> OccupiedEntry<'a> {
 
     /// Takes the member out with a swap remove, as `serde_json`'s with `preserve_order`.
     pub fn remove(self) -> Value {
-        self.map.entries_mut().swap_remove(self.index).1
+        self.map.pairs_mut().swap_remove(self.index).1
     }
 }
 
 /// The members of a map, in order.
 #[derive(Clone)]
 pub struct Iter<'a> {
-    inner: std::slice::Iter<'a, (Key, Value)>,
+    inner: IterInner<'a>,
+}
+
+#[derive(Clone)]
+enum IterInner<'a> {
+    Pairs(std::slice::Iter<'a, (Key, Value)>),
+    Split(std::iter::Zip<std::slice::Iter<'a, Key>, std::slice::Iter<'a, Value>>),
 }
 
 impl<'a> Iterator for Iter<'a> {
@@ -397,24 +554,39 @@ impl<'a> Iterator for Iter<'a> {
 
     #[inline]
     fn next(&mut self) -> Option<Self::Item> {
-        self.inner.next().map(|(k, v)| (k, v))
+        match &mut self.inner {
+            IterInner::Pairs(p) => p.next().map(|(k, v)| (k, v)),
+            IterInner::Split(s) => s.next(),
+        }
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {
-        self.inner.size_hint()
+        match &self.inner {
+            IterInner::Pairs(p) => p.size_hint(),
+            IterInner::Split(s) => s.size_hint(),
+        }
     }
 }
 
 impl DoubleEndedIterator for Iter<'_> {
     fn next_back(&mut self) -> Option<Self::Item> {
-        self.inner.next_back().map(|(k, v)| (k, v))
+        match &mut self.inner {
+            IterInner::Pairs(p) => p.next_back().map(|(k, v)| (k, v)),
+            IterInner::Split(s) => s.next_back(),
+        }
     }
 }
 
 impl ExactSizeIterator for Iter<'_> {}
 
+/// The members of a map, in order, their values writable.
 pub struct IterMut<'a> {
-    inner: std::slice::IterMut<'a, (Key, Value)>,
+    inner: IterMutInner<'a>,
+}
+
+enum IterMutInner<'a> {
+    Pairs(std::slice::IterMut<'a, (Key, Value)>),
+    Split(std::iter::Zip<std::slice::Iter<'a, Key>, std::slice::IterMut<'a, Value>>),
 }
 
 impl<'a> Iterator for IterMut<'a> {
@@ -422,17 +594,26 @@ impl<'a> Iterator for IterMut<'a> {
 
     #[inline]
     fn next(&mut self) -> Option<Self::Item> {
-        self.inner.next().map(|(k, v)| (&*k, v))
+        match &mut self.inner {
+            IterMutInner::Pairs(p) => p.next().map(|(k, v)| (&*k, v)),
+            IterMutInner::Split(s) => s.next(),
+        }
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {
-        self.inner.size_hint()
+        match &self.inner {
+            IterMutInner::Pairs(p) => p.size_hint(),
+            IterMutInner::Split(s) => s.size_hint(),
+        }
     }
 }
 
 impl DoubleEndedIterator for IterMut<'_> {
     fn next_back(&mut self) -> Option<Self::Item> {
-        self.inner.next_back().map(|(k, v)| (&*k, v))
+        match &mut self.inner {
+            IterMutInner::Pairs(p) => p.next_back().map(|(k, v)| (&*k, v)),
+            IterMutInner::Split(s) => s.next_back(),
+        }
     }
 }
 
@@ -462,7 +643,7 @@ impl IntoIterator for Map {
 
     /// The members, moved out when no other map shares them (else copied).
     fn into_iter(self) -> Self::IntoIter {
-        Arc::unwrap_or_clone(self.entries).into_iter()
+        Arc::unwrap_or_clone(self.entries).into_pairs().into_iter()
     }
 }
 
@@ -508,6 +689,50 @@ fn same_bytes(a: &[u8], b: &[u8]) -> bool {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    fn keys_of(m: &Map) -> Option<&Arc<[Key]>> {
+        match &*m.entries {
+            Entries::Split { keys, .. } => Some(keys),
+            Entries::Pairs(_) => None,
+        }
+    }
+
+    /// Two stored levels with the same keys in the same order hold one array of keys; a write
+    /// of a value keeps it shared, a new member gives the map its own keys, and neither write
+    /// reaches the other map.
+    #[test]
+    fn stored_levels_with_the_same_keys_share_them() {
+        let build = |name: &str, other: &str| -> Map {
+            [("name", Value::from(name)), ("uid", Value::from(other))]
+                .into_iter()
+                .collect()
+        };
+        let mut first = build("web-1", "a");
+        first.compact();
+        let mut second = build("web-2", "b");
+        second.compact_like(&first);
+        let shared = Arc::clone(keys_of(&first).expect("stored"));
+        assert!(Arc::ptr_eq(keys_of(&second).expect("stored"), &shared));
+        // Other keys, or the same in another order, are not shared.
+        let mut other: Map = [("uid", Value::from("c")), ("name", Value::from("web-3"))]
+            .into_iter()
+            .collect();
+        other.compact_like(&first);
+        assert!(!Arc::ptr_eq(keys_of(&other).expect("stored"), &shared));
+        let mut copy = second.clone();
+        *copy.get_mut("name").expect("present") = Value::from("web-9");
+        assert!(Arc::ptr_eq(keys_of(&copy).expect("stored"), &shared));
+        copy.insert("phase", Value::from("Running"));
+        assert!(keys_of(&copy).is_none());
+        assert_eq!(
+            format!("{second:?}"),
+            r#"{"name": String("web-2"), "uid": String("b")}"#
+        );
+        assert_eq!(
+            format!("{copy:?}"),
+            r#"{"name": String("web-9"), "uid": String("b"), "phase": String("Running")}"#
+        );
+    }
 
     proptest! {
         /// `same_bytes` is `==`, around the eight-byte steps and for keys one byte apart.

@@ -35,6 +35,14 @@ enum Edit {
     EntryOrInsert(String, serde_json::Value),
     Retain(String),
     IndexSet(String, serde_json::Value),
+    /// Stores the map: its keys held apart ([`Map::compact`]); no change a reader sees.
+    Compact,
+    /// Stores the map like another with the same keys and every value this one
+    /// ([`Map::compact_like`]), so the two share their keys; no change a reader sees.
+    CompactLike(serde_json::Value),
+    /// Sets every value through `iter_mut` (a write of values alone, which keeps stored keys
+    /// shared).
+    SetAll(serde_json::Value),
 }
 
 fn arb_edit() -> impl Strategy<Value = Edit> {
@@ -46,6 +54,9 @@ fn arb_edit() -> impl Strategy<Value = Edit> {
         (key, arb_value()).prop_map(|(k, v)| Edit::EntryOrInsert(k, v)),
         key.prop_map(Edit::Retain),
         (key, arb_value()).prop_map(|(k, v)| Edit::IndexSet(k, v)),
+        Just(Edit::Compact),
+        arb_value().prop_map(Edit::CompactLike),
+        arb_value().prop_map(Edit::SetAll),
     ]
 }
 
@@ -66,6 +77,11 @@ fn apply_plain(m: &mut serde_json::Map<String, serde_json::Value>, e: &Edit) -> 
                 serde_json::Value::Object(o) => o,
                 _ => unreachable!("an object stays one"),
             };
+            String::new()
+        }
+        Edit::Compact | Edit::CompactLike(_) => String::new(),
+        Edit::SetAll(v) => {
+            m.values_mut().for_each(|x| *x = v.clone());
             String::new()
         }
     }
@@ -96,7 +112,31 @@ fn apply_own(m: &mut Map, e: &Edit) -> String {
             };
             String::new()
         }
+        Edit::Compact => {
+            m.compact();
+            String::new()
+        }
+        Edit::CompactLike(v) => {
+            let mut like: Map = m.keys().map(|k| (k.clone(), own(v))).collect();
+            like.compact();
+            let mut fresh: Map = m.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+            fresh.compact_like(&like);
+            // The other map outlives the edit, so its keys stay shared with this one.
+            LIKES.with(|l| l.borrow_mut().push((like.clone(), format!("{like:?}"))));
+            *m = fresh;
+            String::new()
+        }
+        Edit::SetAll(v) => {
+            m.iter_mut().for_each(|(_, x)| *x = own(v));
+            String::new()
+        }
     }
+}
+
+thread_local! {
+    /// The maps [`Edit::CompactLike`] made, with their texts then: edits of a map sharing their
+    /// keys must leave them as they were.
+    static LIKES: std::cell::RefCell<Vec<(Map, String)>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
 /// Keys for [`pointers_answer_as_serde_json`].
@@ -214,6 +254,13 @@ proptest! {
         if let (Value::Object(f), Value::Object(o)) = (&fresh, &x) {
             prop_assert!(Map::ptr_eq(f, o));
         }
+        // Like a stored value (its keys held apart, to be shared).
+        let mut stored = from_serde(b.clone());
+        stored.compact();
+        let mut w = from_serde(a.clone());
+        w.compact_like(&stored);
+        prop_assert_eq!(w.to_string(), text_a);
+        prop_assert_eq!(stored.to_string(), text_b);
     }
 
     /// Edits leave the same members in the same order, answer the same, and leave a copy taken
@@ -237,6 +284,9 @@ proptest! {
                 into_serde(Value::Object(own.clone())).to_string(),
                 serde_json::Value::Object(plain.clone()).to_string()
             );
+        }
+        for (like, text) in LIKES.with(|l| std::mem::take(&mut *l.borrow_mut())) {
+            prop_assert_eq!(format!("{like:?}"), text);
         }
     }
 }
