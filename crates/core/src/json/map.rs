@@ -4,15 +4,15 @@
 //! beside them, owned `String` keys, and a deep copy on every clone. Objects here are small (a
 //! Pod's largest map has about 15 members) and copied far more often than they are searched
 //! (every write copies the stored version, every informer and old version keeps one), so a map
-//! is a reference-counted vector of entries searched linearly: a clone is a count, a write copies
-//! the one level it changes (copy on write), and keys of up to 24 bytes are stored inline.
+//! is a reference-counted pair of vectors, keys and values, searched linearly: a clone is a
+//! count, a write copies the one level it changes (copy on write), and keys of up to 24 bytes
+//! are stored inline.
 //!
-//! A map as built holds each key beside its value. Once stored ([`Map::compact`]) it holds its
-//! keys apart, in an array that the same level of other stored objects with the same keys
-//! shares ([`Map::compact_like`]): every Pod of a ReplicaSet, every Event, every version of an
-//! object has the same keys at each level, so a stored member takes its value's 24 bytes, not
-//! 48. A write of a value keeps the keys shared; adding or removing a member gives the map its
-//! own keys again.
+//! Once a map is stored ([`Map::compact`]) its keys are an array that the same level of other
+//! stored objects with the same keys shares ([`Map::compact_like`]): every Pod of a ReplicaSet,
+//! every Event, every version of an object has the same keys at each level, so a stored member
+//! takes its value's 24 bytes, not 48. A write of a value keeps the keys shared; adding or
+//! removing a member gives the map its own keys again.
 //!
 //! Every method answers as `serde_json::Map`'s with `preserve_order` does, order included:
 //! `insert` of a present key keeps its place, `remove` is a swap remove, and equality ignores
@@ -26,91 +26,74 @@ use std::sync::Arc;
 /// An object's key.
 pub type Key = CompactString;
 
-/// A map's members.
+/// A map's keys: its own while it is built, an array shared with other stored maps once stored.
 #[derive(Clone)]
-enum Entries {
-    /// As built: each key beside its value.
-    Pairs(Vec<(Key, Value)>),
-    /// As stored: the keys, which other maps may share, and the values at the same places.
-    Split {
-        keys: Arc<[Key]>,
-        values: Vec<Value>,
-    },
+enum Keys {
+    Own(Vec<Key>),
+    Shared(Arc<[Key]>),
+}
+
+impl Keys {
+    #[inline]
+    fn as_slice(&self) -> &[Key] {
+        match self {
+            Keys::Own(v) => v,
+            Keys::Shared(a) => a,
+        }
+    }
+
+    /// The keys to change, copied out of the shared array first.
+    #[cfg_attr(target_arch = "wasm32", inline(never))]
+    fn own(&mut self) -> &mut Vec<Key> {
+        if let Keys::Shared(a) = self {
+            *self = Keys::Own(a.to_vec());
+        }
+        match self {
+            Keys::Own(v) => v,
+            Keys::Shared(_) => unreachable!("the keys were just copied out"),
+        }
+    }
+}
+
+/// A map's members: the keys, and the values at the same places.
+#[derive(Clone)]
+struct Entries {
+    keys: Keys,
+    values: Vec<Value>,
 }
 
 impl Default for Entries {
     fn default() -> Self {
-        Entries::Pairs(Vec::new())
+        Entries {
+            keys: Keys::Own(Vec::new()),
+            values: Vec::new(),
+        }
     }
 }
 
 impl Entries {
-    fn len(&self) -> usize {
-        match self {
-            Entries::Pairs(p) => p.len(),
-            Entries::Split { values, .. } => values.len(),
-        }
-    }
-
-    fn key(&self, i: usize) -> &Key {
-        match self {
-            Entries::Pairs(p) => &p[i].0,
-            Entries::Split { keys, .. } => &keys[i],
-        }
-    }
-
-    fn value(&self, i: usize) -> &Value {
-        match self {
-            Entries::Pairs(p) => &p[i].1,
-            Entries::Split { values, .. } => &values[i],
-        }
-    }
-
-    fn value_mut(&mut self, i: usize) -> &mut Value {
-        match self {
-            Entries::Pairs(p) => &mut p[i].1,
-            Entries::Split { values, .. } => &mut values[i],
-        }
-    }
-
-    fn get(&self, i: usize) -> Option<(&Key, &Value)> {
-        (i < self.len()).then(|| (self.key(i), self.value(i)))
-    }
-
     #[cfg_attr(target_arch = "wasm32", inline(never))]
     fn position(&self, key: &str) -> Option<usize> {
         let key = key.as_bytes();
-        match self {
-            Entries::Pairs(p) => p.iter().position(|(k, _)| same_bytes(k.as_bytes(), key)),
-            Entries::Split { keys, .. } => keys.iter().position(|k| same_bytes(k.as_bytes(), key)),
-        }
+        self.keys
+            .as_slice()
+            .iter()
+            .position(|k| same_bytes(k.as_bytes(), key))
+    }
+
+    #[cfg_attr(target_arch = "wasm32", inline(never))]
+    fn push(&mut self, key: Key, value: Value) {
+        self.keys.own().push(key);
+        self.values.push(value);
+    }
+
+    fn swap_remove(&mut self, i: usize) -> (Key, Value) {
+        (self.keys.own().swap_remove(i), self.values.swap_remove(i))
     }
 
     fn iter(&self) -> Iter<'_> {
         Iter {
-            inner: match self {
-                Entries::Pairs(p) => IterInner::Pairs(p.iter()),
-                Entries::Split { keys, values } => IterInner::Split(keys.iter().zip(values.iter())),
-            },
-        }
-    }
-
-    fn iter_mut(&mut self) -> IterMut<'_> {
-        IterMut {
-            inner: match self {
-                Entries::Pairs(p) => IterMutInner::Pairs(p.iter_mut()),
-                Entries::Split { keys, values } => {
-                    IterMutInner::Split(keys.iter().zip(values.iter_mut()))
-                }
-            },
-        }
-    }
-
-    /// The members as pairs (what a change of the keys needs), moved out.
-    fn into_pairs(self) -> Vec<(Key, Value)> {
-        match self {
-            Entries::Pairs(p) => p,
-            Entries::Split { keys, values } => keys.iter().cloned().zip(values).collect(),
+            inner: self.keys.as_slice().iter().zip(self.values.iter()),
         }
     }
 }
@@ -130,16 +113,19 @@ impl Map {
     /// An empty object with room for `n` members.
     pub fn with_capacity(n: usize) -> Self {
         Map {
-            entries: Arc::new(Entries::Pairs(Vec::with_capacity(n))),
+            entries: Arc::new(Entries {
+                keys: Keys::Own(Vec::with_capacity(n)),
+                values: Vec::with_capacity(n),
+            }),
         }
     }
 
     pub fn len(&self) -> usize {
-        self.entries.len()
+        self.entries.values.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.len() == 0
+        self.entries.values.is_empty()
     }
 
     /// Whether two maps are the same allocation (so equal without looking).
@@ -151,43 +137,27 @@ impl Map {
         self.entries.position(key)
     }
 
-    /// The entries, copied first if another map shares them; a write of values keeps the keys
-    /// where they are.
+    /// The entries, copied first if another map shares them (a shared array of keys stays
+    /// shared: only the count moves).
     #[cfg_attr(target_arch = "wasm32", inline(never))]
     fn entries_mut(&mut self) -> &mut Entries {
         Arc::make_mut(&mut self.entries)
     }
 
-    /// The entries as pairs, for a change of the keys: copied first if another map shares them,
-    /// and a stored map's keys given back to it (a copy of the shared array).
-    #[cfg_attr(target_arch = "wasm32", inline(never))]
-    fn pairs_mut(&mut self) -> &mut Vec<(Key, Value)> {
-        if matches!(*self.entries, Entries::Split { .. }) {
-            let pairs = match Arc::get_mut(&mut self.entries) {
-                Some(e) => std::mem::take(e).into_pairs(),
-                None => self.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
-            };
-            self.entries = Arc::new(Entries::Pairs(pairs));
-        }
-        match Arc::make_mut(&mut self.entries) {
-            Entries::Pairs(p) => p,
-            Entries::Split { .. } => unreachable!("a map's keys were just given back to it"),
-        }
-    }
-
     #[cfg_attr(target_arch = "wasm32", inline(never))]
     pub fn get(&self, key: &str) -> Option<&Value> {
-        Some(self.entries.value(self.position(key)?))
+        Some(&self.entries.values[self.position(key)?])
     }
 
     pub fn get_key_value(&self, key: &str) -> Option<(&Key, &Value)> {
-        self.entries.get(self.position(key)?)
+        let i = self.position(key)?;
+        Some((&self.entries.keys.as_slice()[i], &self.entries.values[i]))
     }
 
     #[cfg_attr(target_arch = "wasm32", inline(never))]
     pub fn get_mut(&mut self, key: &str) -> Option<&mut Value> {
         let i = self.position(key)?;
-        Some(self.entries_mut().value_mut(i))
+        Some(&mut self.entries_mut().values[i])
     }
 
     pub fn contains_key(&self, key: &str) -> bool {
@@ -202,9 +172,9 @@ impl Map {
     #[cfg_attr(target_arch = "wasm32", inline(never))]
     fn insert_key(&mut self, key: Key, value: Value) -> Option<Value> {
         match self.position(&key) {
-            Some(i) => Some(std::mem::replace(self.entries_mut().value_mut(i), value)),
+            Some(i) => Some(std::mem::replace(&mut self.entries_mut().values[i], value)),
             None => {
-                self.pairs_mut().push((key, value));
+                self.entries_mut().push(key, value);
                 None
             }
         }
@@ -223,26 +193,42 @@ impl Map {
 
     pub fn remove_entry(&mut self, key: &str) -> Option<(Key, Value)> {
         let i = self.position(key)?;
-        Some(self.pairs_mut().swap_remove(i))
+        Some(self.entries_mut().swap_remove(i))
     }
 
     /// Removes `key`, keeping the order of the rest.
     #[cfg_attr(target_arch = "wasm32", inline(never))]
     pub fn shift_remove(&mut self, key: &str) -> Option<Value> {
         let i = self.position(key)?;
-        Some(self.pairs_mut().remove(i).1)
+        let e = self.entries_mut();
+        e.keys.own().remove(i);
+        Some(e.values.remove(i))
     }
 
     /// Empties the map, keeping its room when no other map shares it.
     pub fn clear(&mut self) {
         match Arc::get_mut(&mut self.entries) {
-            Some(Entries::Pairs(p)) => p.clear(),
-            _ => *self = Map::new(),
+            Some(e) => {
+                e.keys.own().clear();
+                e.values.clear();
+            }
+            None => *self = Map::new(),
         }
     }
 
     pub fn retain(&mut self, mut keep: impl FnMut(&Key, &mut Value) -> bool) {
-        self.pairs_mut().retain_mut(|(k, v)| keep(k, v));
+        let e = self.entries_mut();
+        let keys = e.keys.own();
+        let mut kept = 0;
+        for i in 0..keys.len() {
+            if keep(&keys[i], &mut e.values[i]) {
+                keys.swap(kept, i);
+                e.values.swap(kept, i);
+                kept += 1;
+            }
+        }
+        keys.truncate(kept);
+        e.values.truncate(kept);
     }
 
     pub fn append(&mut self, other: &mut Map) {
@@ -265,118 +251,86 @@ impl Map {
     }
 
     pub fn iter_mut(&mut self) -> IterMut<'_> {
-        self.entries_mut().iter_mut()
+        let e = self.entries_mut();
+        IterMut {
+            inner: e.keys.as_slice().iter().zip(e.values.iter_mut()),
+        }
     }
 
     pub fn keys(&self) -> impl DoubleEndedIterator<Item = &Key> + ExactSizeIterator + Clone {
-        self.iter().map(|(k, _)| k)
+        self.entries.keys.as_slice().iter()
     }
 
     pub fn values(&self) -> impl DoubleEndedIterator<Item = &Value> + ExactSizeIterator + Clone {
-        self.iter().map(|(_, v)| v)
+        self.entries.values.iter()
     }
 
     pub fn values_mut(
         &mut self,
     ) -> impl DoubleEndedIterator<Item = &mut Value> + ExactSizeIterator {
-        self.iter_mut().map(|(_, v)| v)
+        self.entries_mut().values.iter_mut()
     }
 
     pub fn into_values(self) -> impl DoubleEndedIterator<Item = Value> + ExactSizeIterator {
-        self.into_iter().map(|(_, v)| v)
+        Arc::unwrap_or_clone(self.entries).values.into_iter()
     }
 
     pub fn sort_keys(&mut self) {
-        self.pairs_mut().sort_by(|a, b| a.0.cmp(&b.0));
-    }
-
-    /// Gives back the room beyond the members' length, here and below, and holds the keys
-    /// apart (as stored), where this map alone holds its entries (a shared level is left as it
-    /// is, rather than copied).
-    pub fn compact(&mut self) {
-        if let Some(entries) = Arc::get_mut(&mut self.entries) {
-            for i in 0..entries.len() {
-                entries.value_mut(i).compact();
-            }
-            self.compact_sharing(None);
+        let e = self.entries_mut();
+        let keys = e.keys.own();
+        let mut pairs: Vec<(Key, Value)> = keys.drain(..).zip(e.values.drain(..)).collect();
+        pairs.sort_by(|a, b| a.0.cmp(&b.0));
+        for (k, v) in pairs {
+            keys.push(k);
+            e.values.push(v);
         }
     }
 
-    /// The keys held apart and the room beyond the values' length given back (this level
-    /// only), the keys taken from `like` when they are the same keys in the same order (a map
-    /// alone holding its entries).
-    fn compact_sharing(&mut self, like: Option<&Map>) {
-        let Some(entries) = Arc::get_mut(&mut self.entries) else {
-            return;
-        };
-        match entries {
-            Entries::Pairs(pairs) => {
-                let shared = like.and_then(|l| match &*l.entries {
-                    Entries::Split { keys, .. }
-                        if keys.len() == pairs.len()
-                            && keys.iter().zip(pairs.iter()).all(|(a, (b, _))| a == b) =>
-                    {
-                        Some(Arc::clone(keys))
-                    }
-                    _ => None,
-                });
-                let pairs = std::mem::take(pairs);
-                let mut values = Vec::with_capacity(pairs.len());
-                let keys = match shared {
-                    Some(keys) => {
-                        values.extend(pairs.into_iter().map(|(_, v)| v));
-                        keys
-                    }
-                    None => {
-                        let mut keys = Vec::with_capacity(pairs.len());
-                        for (k, v) in pairs {
-                            keys.push(k);
-                            values.push(v);
-                        }
-                        Arc::from(keys)
-                    }
-                };
-                *entries = Entries::Split { keys, values };
-            }
-            Entries::Split { keys, values } => {
-                if let Some(Entries::Split { keys: shared, .. }) = like.map(|l| &*l.entries) {
-                    if !Arc::ptr_eq(keys, shared) && **keys == **shared {
-                        *keys = Arc::clone(shared);
-                    }
-                }
-                values.shrink_to_fit();
-            }
+    /// Gives back the room beyond the members' length, here and below, and makes the keys an
+    /// array to share, where this map alone holds its entries (a shared level is left as it
+    /// is, rather than copied).
+    pub fn compact(&mut self) {
+        if let Some(e) = Arc::get_mut(&mut self.entries) {
+            e.values.iter_mut().for_each(Value::compact);
+            store_keys(e, None);
         }
     }
 
     /// [`Map::compact`], and each level this map alone holds that is identical to the same
     /// level of `like` (the same members in the same order, [`Value::identical`]) becomes a
     /// reference to `like`'s: one allocation for both, copied again only when one is written.
-    /// A level with `like`'s keys in the same order shares `like`'s keys. Nothing a reader can
-    /// see changes.
+    /// A level with `like`'s keys in the same order shares `like`'s array of keys. Nothing a
+    /// reader can see changes.
     pub fn compact_like(&mut self, like: &Map) {
         if Map::ptr_eq(self, like) {
             return;
         }
-        let Some(entries) = Arc::get_mut(&mut self.entries) else {
+        let Some(e) = Arc::get_mut(&mut self.entries) else {
             return;
         };
-        if identical_entries(entries, &like.entries) {
+        if identical_entries(e, &like.entries) {
             self.entries = Arc::clone(&like.entries);
             return;
         }
-        for i in 0..entries.len() {
+        let (like_keys, like_values) = (like.entries.keys.as_slice(), &like.entries.values);
+        for (i, (k, v)) in e
+            .keys
+            .as_slice()
+            .iter()
+            .zip(e.values.iter_mut())
+            .enumerate()
+        {
             // The same member of `like`, most often at the same place.
-            let same = match like.entries.get(i) {
-                Some((lk, w)) if lk == entries.key(i) => Some(w),
-                _ => like.get(entries.key(i)),
+            let same = match like_keys.get(i) {
+                Some(lk) if lk == k => like_values.get(i),
+                _ => like.get(k),
             };
             match same {
-                Some(w) => entries.value_mut(i).compact_like(w),
-                None => entries.value_mut(i).compact(),
+                Some(w) => v.compact_like(w),
+                None => v.compact(),
             }
         }
-        self.compact_sharing(Some(like));
+        store_keys(e, Some(&like.entries.keys));
     }
 
     /// The same members in the same order, each [`Value::identical`]: what
@@ -386,11 +340,24 @@ impl Map {
     }
 }
 
+/// The room beyond the values' length given back, and the keys made an array to share:
+/// `like`'s when it is one and holds the same keys in the same order.
+fn store_keys(e: &mut Entries, like: Option<&Keys>) {
+    e.values.shrink_to_fit();
+    let shared = match like {
+        Some(Keys::Shared(a)) if **a == *e.keys.as_slice() => Arc::clone(a),
+        _ => match &mut e.keys {
+            Keys::Shared(_) => return,
+            Keys::Own(v) => Arc::from(std::mem::take(v)),
+        },
+    };
+    e.keys = Keys::Shared(shared);
+}
+
 fn identical_entries(a: &Entries, b: &Entries) -> bool {
-    a.len() == b.len()
-        && a.iter()
-            .zip(b.iter())
-            .all(|((ka, va), (kb, vb))| ka == kb && va.identical(vb))
+    a.keys.as_slice() == b.keys.as_slice()
+        && a.values.len() == b.values.len()
+        && a.values.iter().zip(&b.values).all(|(x, y)| x.identical(y))
 }
 
 /// Equality as `serde_json::Map`'s: the same keys with equal values, in any order.
@@ -504,27 +471,27 @@ impl<'a> VacantEntry<'a> {
     }
 
     pub fn insert(self, value: Value) -> &'a mut Value {
-        let pairs = self.map.pairs_mut();
-        pairs.push((self.key, value));
-        &mut pairs.last_mut().expect("just pushed").1
+        let e = self.map.entries_mut();
+        e.push(self.key, value);
+        e.values.last_mut().expect("just pushed")
     }
 }
 
 impl<'a> OccupiedEntry<'a> {
     pub fn key(&self) -> &Key {
-        self.map.entries.key(self.index)
+        &self.map.entries.keys.as_slice()[self.index]
     }
 
     pub fn get(&self) -> &Value {
-        self.map.entries.value(self.index)
+        &self.map.entries.values[self.index]
     }
 
     pub fn get_mut(&mut self) -> &mut Value {
-        self.map.entries_mut().value_mut(self.index)
+        &mut self.map.entries_mut().values[self.index]
     }
 
     pub fn into_mut(self) -> &'a mut Value {
-        self.map.entries_mut().value_mut(self.index)
+        &mut self.map.entries_mut().values[self.index]
     }
 
     pub fn insert(&mut self, value: Value) -> Value {
@@ -533,47 +500,35 @@ impl<'a> OccupiedEntry<'a> {
 
     /// Takes the member out with a swap remove, as `serde_json`'s with `preserve_order`.
     pub fn remove(self) -> Value {
-        self.map.pairs_mut().swap_remove(self.index).1
+        self.map.entries_mut().swap_remove(self.index).1
     }
 }
 
 /// The members of a map, in order.
 #[derive(Clone)]
 pub struct Iter<'a> {
-    inner: IterInner<'a>,
-}
-
-#[derive(Clone)]
-enum IterInner<'a> {
-    Pairs(std::slice::Iter<'a, (Key, Value)>),
-    Split(std::iter::Zip<std::slice::Iter<'a, Key>, std::slice::Iter<'a, Value>>),
+    inner: std::iter::Zip<std::slice::Iter<'a, Key>, std::slice::Iter<'a, Value>>,
 }
 
 impl<'a> Iterator for Iter<'a> {
     type Item = (&'a Key, &'a Value);
 
-    #[inline]
+    // One copy in wasm, where an inlined `Zip` at every loop over a map's members was most of
+    // the bytes that holding keys apart added to the module.
+    #[cfg_attr(not(target_arch = "wasm32"), inline)]
+    #[cfg_attr(target_arch = "wasm32", inline(never))]
     fn next(&mut self) -> Option<Self::Item> {
-        match &mut self.inner {
-            IterInner::Pairs(p) => p.next().map(|(k, v)| (k, v)),
-            IterInner::Split(s) => s.next(),
-        }
+        self.inner.next()
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {
-        match &self.inner {
-            IterInner::Pairs(p) => p.size_hint(),
-            IterInner::Split(s) => s.size_hint(),
-        }
+        self.inner.size_hint()
     }
 }
 
 impl DoubleEndedIterator for Iter<'_> {
     fn next_back(&mut self) -> Option<Self::Item> {
-        match &mut self.inner {
-            IterInner::Pairs(p) => p.next_back().map(|(k, v)| (k, v)),
-            IterInner::Split(s) => s.next_back(),
-        }
+        self.inner.next_back()
     }
 }
 
@@ -581,39 +536,26 @@ impl ExactSizeIterator for Iter<'_> {}
 
 /// The members of a map, in order, their values writable.
 pub struct IterMut<'a> {
-    inner: IterMutInner<'a>,
-}
-
-enum IterMutInner<'a> {
-    Pairs(std::slice::IterMut<'a, (Key, Value)>),
-    Split(std::iter::Zip<std::slice::Iter<'a, Key>, std::slice::IterMut<'a, Value>>),
+    inner: std::iter::Zip<std::slice::Iter<'a, Key>, std::slice::IterMut<'a, Value>>,
 }
 
 impl<'a> Iterator for IterMut<'a> {
     type Item = (&'a Key, &'a mut Value);
 
-    #[inline]
+    #[cfg_attr(not(target_arch = "wasm32"), inline)]
+    #[cfg_attr(target_arch = "wasm32", inline(never))]
     fn next(&mut self) -> Option<Self::Item> {
-        match &mut self.inner {
-            IterMutInner::Pairs(p) => p.next().map(|(k, v)| (&*k, v)),
-            IterMutInner::Split(s) => s.next(),
-        }
+        self.inner.next()
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {
-        match &self.inner {
-            IterMutInner::Pairs(p) => p.size_hint(),
-            IterMutInner::Split(s) => s.size_hint(),
-        }
+        self.inner.size_hint()
     }
 }
 
 impl DoubleEndedIterator for IterMut<'_> {
     fn next_back(&mut self) -> Option<Self::Item> {
-        match &mut self.inner {
-            IterMutInner::Pairs(p) => p.next_back().map(|(k, v)| (&*k, v)),
-            IterMutInner::Split(s) => s.next_back(),
-        }
+        self.inner.next_back()
     }
 }
 
@@ -639,13 +581,44 @@ impl<'a> IntoIterator for &'a mut Map {
 
 impl IntoIterator for Map {
     type Item = (Key, Value);
-    type IntoIter = std::vec::IntoIter<(Key, Value)>;
+    type IntoIter = IntoIter;
 
     /// The members, moved out when no other map shares them (else copied).
-    fn into_iter(self) -> Self::IntoIter {
-        Arc::unwrap_or_clone(self.entries).into_pairs().into_iter()
+    fn into_iter(self) -> IntoIter {
+        let mut e = Arc::unwrap_or_clone(self.entries);
+        let keys = std::mem::take(e.keys.own());
+        IntoIter {
+            inner: keys.into_iter().zip(e.values),
+        }
     }
 }
+
+/// The members of a map, moved out in order.
+pub struct IntoIter {
+    inner: std::iter::Zip<std::vec::IntoIter<Key>, std::vec::IntoIter<Value>>,
+}
+
+impl Iterator for IntoIter {
+    type Item = (Key, Value);
+
+    #[cfg_attr(not(target_arch = "wasm32"), inline)]
+    #[cfg_attr(target_arch = "wasm32", inline(never))]
+    fn next(&mut self) -> Option<(Key, Value)> {
+        self.inner.next()
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.inner.size_hint()
+    }
+}
+
+impl DoubleEndedIterator for IntoIter {
+    fn next_back(&mut self) -> Option<(Key, Value)> {
+        self.inner.next_back()
+    }
+}
+
+impl ExactSizeIterator for IntoIter {}
 
 /// `a == b` in a few word compares, in place of a `bcmp` call: keys are a few bytes, and
 /// members' names often share a length (`kind`, `name`), so the call cost more than the
@@ -691,9 +664,9 @@ mod tests {
     use proptest::prelude::*;
 
     fn keys_of(m: &Map) -> Option<&Arc<[Key]>> {
-        match &*m.entries {
-            Entries::Split { keys, .. } => Some(keys),
-            Entries::Pairs(_) => None,
+        match &m.entries.keys {
+            Keys::Shared(keys) => Some(keys),
+            Keys::Own(_) => None,
         }
     }
 

@@ -12,7 +12,7 @@ mod map;
 mod serde_impl;
 
 pub use list::List;
-pub use map::{Entry, Iter, IterMut, Key, Map, OccupiedEntry, VacantEntry};
+pub use map::{Entry, IntoIter, Iter, IterMut, Key, Map, OccupiedEntry, VacantEntry};
 pub use serde_impl::{from_serde, from_value, into_serde, to_value};
 pub use serde_json::Number;
 
