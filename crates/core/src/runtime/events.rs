@@ -19,6 +19,7 @@
 
 use crate::api::meta::Fields;
 use crate::json::{json, Value};
+use compact_str::CompactString;
 use imbl::OrdMap;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
@@ -160,7 +161,9 @@ enum Cached {
     Aggregate(AggregateRecord),
     Logged(Logged),
     Bucket(Bucket),
-    Series(SeriesEntry),
+    /// Boxed: the largest of the four, and the one cache of a component that uses it (the
+    /// scheduler's); unboxed, every entry of every kubelet's three caches took its size.
+    Series(Box<SeriesEntry>),
 }
 
 /// A least-recently-used map of [`LRU_ENTRIES`] keys, as golang/groupcache's `lru.Cache` the
@@ -333,8 +336,9 @@ struct AggregateRecord {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 struct Logged {
     count: i64,
-    first_timestamp: String,
-    name: String,
+    /// Inline (a timestamp is 20 bytes), as is a name of up to 24.
+    first_timestamp: CompactString,
+    name: CompactString,
 }
 
 /// The spam filter's bucket for one source and object: credit in milliseconds of refill, one
@@ -410,7 +414,13 @@ impl SharedParts {
         match &self.reference {
             Some((last, json)) if last == r => json.clone(),
             _ => {
-                let json = r.to_json();
+                // Stored as it is kept (a shared level is not compacted when the Event is
+                // stored), with the last reference's keys.
+                let mut json = r.to_json();
+                match &self.reference {
+                    Some((_, last)) => json.compact_like(last),
+                    None => json.compact(),
+                }
                 self.reference = Some((r.clone(), json.clone()));
                 json
             }
@@ -590,18 +600,18 @@ impl EventBroadcaster {
         let count = seen.as_ref().map_or(1, |s| s.count + 1);
         let namespace = event_namespace(r);
         let name = match &seen {
-            Some(s) => s.name.clone(),
+            Some(s) => s.name.to_string(),
             None => self.name_for(&r.name, now),
         };
         let first = seen
             .as_ref()
-            .map_or_else(|| ts.clone(), |s| s.first_timestamp.clone());
+            .map_or_else(|| ts.clone(), |s| s.first_timestamp.to_string());
         self.logged.put_key(
             log_lru,
             Cached::Logged(Logged {
                 count,
-                first_timestamp: first.clone(),
-                name: name.clone(),
+                first_timestamp: first.as_str().into(),
+                name: name.as_str().into(),
             }),
         );
         // EventSourceObjectSpamFilter: 25 per source, object and type, then one per 5 minutes;
@@ -737,7 +747,7 @@ impl EventBroadcaster {
         body["involvedObject"] = self.parts.reference(r);
         self.series.put(
             &key,
-            Cached::Series(SeriesEntry {
+            Cached::Series(Box::new(SeriesEntry {
                 body: std::sync::Arc::new(body.clone()),
                 namespace: namespace.clone(),
                 name,
@@ -745,7 +755,7 @@ impl EventBroadcaster {
                 count: 0,
                 sent: 0,
                 last_observed: now,
-            }),
+            })),
         );
         Some(EventWrite {
             request: ApiRequest::create(&self.principal, GroupResource::events(), &namespace, body),
@@ -793,7 +803,7 @@ impl EventBroadcaster {
                 .in_text_order()
                 .into_iter()
                 .filter_map(|(k, e)| match e {
-                    Cached::Series(e) => Some((k.to_owned(), e.clone())),
+                    Cached::Series(e) => Some((k.to_owned(), (**e).clone())),
                     _ => None,
                 })
                 .filter(|(_, e)| {
@@ -822,8 +832,8 @@ impl EventBroadcaster {
                 key,
                 Cached::Logged(Logged {
                     count: stored.field("count").and_then(Value::as_i64).unwrap_or(1),
-                    first_timestamp: meta::str_at(stored, "/firstTimestamp").to_owned(),
-                    name: meta::name(stored).to_owned(),
+                    first_timestamp: meta::str_at(stored, "/firstTimestamp").into(),
+                    name: meta::name(stored).into(),
                 }),
             );
         }
