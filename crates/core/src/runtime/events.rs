@@ -406,6 +406,8 @@ pub struct EventBroadcaster {
 struct SharedParts {
     reference: Option<(ObjectRef, Value)>,
     source: Option<Value>,
+    /// The last events.k8s.io Event kept for a series, whose keys the next one's share.
+    series_body: Option<Value>,
 }
 
 impl SharedParts {
@@ -745,6 +747,13 @@ impl EventBroadcaster {
             "reportingInstance": instance,
         });
         body["involvedObject"] = self.parts.reference(r);
+        // The series keeps the Event as built, so the server's copy of it is not the only one:
+        // kept compact, as a stored object is, with the last one's keys.
+        match &self.parts.series_body {
+            Some(last) => body.compact_like(last),
+            None => body.compact(),
+        }
+        self.parts.series_body = Some(body.clone());
         self.series.put(
             &key,
             Cached::Series(Box::new(SeriesEntry {
