@@ -63,10 +63,12 @@ const RUNS = 3;
 // instructions at 1,000 Pods), and 696,465 B in CI after a change of doc comments and tests
 // only (the bytes move by a few hundred with no change to the code); the bound moved to 697,000.
 // Session 29: 696,465 B before, 697,082-697,114 B with issue 20's stored maps holding their keys
-// apart and shared (peak RSS at 10,000 Pods 298 -> 253 MB); the iterators' `next` kept out of
-// line in wasm took back 680 B of the 1,300 B it first added. The bound moved to 698,000.
+// apart and shared (peak RSS at 10,000 Pods 298 -> 245 MB with the Events' changes); the
+// iterators' `next` kept out of line in wasm took back 680 B of the 1,300 B it first added, and
+// 697,570 B at the session's last commit. CI has measured up to 600 B more than this machine
+// for the same code, so the bound moved to 698,500.
 const BYTES_BUDGET = 400_000;
-const BYTES_BOUND = 698_000;
+const BYTES_BOUND = 698_500;
 
 let server;
 let browser;
