@@ -209,7 +209,10 @@ impl Map {
     pub fn clear(&mut self) {
         match Arc::get_mut(&mut self.entries) {
             Some(e) => {
-                e.keys.own().clear();
+                match &mut e.keys {
+                    Keys::Own(v) => v.clear(),
+                    Keys::Shared(_) => e.keys = Keys::Own(Vec::new()),
+                }
                 e.values.clear();
             }
             None => *self = Map::new(),
@@ -344,6 +347,12 @@ impl Map {
 /// `like`'s when it is one and holds the same keys in the same order.
 fn store_keys(e: &mut Entries, like: Option<&Keys>) {
     e.values.shrink_to_fit();
+    if e.values.is_empty() {
+        // An empty object (`{}`) keeps its empty vector, which allocates nothing; an array
+        // would allocate its count.
+        e.keys = Keys::Own(Vec::new());
+        return;
+    }
     let shared = match like {
         Some(Keys::Shared(a)) if **a == *e.keys.as_slice() => Arc::clone(a),
         _ => match &mut e.keys {
