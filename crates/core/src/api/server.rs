@@ -222,15 +222,7 @@ impl ApiServer {
 
     /// [`Self::authorize`] for a request being handled, answered from the memo of allowed
     /// decisions when the same attributes were allowed under the same RBAC objects.
-    fn authorize_request(
-        &mut self,
-        principal: &str,
-        verb: &str,
-        gr: &GroupResource,
-        subresource: Option<Subresource>,
-        namespace: &str,
-        name: &str,
-    ) -> Result<(), ApiError> {
+    fn authorize_request(&mut self, attrs: &Attributes<'_>) -> Result<(), ApiError> {
         if !self.rbac_enforced {
             return Ok(());
         }
@@ -246,17 +238,17 @@ impl ApiServer {
         // Joined by `concat` rather than `format!`: the key is built for every request.
         let memo_key = |name: &str| {
             [
-                principal,
+                attrs.user,
                 "\0",
-                verb,
+                attrs.verb,
                 "\0",
-                &gr.group,
+                &attrs.gr.group,
                 "\0",
-                &gr.resource,
+                &attrs.gr.resource,
                 "\0",
-                subresource.map_or("", Subresource::as_str),
+                attrs.subresource.map_or("", Subresource::as_str),
                 "\0",
-                namespace,
+                attrs.namespace,
                 "\0",
                 name,
             ]
@@ -271,31 +263,23 @@ impl ApiServer {
         if memo.allowed.contains(&unnamed) {
             return Ok(());
         }
-        let attrs = Attributes {
-            user: principal,
-            verb,
-            gr,
-            subresource,
-            namespace,
-            name,
-        };
         if !memo.names_matter {
-            self.decide(&attrs)?;
+            self.decide(attrs)?;
             self.authz.allowed.insert(unnamed);
             return Ok(());
         }
         // A named decision is kept under its name. A request without a name (a create, a
         // list) that only a listed name allows (a rule listing "") is not kept: its key
         // would be the one for every name.
-        let named = (!name.is_empty()).then(|| memo_key(name));
+        let named = (!attrs.name.is_empty()).then(|| memo_key(attrs.name));
         if named.as_ref().is_some_and(|k| memo.allowed.contains(k)) {
             return Ok(());
         }
-        if rbac::allows_every_name(&self.state.store, &attrs) {
+        if rbac::allows_every_name(&self.state.store, attrs) {
             self.authz.allowed.insert(unnamed);
             return Ok(());
         }
-        self.decide(&attrs)?;
+        self.decide(attrs)?;
         if let Some(key) = named {
             self.authz.allowed.insert(key);
         }
@@ -523,14 +507,14 @@ impl ApiServer {
         } else {
             req.name.as_str()
         };
-        self.authorize_request(
-            &req.principal,
-            req.verb.as_str(),
-            &req.gr,
-            req.subresource,
-            &ns,
-            authz_name,
-        )?;
+        self.authorize_request(&Attributes {
+            user: &req.principal,
+            verb: req.verb.as_str(),
+            gr: &req.gr,
+            subresource: req.subresource,
+            namespace: &ns,
+            name: authz_name,
+        })?;
         if req.verb != Verb::Create && req.verb != Verb::List && req.name.is_empty() {
             return Err(bad_request("resource name may not be empty"));
         }
@@ -727,10 +711,10 @@ impl ApiServer {
         // again), or for a create of the resource's last new object (a sibling Pod's
         // tolerations, volumes and resources), is that level, shared.
         let created = old.is_none();
-        match old.or_else(|| self.last_created.get(&key.gr).cloned()) {
-            Some(like) => obj.compact_like(&like),
-            None => obj.compact(),
-        }
+        obj.compact_like_last(
+            old.or_else(|| self.last_created.get(&key.gr).cloned())
+                .as_deref(),
+        );
         let obj = Arc::new(obj);
         if created {
             self.last_created.insert(key.gr.clone(), Arc::clone(&obj));

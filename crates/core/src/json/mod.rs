@@ -226,6 +226,16 @@ impl Value {
         }
     }
 
+    /// [`Value::compact_like`] the value kept before this one, or [`Value::compact`] when there
+    /// is none: what each holder that keeps a series of like values (the store, an event
+    /// broadcaster) does with the next.
+    pub fn compact_like_last(&mut self, last: Option<&Value>) {
+        match last {
+            Some(like) => self.compact_like(like),
+            None => self.compact(),
+        }
+    }
+
     /// The same value written the same way: `==`, and objects' members in the same order too
     /// (so both print the same text).
     pub fn identical(&self, other: &Value) -> bool {

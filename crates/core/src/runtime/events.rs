@@ -419,10 +419,7 @@ impl SharedParts {
                 // Stored as it is kept (a shared level is not compacted when the Event is
                 // stored), with the last reference's keys.
                 let mut json = r.to_json();
-                match &self.reference {
-                    Some((_, last)) => json.compact_like(last),
-                    None => json.compact(),
-                }
+                json.compact_like_last(self.reference.as_ref().map(|(_, last)| last));
                 self.reference = Some((r.clone(), json.clone()));
                 json
             }
@@ -749,10 +746,7 @@ impl EventBroadcaster {
         body["involvedObject"] = self.parts.reference(r);
         // The series keeps the Event as built, so the server's copy of it is not the only one:
         // kept compact, as a stored object is, with the last one's keys.
-        match &self.parts.series_body {
-            Some(last) => body.compact_like(last),
-            None => body.compact(),
-        }
+        body.compact_like_last(self.parts.series_body.as_ref());
         self.parts.series_body = Some(body.clone());
         self.series.put(
             &key,
