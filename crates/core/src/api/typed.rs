@@ -246,12 +246,28 @@ pub fn type_check(info: &ResourceInfo, obj: &Value) -> Result<(), String> {
             kind = info.kind
         )
     };
+    // The lists name a level before its fields (`/metadata`, then `/metadata/name`): a field
+    // under the last level looked up from the object is read from that level (one step, not
+    // the whole pointer again), and every field under an absent level is absent.
+    let mut level: Option<(&str, Option<&Value>)> = None;
     for (ptr, ty, go) in META_TYPES
         .iter()
         .chain(strategy.field_types())
         .chain(status_types)
     {
-        if let Some(v) = obj.at(ptr) {
+        let under = level.and_then(|(at, v)| {
+            let rest = ptr.strip_prefix(at).filter(|r| r.starts_with('/'))?;
+            Some(v.and_then(|v| v.at(rest)))
+        });
+        let found = match under {
+            Some(found) => found,
+            None => {
+                let found = obj.at(ptr);
+                level = Some((ptr, found));
+                found
+            }
+        };
+        if let Some(v) = found {
             check(v, *ty, &|| (*go).to_owned()).map_err(undecodable)?;
         }
     }

@@ -12,7 +12,9 @@
 //! stored objects with the same keys shares ([`Map::compact_like`]): every Pod of a ReplicaSet,
 //! every Event, every version of an object has the same keys at each level, so a stored member
 //! takes its value's 24 bytes, not 48. A write of a value keeps the keys shared; adding or
-//! removing a member gives the map its own keys again.
+//! removing a member gives the map its own keys again. A map stored with nothing to compare
+//! with takes the array last made for the same keys, and a stored map is searched by a word
+//! per key (its length and first bytes) before any text is read.
 //!
 //! Every method answers as `serde_json::Map`'s with `preserve_order` does, order included:
 //! `insert` of a present key keeps its place, `remove` is a swap remove, and equality ignores
@@ -30,7 +32,81 @@ pub type Key = CompactString;
 #[derive(Clone)]
 enum Keys {
     Own(Vec<Key>),
-    Shared(Arc<[Key]>),
+    Shared(Arc<SharedKeys>),
+}
+
+/// A stored map's keys, and beside each its [`head`]: a search compares one word a key, and
+/// reads a key's text only when its head is the one searched for and the text is longer than
+/// a head holds. Readers search stored objects far more than anything else (every controller
+/// reads the same few members of every object it is told about), and about one search in five
+/// is for a member the object does not have, which looks at every key.
+struct SharedKeys {
+    heads: Box<[u64]>,
+    keys: Box<[Key]>,
+}
+
+impl SharedKeys {
+    /// The array for `keys`: the one made last for the same keys in the same order if it is
+    /// still at hand, else a new one. A map compared with nothing, or with an object whose keys
+    /// differ (a Pod's first status, its spec after defaulting), would otherwise make an array
+    /// of its own: about four for every Pod.
+    fn shared(keys: Vec<Key>) -> Arc<SharedKeys> {
+        const SLOTS: usize = 256;
+        std::thread_local! {
+            /// The last array made for each slot (slots chosen by the heads): a few hundred
+            /// arrays at most, kept alive here, none of which a reader can tell from another.
+            static RECENT: std::cell::RefCell<[Option<Arc<SharedKeys>>; SLOTS]> =
+                const { std::cell::RefCell::new([const { None }; SLOTS]) };
+        }
+        let heads: Box<[u64]> = keys.iter().map(|k| head(k.as_bytes())).collect();
+        let hash = heads.iter().fold(heads.len() as u64, |h, &x| {
+            (h.rotate_left(5) ^ x).wrapping_mul(0x9e37_79b9_7f4a_7c15)
+        });
+        let slot = (hash >> 56) as usize % SLOTS;
+        RECENT.with(|recent| {
+            let mut recent = recent.borrow_mut();
+            if let Some(a) = &recent[slot] {
+                if a.heads == heads && *a.keys == *keys {
+                    return Arc::clone(a);
+                }
+            }
+            let a = Arc::new(SharedKeys {
+                heads,
+                keys: keys.into_boxed_slice(),
+            });
+            recent[slot] = Some(Arc::clone(&a));
+            a
+        })
+    }
+}
+
+/// A key's length (up to 255) in the top byte and its first seven bytes below: keys with other
+/// heads differ, and keys of up to seven bytes with the same head are the same. Read as
+/// [`same_bytes`] reads, in words, the short ones in two overlapping halves.
+#[inline]
+fn head(s: &[u8]) -> u64 {
+    fn word<const N: usize>(s: &[u8], at: usize) -> [u8; N] {
+        s[at..at + N].try_into().expect("N bytes")
+    }
+    let n = s.len();
+    let text = if n >= 8 {
+        u64::from_le_bytes(word(s, 0)) & 0x00ff_ffff_ffff_ffff
+    } else if n >= 4 {
+        let (lo, hi) = (
+            u32::from_le_bytes(word(s, 0)),
+            u32::from_le_bytes(word(s, n - 4)),
+        );
+        u64::from(lo) | (u64::from(hi) << (8 * (n - 4)))
+    } else if n >= 2 {
+        let (lo, hi) = (
+            u16::from_le_bytes(word(s, 0)),
+            u16::from_le_bytes(word(s, n - 2)),
+        );
+        u64::from(lo) | (u64::from(hi) << (8 * (n - 2)))
+    } else {
+        s.first().map_or(0, |&b| u64::from(b))
+    };
+    text | ((n.min(255) as u64) << 56)
 }
 
 impl Keys {
@@ -38,7 +114,7 @@ impl Keys {
     fn as_slice(&self) -> &[Key] {
         match self {
             Keys::Own(v) => v,
-            Keys::Shared(a) => a,
+            Keys::Shared(a) => &a.keys,
         }
     }
 
@@ -46,7 +122,7 @@ impl Keys {
     #[cfg_attr(target_arch = "wasm32", inline(never))]
     fn own(&mut self) -> &mut Vec<Key> {
         if let Keys::Shared(a) = self {
-            *self = Keys::Own(a.to_vec());
+            *self = Keys::Own(a.keys.to_vec());
         }
         match self {
             Keys::Own(v) => v,
@@ -75,10 +151,18 @@ impl Entries {
     #[cfg_attr(target_arch = "wasm32", inline(never))]
     fn position(&self, key: &str) -> Option<usize> {
         let key = key.as_bytes();
-        self.keys
-            .as_slice()
-            .iter()
-            .position(|k| same_bytes(k.as_bytes(), key))
+        match &self.keys {
+            Keys::Own(keys) => keys.iter().position(|k| same_bytes(k.as_bytes(), key)),
+            Keys::Shared(shared) => {
+                let h = head(key);
+                if key.len() < 8 {
+                    shared.heads.iter().position(|&x| x == h)
+                } else {
+                    (shared.heads.iter().zip(shared.keys.iter()))
+                        .position(|(&x, k)| x == h && same_bytes(k.as_bytes(), key))
+                }
+            }
+        }
     }
 
     #[cfg_attr(target_arch = "wasm32", inline(never))]
@@ -354,10 +438,10 @@ fn store_keys(e: &mut Entries, like: Option<&Keys>) {
         return;
     }
     let shared = match like {
-        Some(Keys::Shared(a)) if **a == *e.keys.as_slice() => Arc::clone(a),
+        Some(Keys::Shared(a)) if *a.keys == *e.keys.as_slice() => Arc::clone(a),
         _ => match &mut e.keys {
             Keys::Shared(_) => return,
-            Keys::Own(v) => Arc::from(std::mem::take(v)),
+            Keys::Own(v) => SharedKeys::shared(std::mem::take(v)),
         },
     };
     e.keys = Keys::Shared(shared);
@@ -672,7 +756,7 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
-    fn keys_of(m: &Map) -> Option<&Arc<[Key]>> {
+    fn keys_of(m: &Map) -> Option<&Arc<SharedKeys>> {
         match &m.entries.keys {
             Keys::Shared(keys) => Some(keys),
             Keys::Own(_) => None,
@@ -727,6 +811,71 @@ mod tests {
             prop_assert!(same_bytes(a.as_bytes(), a.as_bytes()));
             prop_assert_eq!(same_bytes(a.as_bytes(), &b), a.as_bytes() == b.as_slice());
             prop_assert_eq!(same_bytes(a.as_bytes(), &b[..b.len() / 2]), a.is_empty());
+        }
+
+        /// Equal texts have equal heads; texts of up to seven bytes with equal heads are
+        /// equal, so a search believes them without reading the key (one flipped bit at any
+        /// place, or a shorter text, changes the head of a short text).
+        #[test]
+        fn heads_tell_short_keys_apart(a in "[ab\u{0}]{0,12}", flip in 0usize..12, cut in 0usize..12) {
+            let mut b = a.clone().into_bytes();
+            if let Some(x) = b.get_mut(flip) {
+                *x ^= 1;
+            }
+            let short = &b[..cut.min(b.len())];
+            for other in [b.as_slice(), short] {
+                let same = a.as_bytes() == other;
+                if same {
+                    prop_assert_eq!(head(a.as_bytes()), head(other));
+                }
+                if a.len() < 8 && other.len() < 8 {
+                    prop_assert_eq!(head(a.as_bytes()) == head(other), same);
+                }
+            }
+        }
+    }
+
+    /// Maps stored with nothing to compare with (each its first version) share one array when
+    /// their keys are the same and in the same order, and not otherwise.
+    #[test]
+    fn maps_stored_alone_with_the_same_keys_share_them() {
+        let build = |keys: &[&str]| -> Map {
+            let mut m: Map = keys.iter().map(|k| (*k, Value::from(*k))).collect();
+            m.compact();
+            m
+        };
+        let (a, b) = (build(&["phase", "qosClass"]), build(&["phase", "qosClass"]));
+        assert!(Arc::ptr_eq(
+            keys_of(&a).expect("stored"),
+            keys_of(&b).expect("stored")
+        ));
+        let c = build(&["qosClass", "phase"]);
+        assert!(!Arc::ptr_eq(
+            keys_of(&a).expect("stored"),
+            keys_of(&c).expect("stored")
+        ));
+        assert_eq!(c.keys().collect::<Vec<_>>(), ["qosClass", "phase"]);
+    }
+
+    /// A stored map finds every member it has, short and long, and none it lacks: a long key
+    /// whose first seven bytes and length are another's is told apart by its text.
+    #[test]
+    fn a_stored_map_finds_its_members_by_head_and_text() {
+        let keys = [
+            "a", "ab", "abcd", "abcdefg", "abcdefgh", "abcdefgX", "status", "",
+        ];
+        let mut m: Map = keys
+            .iter()
+            .enumerate()
+            .map(|(i, k)| (*k, Value::from(i as u64)))
+            .collect();
+        m.compact();
+        assert!(keys_of(&m).is_some());
+        for (i, k) in keys.iter().enumerate() {
+            assert_eq!(m.get(k), Some(&Value::from(i as u64)), "{k:?}");
+        }
+        for k in ["b", "abc", "abcdefgY", "abcdefghi", "statu", "Status"] {
+            assert_eq!(m.get(k), None, "{k:?}");
         }
     }
 }
