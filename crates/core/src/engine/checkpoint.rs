@@ -33,7 +33,7 @@ use super::world::World;
 
 /// The checkpoint format's version: a checkpoint of another version is refused (the caller
 /// replays instead). Bumped whenever a field of the world changes.
-pub const FORMAT: u32 = 1;
+pub const FORMAT: u32 = 2;
 
 /// The build that wrote a checkpoint: another build's engine may continue differently.
 const VERSION: &str = env!("CARGO_PKG_VERSION");
@@ -363,9 +363,13 @@ impl<'de> Visitor<'de> for SharedVisitor {
         let n: u64 = seq
             .next_element()?
             .ok_or_else(|| de::Error::invalid_length(0, &self))?;
-        let body = seq
+        let mut body = seq
             .next_element_seed(Exact)?
             .ok_or_else(|| de::Error::invalid_length(1, &self))?;
+        // Stored as `ApiServer::persist` stores a version: each level's keys an array shared
+        // with every other level of the same keys (`json::Map::compact`), and so searched by
+        // their heads. Read by inserts, every object of the large starter kept keys of its own.
+        body.compact();
         let v = Arc::new(body);
         READ.with(|t| {
             let mut t = t.borrow_mut();

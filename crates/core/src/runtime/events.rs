@@ -169,10 +169,13 @@ enum Cached {
 /// A least-recently-used map of [`LRU_ENTRIES`] keys, as golang/groupcache's `lru.Cache` the
 /// correlator is built on: a full cache forgets the key used longest ago.
 ///
-/// The keys are the correlator's texts, which share their first hundred bytes (component,
-/// host, kind, namespace), so they are ordered by a hash of the text first and a lookup seldom
-/// compares two texts; `by_tick` finds the key used longest ago without a scan. A checkpoint
-/// writes it as it always did: the texts in text order with their ticks.
+/// The keys are the correlator's texts, about 170 bytes each, up to 4,096 of them in each of a
+/// kubelet's three caches. A key is held as the 128-bit SipHash-1-3 of its text ([`LruKey`]):
+/// kube's cache compares the texts, and two different texts would be taken for one only if
+/// their digests were equal, which for the 12,288 keys of a kubelet's caches has a chance of
+/// about 2^-102. Only a cache read in its keys' text order (the events.k8s.io recorder's
+/// series, [`Lru::with_texts`]) keeps the texts too. `by_tick` finds the key used longest ago
+/// without a scan. A checkpoint writes the texts in text order, or the digests, with ticks.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 #[serde(from = "LruText", into = "LruText")]
 struct Lru {
@@ -180,57 +183,52 @@ struct Lru {
     /// Each key by the tick it was last used at (ticks are unique).
     by_tick: OrdMap<u64, LruKey>,
     tick: u64,
+    /// Whether the keys keep their texts.
+    texts: bool,
 }
 
-/// A key of [`Lru`]: its text, after that text's hash (equal texts, equal hashes; the hash
+/// A key of [`Lru`]: its text's digest, and the text where the cache keeps texts (a digest
 /// only orders the map, which nothing reads in its order).
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
 struct LruKey {
-    hash: u64,
-    text: Arc<str>,
+    digest: (u64, u64),
+    text: Option<Arc<str>>,
 }
 
-impl LruKey {
-    fn new(text: &str) -> LruKey {
-        LruKey {
-            hash: key_hash(text),
-            text: text.into(),
-        }
-    }
+/// SipHash-1-3, 128 bits, with zero keys: the same natively and in wasm, and in every release.
+fn digest(text: &str) -> (u64, u64) {
+    use siphasher::sip128::{Hasher128, SipHasher13};
+    use std::hash::Hasher;
+    let mut h = SipHasher13::new();
+    h.write(text.as_bytes());
+    let d = h.finish128();
+    (d.h1, d.h2)
 }
 
-/// FxHash (rustc's), eight bytes at a time: the same natively and in wasm.
-fn key_hash(text: &str) -> u64 {
-    const K: u64 = 0x517c_c1b7_2722_0a95;
-    let step = |h: u64, w: u64| (h.rotate_left(5) ^ w).wrapping_mul(K);
-    let mut chunks = text.as_bytes().chunks_exact(8);
-    let mut h = step(0, text.len() as u64);
-    for c in &mut chunks {
-        let mut w = [0u8; 8];
-        w.copy_from_slice(c);
-        h = step(h, u64::from_le_bytes(w));
-    }
-    chunks
-        .remainder()
-        .iter()
-        .fold(h, |h, &b| step(h, u64::from(b)))
-}
-
-/// [`Lru`] as checkpoints hold it.
+/// [`Lru`] as checkpoints hold it: by text where it keeps texts, else by digest.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 struct LruText {
     entries: OrdMap<String, (u64, Cached)>,
+    digests: OrdMap<(u64, u64), (u64, Cached)>,
     tick: u64,
+    texts: bool,
 }
 
 impl From<LruText> for Lru {
     fn from(t: LruText) -> Lru {
         let mut lru = Lru {
             tick: t.tick,
+            texts: t.texts,
             ..Lru::default()
         };
-        for (text, (touched, v)) in t.entries {
-            let key = LruKey::new(&text);
+        let keyed = (t.entries.into_iter())
+            .map(|(text, v)| (lru.key(&text), v))
+            .chain(t.digests.into_iter().map(|(digest, v)| {
+                let key = LruKey { digest, text: None };
+                (key, v)
+            }))
+            .collect::<Vec<_>>();
+        for (key, (touched, v)) in keyed {
             lru.by_tick.insert(touched, key.clone());
             lru.entries.insert(key, (touched, v));
         }
@@ -240,27 +238,51 @@ impl From<LruText> for Lru {
 
 impl From<Lru> for LruText {
     fn from(lru: Lru) -> LruText {
-        LruText {
-            entries: lru
-                .entries
-                .into_iter()
-                .map(|(k, v)| (k.text.to_string(), v))
-                .collect(),
+        let mut t = LruText {
             tick: lru.tick,
+            texts: lru.texts,
+            ..LruText::default()
+        };
+        for (k, v) in lru.entries {
+            match k.text {
+                Some(text) => {
+                    t.entries.insert(text.to_string(), v);
+                }
+                None => {
+                    t.digests.insert(k.digest, v);
+                }
+            }
         }
+        t
     }
 }
 
 impl Lru {
+    /// A cache whose keys keep their texts, for [`Lru::in_text_order`].
+    fn with_texts() -> Lru {
+        Lru {
+            texts: true,
+            ..Lru::default()
+        }
+    }
+
+    /// The key for `text` in this cache.
+    fn key(&self, text: &str) -> LruKey {
+        LruKey {
+            digest: digest(text),
+            text: self.texts.then(|| text.into()),
+        }
+    }
+
     fn get(&mut self, key: &str) -> Option<Cached> {
-        let key = LruKey::new(key);
+        let key = self.key(key);
         let v = self.entries.get(&key)?.1.clone();
         self.touch(key, v.clone());
         Some(v)
     }
 
     fn remove(&mut self, key: &str) {
-        self.forget(&LruKey::new(key));
+        self.forget(&self.key(key));
     }
 
     fn forget(&mut self, key: &LruKey) {
@@ -290,7 +312,7 @@ impl Lru {
 
     /// [`Lru::put`] into a cache of `cap` keys.
     fn put_within(&mut self, key: &str, v: Cached, cap: usize) {
-        self.put_key_within(LruKey::new(key), v, cap);
+        self.put_key_within(self.key(key), v, cap);
     }
 
     fn put_key_within(&mut self, key: LruKey, v: Cached, cap: usize) {
@@ -316,7 +338,7 @@ impl Lru {
         let mut all: Vec<(&str, &Cached)> = self
             .entries
             .iter()
-            .map(|(k, (_, v))| (&*k.text, v))
+            .map(|(k, (_, v))| (k.text.as_deref().unwrap_or_default(), v))
             .collect();
         all.sort_unstable_by(|a, b| a.0.cmp(b.0));
         all
@@ -467,7 +489,7 @@ impl EventBroadcaster {
             aggregate: Lru::default(),
             logged: Lru::default(),
             spam: Lru::default(),
-            series: Lru::default(),
+            series: Lru::with_texts(),
             finished_tick: 0,
             last_nanos: 0,
             parts: SharedParts::default(),
@@ -539,7 +561,7 @@ impl EventBroadcaster {
         .concat()
         .join("");
         // Each cache's key is read and then put back: made once for both.
-        let aggregate_lru = LruKey::new(&aggregate_key);
+        let aggregate_lru = self.aggregate.key(&aggregate_key);
         let mut record = match self.aggregate.get_for_put(&aggregate_lru) {
             Some(Cached::Aggregate(rec))
                 if now.as_ms().saturating_sub(rec.last.as_ms()) <= AGGREGATE_INTERVAL_MS =>
@@ -591,7 +613,7 @@ impl EventBroadcaster {
             (note.message.clone(), key, (component, host))
         };
         // eventObserve: a repeat takes the logged event's name, first time and count + 1.
-        let log_lru = LruKey::new(&log_key);
+        let log_lru = self.logged.key(&log_key);
         let seen = match self.logged.get_for_put(&log_lru) {
             Some(Cached::Logged(l)) => Some(l),
             _ => None,
@@ -622,7 +644,7 @@ impl EventBroadcaster {
         .concat()
         .join("");
         let full = SPAM_BURST * SPAM_REFILL_MS;
-        let spam_lru = LruKey::new(&spam_key);
+        let spam_lru = self.spam.key(&spam_key);
         let mut bucket = match self.spam.get_for_put(&spam_lru) {
             Some(Cached::Bucket(b)) => b,
             _ => Bucket {
@@ -884,15 +906,28 @@ mod tests {
         })
     }
 
+    /// A checkpoint holds digests: they must be the same in every build that reads it, native
+    /// or wasm (SipHash-1-3, 128 bits, zero keys, of the text's bytes).
+    #[test]
+    fn a_key_digest_is_fixed() {
+        assert_eq!(digest(""), (2392699331323474957, 13338640444649321219));
+        assert_eq!(
+            digest("kubeletnode-1Poddefaultweb-0"),
+            (1270272869375301720, 8717914239968699990)
+        );
+    }
+
     proptest::proptest! {
         /// The cache keeps, finds and forgets what the plain list does, across a checkpoint's
-        /// round trip, and the checkpoint writes its texts in order.
+        /// round trip, and the checkpoint writes its texts in order; by texts or by digests.
         #[test]
         fn the_lru_answers_as_a_list_in_use_order(
             ops in proptest::collection::vec((0u8..3, 0usize..40), 1..400),
             cut in 0usize..400,
+            texts in proptest::bool::ANY,
         ) {
-            let (mut lru, mut model) = (Lru::default(), Model::default());
+            let lru = if texts { Lru::with_texts() } else { Lru::default() };
+            let (mut lru, mut model) = (lru, Model::default());
             let key = |i: usize| format!("kubeletnode-1Poddefaultweb-{i}");
             for (n, (op, i)) in ops.into_iter().enumerate() {
                 if n == cut {
@@ -900,6 +935,8 @@ mod tests {
                     let text: LruText = rmp_serde::from_slice(&bytes).expect("reads");
                     let keys: Vec<&String> = text.entries.keys().collect();
                     proptest::prop_assert!(keys.windows(2).all(|w| w[0] < w[1]));
+                    let written = if texts { text.entries.len() } else { text.digests.len() };
+                    proptest::prop_assert_eq!(written, lru.entries.len());
                     lru = rmp_serde::from_slice(&bytes).expect("reads");
                 }
                 match op {
@@ -916,8 +953,8 @@ mod tests {
                 proptest::prop_assert_eq!(lru.entries.len(), model.0.len());
                 proptest::prop_assert_eq!(lru.by_tick.len(), model.0.len());
             }
-            let order: Vec<String> = lru.by_tick.values().map(|k| k.text.to_string()).collect();
-            let want: Vec<String> = model.0.iter().map(|(k, _)| k.clone()).collect();
+            let order: Vec<LruKey> = lru.by_tick.values().cloned().collect();
+            let want: Vec<LruKey> = model.0.iter().map(|(k, _)| lru.key(k)).collect();
             proptest::prop_assert_eq!(order, want);
         }
     }
@@ -935,16 +972,16 @@ mod tests {
             for (n, (read_first, i)) in ops.into_iter().enumerate() {
                 let k = key(i);
                 if read_first {
-                    let lru_key = LruKey::new(&k);
+                    let lru_key = paired.key(&k);
                     proptest::prop_assert_eq!(plain.get(&k), paired.get_for_put(&lru_key));
                     plain.put_within(&k, bucket(n as u64), 16);
                     paired.put_key_within(lru_key, bucket(n as u64), 16);
                 } else {
                     plain.put_within(&k, bucket(n as u64), 16);
-                    paired.put_key_within(LruKey::new(&k), bucket(n as u64), 16);
+                    paired.put_key_within(paired.key(&k), bucket(n as u64), 16);
                 }
                 proptest::prop_assert_eq!(plain.tick, paired.tick);
-                let ticks = |l: &Lru| l.by_tick.iter().map(|(t, k)| (*t, k.text.to_string())).collect::<Vec<_>>();
+                let ticks = |l: &Lru| l.by_tick.iter().map(|(t, k)| (*t, k.clone())).collect::<Vec<_>>();
                 proptest::prop_assert_eq!(ticks(&plain), ticks(&paired));
             }
             proptest::prop_assert_eq!(
