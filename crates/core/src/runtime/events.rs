@@ -170,7 +170,7 @@ enum Cached {
 /// correlator is built on: a full cache forgets the key used longest ago.
 ///
 /// The keys are the correlator's texts, about 170 bytes each, up to 4,096 of them in each of a
-/// kubelet's three caches. A key is held as the 128-bit SipHash-1-3 of its text ([`LruKey`]):
+/// kubelet's three caches. A key is held as a 128-bit SipHash-1-3 digest of its text ([`LruKey`]):
 /// kube's cache compares the texts, and two different texts would be taken for one only if
 /// their digests were equal, which for the 12,288 keys of a kubelet's caches has a chance of
 /// about 2^-102. Only a cache read in its keys' text order (the events.k8s.io recorder's
@@ -195,14 +195,19 @@ struct LruKey {
     text: Option<Arc<str>>,
 }
 
-/// SipHash-1-3, 128 bits, with zero keys: the same natively and in wasm, and in every release.
+/// Two SipHash-1-3 digests of the text (std's `DefaultHasher`, zero keys), after a different
+/// first byte each: 128 bits, the same natively and in wasm. std does not promise the function
+/// across releases; a checkpoint holds digests, and `a_key_digest_is_fixed` fails when a new
+/// toolchain changes them (then `checkpoint::FORMAT` moves on).
 fn digest(text: &str) -> (u64, u64) {
-    use siphasher::sip128::{Hasher128, SipHasher13};
-    use std::hash::Hasher;
-    let mut h = SipHasher13::new();
-    h.write(text.as_bytes());
-    let d = h.finish128();
-    (d.h1, d.h2)
+    use std::hash::{DefaultHasher, Hasher};
+    let half = |first: u8| {
+        let mut h = DefaultHasher::new();
+        h.write_u8(first);
+        h.write(text.as_bytes());
+        h.finish()
+    };
+    (half(0), half(1))
 }
 
 /// [`Lru`] as checkpoints hold it: by text where it keeps texts, else by digest.
@@ -907,13 +912,15 @@ mod tests {
     }
 
     /// A checkpoint holds digests: they must be the same in every build that reads it, native
-    /// or wasm (SipHash-1-3, 128 bits, zero keys, of the text's bytes).
+    /// or wasm. A toolchain whose `DefaultHasher` answers otherwise fails here: then
+    /// `checkpoint::FORMAT` moves on (older checkpoints are refused and replayed) and these
+    /// values are the new ones.
     #[test]
     fn a_key_digest_is_fixed() {
-        assert_eq!(digest(""), (2392699331323474957, 13338640444649321219));
+        assert_eq!(digest(""), (7541581120933061747, 4952851536318644461));
         assert_eq!(
             digest("kubeletnode-1Poddefaultweb-0"),
-            (1270272869375301720, 8717914239968699990)
+            (4043596344911072467, 14250992470671737182)
         );
     }
 
