@@ -340,6 +340,7 @@ impl Lru {
 
     /// The entries in their texts' order, as the correlator's scans meet them.
     fn in_text_order(&self) -> Vec<(&str, &Cached)> {
+        debug_assert!(self.texts, "a cache read in text order keeps its texts");
         let mut all: Vec<(&str, &Cached)> = self
             .entries
             .iter()
