@@ -721,6 +721,30 @@ mod tests {
             }
         }
 
+        /// `cmp_bytes` is the slices' order for any bytes: two bytes changed at any places
+        /// (the first difference decides, not a later one in the same word), either way, at
+        /// every length around the word steps.
+        #[test]
+        fn byte_order_is_the_slices_order(
+            a in proptest::collection::vec(any::<u8>(), 0..40),
+            at in 0usize..40,
+            by in any::<u8>(),
+            later in 1usize..8,
+            by_later in any::<u8>(),
+            cut in 0usize..41,
+        ) {
+            let mut b = a.clone();
+            for (i, v) in [(at, by), (at + later, by_later)] {
+                if let Some(x) = b.get_mut(i) {
+                    *x = v;
+                }
+            }
+            b.truncate(cut.max(at.min(b.len())));
+            prop_assert_eq!(cmp_bytes(&a, &b), a.cmp(&b));
+            prop_assert_eq!(cmp_bytes(&b, &a), b.cmp(&a));
+            prop_assert_eq!(cmp_bytes(&a, &a), std::cmp::Ordering::Equal);
+        }
+
         /// Keys order as the tuple of their strings: what a derived `Ord` gave. Names mix
         /// lengths around the eight-byte steps, shared prefixes, NUL and bytes above 0x7f.
         #[test]
