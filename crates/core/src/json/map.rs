@@ -85,9 +85,6 @@ impl SharedKeys {
 /// [`same_bytes`] reads, in words, the short ones in two overlapping halves.
 #[inline]
 fn head(s: &[u8]) -> u64 {
-    fn word<const N: usize>(s: &[u8], at: usize) -> [u8; N] {
-        s[at..at + N].try_into().expect("N bytes")
-    }
     let n = s.len();
     let text = if n >= 8 {
         u64::from_le_bytes(word(s, 0)) & 0x00ff_ffff_ffff_ffff
@@ -713,6 +710,12 @@ impl DoubleEndedIterator for IntoIter {
 
 impl ExactSizeIterator for IntoIter {}
 
+/// The `N` bytes of `s` from `at`, for [`head`] and [`same_bytes`] to read as a word.
+#[inline]
+fn word<const N: usize>(s: &[u8], at: usize) -> [u8; N] {
+    s[at..at + N].try_into().expect("N bytes")
+}
+
 /// `a == b` in a few word compares, in place of a `bcmp` call: keys are a few bytes, and
 /// members' names often share a length (`kind`, `name`), so the call cost more than the
 /// comparing (natively a libc call; in wasm a byte loop). Eight bytes at a time, the last word
@@ -720,9 +723,6 @@ impl ExactSizeIterator for IntoIter {}
 /// object keys), so no length takes a byte loop.
 #[inline]
 fn same_bytes(a: &[u8], b: &[u8]) -> bool {
-    fn word<const N: usize>(s: &[u8], at: usize) -> [u8; N] {
-        s[at..at + N].try_into().expect("N bytes")
-    }
     let n = a.len();
     if n != b.len() {
         return false;
