@@ -172,8 +172,8 @@ enum Cached {
 /// The keys are the correlator's texts, about 170 bytes each, up to 4,096 of them in each of a
 /// kubelet's three caches. A key is held as a 128-bit SipHash-1-3 digest of its text ([`LruKey`]):
 /// kube's cache compares the texts, and two different texts would be taken for one only if
-/// their digests were equal, which for the 12,288 keys of a kubelet's caches has a chance of
-/// about 2^-102. Only a cache read in its keys' text order (the events.k8s.io recorder's
+/// their digests were equal, which among the 4,096 keys of a full cache (keys of two caches
+/// are never compared) has a chance of about 2^-105. Only a cache read in its keys' text order (the events.k8s.io recorder's
 /// series, [`Lru::with_texts`]) keeps the texts too. `by_tick` finds the key used longest ago
 /// without a scan. A checkpoint writes the texts in text order, or the digests, with ticks.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
@@ -226,16 +226,16 @@ impl From<LruText> for Lru {
             texts: t.texts,
             ..Lru::default()
         };
-        let keyed = (t.entries.into_iter())
-            .map(|(text, v)| (lru.key(&text), v))
-            .chain(t.digests.into_iter().map(|(digest, v)| {
-                let key = LruKey { digest, text: None };
-                (key, v)
-            }))
-            .collect::<Vec<_>>();
-        for (key, (touched, v)) in keyed {
+        let put = |lru: &mut Lru, key: LruKey, (touched, v)| {
             lru.by_tick.insert(touched, key.clone());
             lru.entries.insert(key, (touched, v));
+        };
+        for (text, entry) in t.entries {
+            let key = lru.key(&text);
+            put(&mut lru, key, entry);
+        }
+        for (digest, entry) in t.digests {
+            put(&mut lru, LruKey { digest, text: None }, entry);
         }
         lru
     }
