@@ -17,6 +17,7 @@
 //! Time is simulated: "now" is a [`SimTime`] argument, never the OS clock.
 
 use crate::api::meta::Fields;
+use crate::json::path;
 use crate::json::{json, Value};
 
 use crate::api::meta::str_at;
@@ -133,9 +134,12 @@ pub fn set_status_condition(
         return false;
     };
     let now_s = now.rfc3339();
-    if let Some(existing) = list.iter_mut().find(|c| str_at(c, "/type") == cond.type_) {
+    if let Some(existing) = list
+        .iter_mut()
+        .find(|c| str_at(c, path!("/type")) == cond.type_)
+    {
         let mut changed = false;
-        let status_differs = str_at(existing, "/status") != cond.status;
+        let status_differs = str_at(existing, path!("/status")) != cond.status;
         let mut put = |field: &str, v: Value, changed: &mut bool| {
             if existing.get(field) != Some(&v) {
                 existing[field] = v;
@@ -176,13 +180,18 @@ pub fn set_deployment_condition(status: &mut Value, cond: Cond<'_>, now: SimTime
     };
     let now_s = now.rfc3339();
     let mut transition = now_s.clone();
-    if let Some(pos) = list.iter().position(|c| str_at(c, "/type") == cond.type_) {
+    if let Some(pos) = list
+        .iter()
+        .position(|c| str_at(c, path!("/type")) == cond.type_)
+    {
         let old = &list[pos];
-        if str_at(old, "/status") == cond.status && str_at(old, "/reason") == cond.reason {
+        if str_at(old, path!("/status")) == cond.status
+            && str_at(old, path!("/reason")) == cond.reason
+        {
             return;
         }
-        if str_at(old, "/status") == cond.status {
-            transition = str_at(old, "/lastTransitionTime").to_owned();
+        if str_at(old, path!("/status")) == cond.status {
+            transition = str_at(old, path!("/lastTransitionTime")).to_owned();
         }
         list.remove(pos);
     }
@@ -218,8 +227,11 @@ pub fn set_pod_condition(status: &mut Value, cond: Cond<'_>, now: SimTime) {
     if !cond.message.is_empty() {
         entry["message"] = json!(cond.message);
     }
-    if let Some(existing) = list.iter_mut().find(|c| str_at(c, "/type") == cond.type_) {
-        if str_at(existing, "/status") == cond.status {
+    if let Some(existing) = list
+        .iter_mut()
+        .find(|c| str_at(c, path!("/type")) == cond.type_)
+    {
+        if str_at(existing, path!("/status")) == cond.status {
             entry["lastTransitionTime"] = existing.member("lastTransitionTime").clone();
         }
         *existing = entry;
@@ -245,7 +257,7 @@ pub fn set_hpa_condition(
     let Some(list) = status.get_mut("conditions").and_then(Value::as_array_mut) else {
         return;
     };
-    let pos = match list.iter().position(|c| str_at(c, "/type") == type_) {
+    let pos = match list.iter().position(|c| str_at(c, path!("/type")) == type_) {
         Some(i) => i,
         None => {
             list.push(json!({"type": type_, "status": "", "lastTransitionTime": now.rfc3339()}));
@@ -253,7 +265,7 @@ pub fn set_hpa_condition(
         }
     };
     let c = &mut list[pos];
-    if str_at(c, "/status") != s {
+    if str_at(c, path!("/status")) != s {
         c["lastTransitionTime"] = json!(now.rfc3339());
     }
     c["status"] = json!(s);

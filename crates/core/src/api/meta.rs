@@ -1,17 +1,19 @@
 //! Typed reads of object metadata from unstructured objects, for the engine, controllers and
 //! views: name, namespace, uid, resourceVersion, generation, labels, owner references.
 
-use crate::json::{json, Map, Value};
+use crate::json::path;
+use crate::json::{json, Map, Pointer, Value};
 
-/// RFC 6901 JSON pointer lookup: `Value::pointer`, by the name the engine's reads use.
+/// RFC 6901 JSON pointer lookup: `Value::pointer`, by the name the engine's reads use, of a
+/// pointer's text or of a [`crate::json::Path`] (`path!("/status/phase")`, read when compiled).
 pub trait JsonPointer {
-    fn at(&self, pointer: &str) -> Option<&Value>;
+    fn at<'p>(&self, pointer: impl Into<Pointer<'p>>) -> Option<&Value>;
 }
 
 impl JsonPointer for Value {
     #[inline]
-    fn at(&self, pointer: &str) -> Option<&Value> {
-        self.pointer(pointer)
+    fn at<'p>(&self, pointer: impl Into<Pointer<'p>>) -> Option<&Value> {
+        self.at_pointer(pointer.into())
     }
 }
 
@@ -184,32 +186,32 @@ pub fn resource_version(obj: &Value) -> u64 {
 
 /// `metadata.generation` (0 for kinds without one).
 pub fn generation(obj: &Value) -> i64 {
-    obj.at("/metadata/generation")
+    obj.at(path!("/metadata/generation"))
         .and_then(Value::as_i64)
         .unwrap_or(0)
 }
 
 /// `metadata.deletionTimestamp`, if the object is being deleted.
 pub fn deletion_timestamp(obj: &Value) -> Option<&str> {
-    obj.at("/metadata/deletionTimestamp")
+    obj.at(path!("/metadata/deletionTimestamp"))
         .and_then(Value::as_str)
 }
 
 /// `metadata.labels` (None if absent).
 pub fn labels(obj: &Value) -> Option<&Map> {
-    obj.at("/metadata/labels").and_then(Value::as_object)
+    obj.at(path!("/metadata/labels")).and_then(Value::as_object)
 }
 
 /// `metadata.annotations[key]`.
 pub fn annotation<'a>(obj: &'a Value, key: &str) -> Option<&'a str> {
-    obj.at("/metadata/annotations")
+    obj.at(path!("/metadata/annotations"))
         .and_then(|a| a.field(key))
         .and_then(Value::as_str)
 }
 
 /// The owner reference with `controller: true`, if any.
 pub fn controller_ref(obj: &Value) -> Option<&Value> {
-    obj.at("/metadata/ownerReferences")
+    obj.at(path!("/metadata/ownerReferences"))
         .and_then(Value::as_array)?
         .iter()
         .find(|r| r.field("controller").and_then(Value::as_bool) == Some(true))
@@ -246,7 +248,7 @@ pub fn meta_mut(obj: &mut Value) -> &mut Map {
 }
 
 /// The strings of the list at a JSON pointer (non-strings skipped; empty when absent).
-pub fn str_list_at(obj: &Value, pointer: &str) -> Vec<String> {
+pub fn str_list_at<'p>(obj: &Value, pointer: impl Into<Pointer<'p>>) -> Vec<String> {
     obj.at(pointer)
         .and_then(Value::as_array)
         .map(|a| {
@@ -260,7 +262,7 @@ pub fn str_list_at(obj: &Value, pointer: &str) -> Vec<String> {
 
 /// `metadata.finalizers`.
 pub fn finalizers(obj: &Value) -> Vec<String> {
-    str_list_at(obj, "/metadata/finalizers")
+    str_list_at(obj, path!("/metadata/finalizers"))
 }
 
 /// Whether `metadata.deletionTimestamp` is set (the object is being deleted).
@@ -270,7 +272,7 @@ pub fn is_deleting(obj: &Value) -> bool {
 
 /// `metadata.ownerReferences`, or none.
 pub fn owner_refs(obj: &Value) -> &[Value] {
-    obj.at("/metadata/ownerReferences")
+    obj.at(path!("/metadata/ownerReferences"))
         .and_then(Value::as_array)
         .map_or(&[], Vec::as_slice)
 }
@@ -310,25 +312,25 @@ pub fn set_or_remove(map: &mut Map, key: &str, v: Option<&Value>) {
 /// (which has no source), its reporting controller, spelled `reportingComponent` in core/v1.
 /// kubectl's describe and table and the `source` field selector all read it so.
 pub fn event_source(ev: &Value) -> &str {
-    match str_at(ev, "/source/component") {
-        "" => str_at(ev, "/reportingComponent"),
+    match str_at(ev, path!("/source/component")) {
+        "" => str_at(ev, path!("/reportingComponent")),
         c => c,
     }
 }
 
-pub fn str_at<'a>(obj: &'a Value, pointer: &str) -> &'a str {
+pub fn str_at<'a, 'p>(obj: &'a Value, pointer: impl Into<Pointer<'p>>) -> &'a str {
     obj.at(pointer).and_then(Value::as_str).unwrap_or_default()
 }
 
 /// The integer at a JSON pointer.
-pub fn i64_at(obj: &Value, pointer: &str) -> Option<i64> {
+pub fn i64_at<'p>(obj: &Value, pointer: impl Into<Pointer<'p>>) -> Option<i64> {
     obj.at(pointer).and_then(Value::as_i64)
 }
 
 /// Whether the object is being deleted: `metadata.deletionTimestamp` present and not null
 /// (Go's `DeletionTimestamp != nil`; unlike [`deletion_timestamp`] any non-null value counts).
 pub fn is_terminating(obj: &Value) -> bool {
-    obj.at("/metadata/deletionTimestamp")
+    obj.at(path!("/metadata/deletionTimestamp"))
         .is_some_and(|t| !t.is_null())
 }
 
@@ -353,7 +355,7 @@ pub fn string_map(v: Option<&Value>) -> std::collections::BTreeMap<String, Strin
 
 /// `metadata.labels` as an ordered map (empty if absent), for selector matching.
 pub fn label_map(obj: &Value) -> std::collections::BTreeMap<String, String> {
-    string_map(obj.at("/metadata/labels"))
+    string_map(obj.at(path!("/metadata/labels")))
 }
 
 #[cfg(test)]

@@ -4,6 +4,7 @@
 //! `FindMatchingUntoleratedTaint`, `Toleration.ToleratesTaint`].
 
 use crate::api::meta::Fields;
+use crate::json::path;
 use crate::json::Value;
 
 use crate::api::meta::{self, str_at, JsonPointer};
@@ -26,13 +27,13 @@ fn strings(v: Option<&Value>) -> Vec<&str> {
 /// without values, `Exists` with values, `Gt`/`Lt` without exactly one integer), which makes
 /// the whole term match nothing.
 fn label_requirement(req: &Value, node: &Value) -> Option<bool> {
-    let key = str_at(req, "/key");
+    let key = str_at(req, path!("/key"));
     let values = strings(req.field("values"));
     let label = node
-        .at("/metadata/labels")
+        .at(path!("/metadata/labels"))
         .and_then(|l| l.get(key))
         .and_then(Value::as_str);
-    match str_at(req, "/operator") {
+    match str_at(req, path!("/operator")) {
         "In" | "NotIn" if values.is_empty() => None,
         "In" => Some(label.is_some_and(|l| values.contains(&l))),
         // labels.Selector's NotIn also matches a missing key.
@@ -59,13 +60,13 @@ fn label_requirement(req: &Value, node: &Value) -> Option<bool> {
 /// One `matchFields` requirement [`nodeSelectorRequirementsAsFieldSelector`]: only
 /// `metadata.name` with `In`/`NotIn` and exactly one value parses.
 fn field_requirement(req: &Value, node: &Value) -> Option<bool> {
-    if str_at(req, "/key") != OBJECT_NAME_FIELD {
+    if str_at(req, path!("/key")) != OBJECT_NAME_FIELD {
         return None;
     }
     let [v] = strings(req.field("values"))[..] else {
         return None;
     };
-    match str_at(req, "/operator") {
+    match str_at(req, path!("/operator")) {
         "In" => Some(meta::name(node) == v),
         "NotIn" => Some(meta::name(node) != v),
         _ => None,
@@ -105,7 +106,7 @@ fn term_matches(term: &Value, node: &Value) -> bool {
 /// is set, one of its terms matches (no terms: nothing matches).
 pub fn required_node_affinity_matches(pod_spec: &Value, node: &Value) -> bool {
     if let Some(sel) = pod_spec.field("nodeSelector").and_then(Value::as_object) {
-        let labels = node.at("/metadata/labels");
+        let labels = node.at(path!("/metadata/labels"));
         let ok = sel.iter().all(|(k, v)| {
             labels.and_then(|l| l.get(k)).and_then(Value::as_str) == v.as_str() && v.is_string()
         });
@@ -113,7 +114,9 @@ pub fn required_node_affinity_matches(pod_spec: &Value, node: &Value) -> bool {
             return false;
         }
     }
-    match pod_spec.at("/affinity/nodeAffinity/requiredDuringSchedulingIgnoredDuringExecution") {
+    match pod_spec.at(path!(
+        "/affinity/nodeAffinity/requiredDuringSchedulingIgnoredDuringExecution"
+    )) {
         Some(required) if !required.is_null() => required
             .field("nodeSelectorTerms")
             .and_then(Value::as_array)
@@ -126,17 +129,17 @@ pub fn required_node_affinity_matches(pod_spec: &Value, node: &Value) -> bool {
 /// toleration has none), the key matches (or the toleration has none, which with `Exists`
 /// tolerates every key), and the operator holds: `Exists`, or `Equal`/empty with equal values.
 pub fn tolerates(toleration: &Value, taint: &Value) -> bool {
-    let effect = str_at(toleration, "/effect");
-    if !effect.is_empty() && effect != str_at(taint, "/effect") {
+    let effect = str_at(toleration, path!("/effect"));
+    if !effect.is_empty() && effect != str_at(taint, path!("/effect")) {
         return false;
     }
-    let key = str_at(toleration, "/key");
-    if !key.is_empty() && key != str_at(taint, "/key") {
+    let key = str_at(toleration, path!("/key"));
+    if !key.is_empty() && key != str_at(taint, path!("/key")) {
         return false;
     }
-    match str_at(toleration, "/operator") {
+    match str_at(toleration, path!("/operator")) {
         "Exists" => true,
-        "" | "Equal" => str_at(toleration, "/value") == str_at(taint, "/value"),
+        "" | "Equal" => str_at(toleration, path!("/value")) == str_at(taint, path!("/value")),
         _ => false,
     }
 }
@@ -148,14 +151,14 @@ pub fn first_untolerated_taint<'a>(
     tolerations: &[Value],
     filter: impl Fn(&str) -> bool,
 ) -> Option<&'a Value> {
-    taints
-        .iter()
-        .find(|t| filter(str_at(t, "/effect")) && !tolerations.iter().any(|tol| tolerates(tol, t)))
+    taints.iter().find(|t| {
+        filter(str_at(t, path!("/effect"))) && !tolerations.iter().any(|tol| tolerates(tol, t))
+    })
 }
 
 /// The node's `spec.taints`.
 pub fn node_taints(node: &Value) -> &[Value] {
-    node.at("/spec/taints")
+    node.at(path!("/spec/taints"))
         .and_then(Value::as_array)
         .map_or(&[], Vec::as_slice)
 }

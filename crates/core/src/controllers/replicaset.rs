@@ -4,6 +4,7 @@
 //! status with the ReplicaFailure condition.
 
 use crate::api::meta::Fields;
+use crate::json::path;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -105,7 +106,7 @@ struct Ranked<'a> {
 
 pub(super) fn phase_ordinal(pod: &Value) -> u8 {
     // `podPhaseToOrdinal`; any other phase reads as 0.
-    match str_at(pod, "/status/phase") {
+    match str_at(pod, path!("/status/phase")) {
         "Unknown" => 1,
         "Running" => 2,
         _ => 0,
@@ -124,7 +125,7 @@ fn deletion_cost(pod: &Value) -> i64 {
 }
 
 pub(super) fn max_container_restarts(pod: &Value) -> i64 {
-    pod.at("/status/containerStatuses")
+    pod.at(path!("/status/containerStatuses"))
         .and_then(Value::as_array)
         .into_iter()
         .flatten()
@@ -222,7 +223,9 @@ fn pods_to_delete(
 ) -> Vec<Arc<Value>> {
     let mut on_node: BTreeMap<&str, usize> = BTreeMap::new();
     for p in related.iter().filter(|p| pod_is_active(p)) {
-        *on_node.entry(str_at(p, "/spec/nodeName")).or_default() += 1;
+        *on_node
+            .entry(str_at(p, path!("/spec/nodeName")))
+            .or_default() += 1;
     }
     candidates.sort_by(|a, b| meta::name(a).cmp(meta::name(b)));
     let mut ranked: Vec<(Ranked<'_>, usize)> = candidates
@@ -230,7 +233,7 @@ fn pods_to_delete(
         .enumerate()
         .map(|(i, p)| {
             let ready = pod_is_ready(p);
-            let node = str_at(p, "/spec/nodeName");
+            let node = str_at(p, path!("/spec/nodeName"));
             let ranked = Ranked {
                 node,
                 phase: phase_ordinal(p),
@@ -274,7 +277,7 @@ fn related_pods<'c>(
     let selectors: Result<Vec<Selector>, String> = cache
         .list_in(&rs_gr, ns)
         .filter(|r| meta::controller_of(r).is_some_and(|(_, _, u)| u == controller))
-        .filter_map(|r| r.at("/spec/selector"))
+        .filter_map(|r| r.at(path!("/spec/selector")))
         .map(Selector::from_label_selector)
         .collect();
     let Ok(selectors) = selectors else {
@@ -301,7 +304,7 @@ pub fn pod_available(pod: &Value, min_ready_seconds: i64, now: SimTime) -> bool 
 pub(super) fn ready_since_ms(pod: &Value) -> Option<i64> {
     pod.field("status")
         .and_then(|s| conditions::find_condition(s, "Ready"))
-        .map(|c| str_at(c, "/lastTransitionTime"))
+        .map(|c| str_at(c, path!("/lastTransitionTime")))
         .and_then(crate::time::parse_rfc3339_unix_ms)
 }
 
@@ -350,8 +353,8 @@ impl Reconciler for ReplicaSetController {
             WatchEventType::Deleted => self.deletion_observed(&owner, &ev.key.name),
             WatchEventType::Modified => {
                 if old.is_some_and(|o| {
-                    str_at(o, "/metadata/resourceVersion")
-                        == str_at(new, "/metadata/resourceVersion")
+                    str_at(o, path!("/metadata/resourceVersion"))
+                        == str_at(new, path!("/metadata/resourceVersion"))
                 }) {
                     return Vec::new();
                 }
@@ -381,8 +384,8 @@ impl Reconciler for ReplicaSetController {
         };
         let principal = self.principal();
         let uid = meta::uid(&rs).to_owned();
-        let want = meta::i64_at(&rs, "/spec/replicas").unwrap_or(1);
-        let min_ready = meta::i64_at(&rs, "/spec/minReadySeconds").unwrap_or(0);
+        let want = meta::i64_at(&rs, path!("/spec/replicas")).unwrap_or(1);
+        let min_ready = meta::i64_at(&rs, path!("/spec/minReadySeconds")).unwrap_or(0);
         let counts = ctx.cache.pod_counts(&uid);
         let active = counts.active as i64;
         let mut manage_err: Option<ReconcileError> = None;
@@ -560,8 +563,8 @@ impl Reconciler for ReplicaSetController {
                 }
                 Err(e) => return Err(e.into()),
             };
-            let ready = meta::i64_at(&updated, "/status/readyReplicas").unwrap_or(0);
-            let avail = meta::i64_at(&updated, "/status/availableReplicas").unwrap_or(0);
+            let ready = meta::i64_at(&updated, path!("/status/readyReplicas")).unwrap_or(0);
+            let avail = meta::i64_at(&updated, path!("/status/availableReplicas")).unwrap_or(0);
             if manage_err.is_none() && min_ready > 0 && ready == want && avail != want {
                 return Ok(ReconcileAction::RequeueAfter {
                     ms: min_ready as u64 * 1000,
@@ -582,12 +585,15 @@ fn set_rs_condition(status: &mut Value, reason: &str, message: &str, now: SimTim
         .and_then(Value::as_array)
         .cloned()
         .unwrap_or_default();
-    if let Some(c) = list.iter().find(|c| str_at(c, "/type") == "ReplicaFailure") {
-        if str_at(c, "/status") == "True" && str_at(c, "/reason") == reason {
+    if let Some(c) = list
+        .iter()
+        .find(|c| str_at(c, path!("/type")) == "ReplicaFailure")
+    {
+        if str_at(c, path!("/status")) == "True" && str_at(c, path!("/reason")) == reason {
             return;
         }
     }
-    list.retain(|c| str_at(c, "/type") != "ReplicaFailure");
+    list.retain(|c| str_at(c, path!("/type")) != "ReplicaFailure");
     list.push(json!({
         "type": "ReplicaFailure",
         "status": "True",
@@ -600,7 +606,7 @@ fn set_rs_condition(status: &mut Value, reason: &str, message: &str, now: SimTim
 
 /// The Pod a ReplicaSet creates: the template's labels, annotations and spec, owned by the RS.
 pub fn pod_from_template(rs: &Value, suffix: &str) -> Value {
-    let template = rs.at("/spec/template").unwrap_or(&Value::Null);
+    let template = rs.at(path!("/spec/template")).unwrap_or(&Value::Null);
     // Values are put in place after the `json!` shape is built: `json!` would copy each through
     // its serializer (the template's spec is the biggest part of a Pod).
     let mut meta = json!({

@@ -13,6 +13,7 @@
 //! `PodScheduled=True`, as kube's binding REST does.
 
 use crate::api::meta::Fields;
+use crate::json::path;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -133,7 +134,7 @@ fn usage_of(pod: &Value) -> Usage {
 }
 
 fn bound_node(pod: &Value) -> Option<&str> {
-    let n = str_at(pod, "/spec/nodeName");
+    let n = str_at(pod, path!("/spec/nodeName"));
     (!n.is_empty() && pod_is_active(pod)).then_some(n)
 }
 
@@ -257,7 +258,7 @@ pub fn pre_filter_node_names(
     pod_spec: &Value,
 ) -> Result<Option<std::collections::BTreeSet<String>>, &'static str> {
     let Some(terms) = pod_spec
-        .at("/affinity/nodeAffinity/requiredDuringSchedulingIgnoredDuringExecution/nodeSelectorTerms")
+        .at(path!("/affinity/nodeAffinity/requiredDuringSchedulingIgnoredDuringExecution/nodeSelectorTerms"))
         .and_then(Value::as_array)
         .filter(|t| !t.is_empty())
     else {
@@ -272,8 +273,8 @@ pub fn pre_filter_node_names(
             .into_iter()
             .flatten()
         {
-            if str_at(r, "/key") == node_predicates::OBJECT_NAME_FIELD
-                && str_at(r, "/operator") == "In"
+            if str_at(r, path!("/key")) == node_predicates::OBJECT_NAME_FIELD
+                && str_at(r, path!("/operator")) == "In"
             {
                 let s: std::collections::BTreeSet<String> = r
                     .field("values")
@@ -316,7 +317,11 @@ pub fn node_filters(pod_spec: &Value, node: &Value) -> Option<NodeFailure> {
             unresolvable: true,
         })
     };
-    if node.at("/spec/unschedulable").and_then(Value::as_bool) == Some(true) {
+    if node
+        .at(path!("/spec/unschedulable"))
+        .and_then(Value::as_bool)
+        == Some(true)
+    {
         let taint = crate::json::json!({"key": node_predicates::TAINT_NODE_UNSCHEDULABLE, "effect": "NoSchedule"});
         if !tolerations
             .iter()
@@ -332,8 +337,8 @@ pub fn node_filters(pod_spec: &Value, node: &Value) -> Option<NodeFailure> {
     ) {
         return fail(format!(
             "node(s) had untolerated taint {{{}: {}}}",
-            str_at(taint, "/key"),
-            str_at(taint, "/value")
+            str_at(taint, path!("/key")),
+            str_at(taint, path!("/value"))
         ));
     }
     if !node_predicates::required_node_affinity_matches(pod_spec, node) {
@@ -421,10 +426,11 @@ impl Reconciler for Scheduler {
                 self.add_usage(n, usage_of(new), 1);
             }
         }
-        if deleted || !str_at(new, "/spec/nodeName").is_empty() {
+        if deleted || !str_at(new, path!("/spec/nodeName")).is_empty() {
             self.forget_assumed(&ev.key);
         }
-        let waiting = !deleted && str_at(new, "/spec/nodeName").is_empty() && pod_is_active(new);
+        let waiting =
+            !deleted && str_at(new, path!("/spec/nodeName")).is_empty() && pod_is_active(new);
         if waiting {
             self.pending.insert(ev.key.clone());
             // `isPodUpdated` [pkg/scheduler/eventhandlers.go]: an update of the status alone
@@ -456,7 +462,7 @@ impl Reconciler for Scheduler {
         let Some(pod) = ctx.cache.get(key).cloned() else {
             return Ok(ReconcileAction::AwaitChange);
         };
-        if !str_at(&pod, "/spec/nodeName").is_empty()
+        if !str_at(&pod, path!("/spec/nodeName")).is_empty()
             || !pod_is_active(&pod)
             || self.assumed.contains_key(key)
         {
@@ -494,7 +500,7 @@ impl Reconciler for Scheduler {
                 diagnosis.nodes.push(f);
                 continue;
             }
-            let node_allocatable = node.at("/status/allocatable");
+            let node_allocatable = node.at(path!("/status/allocatable"));
             let alloc = |f: &str| node_allocatable.and_then(|a| a.field(f));
             let cpu = alloc("cpu").map_or(u64::MAX, crate::api::quantity::cpu_millis);
             let mem = alloc("memory").map_or(u64::MAX, crate::api::quantity::memory_bytes);

@@ -2,6 +2,7 @@
 //! quantities and kube's name hashing. Metadata readers are [`crate::api::meta`]'s, request
 //! builders [`crate::api::ApiRequest`]'s and condition setters [`crate::conditions`]'.
 
+use crate::json::path;
 use crate::json::Value;
 
 use crate::api::meta;
@@ -49,16 +50,16 @@ fn sum_requests(pod: &Value, missing: (u64, u64)) -> (u64, u64) {
     let mut cpu = 0;
     let mut mem = 0;
     for c in pod
-        .at("/spec/containers")
+        .at(path!("/spec/containers"))
         .and_then(Value::as_array)
         .into_iter()
         .flatten()
     {
         cpu += c
-            .at("/resources/requests/cpu")
+            .at(path!("/resources/requests/cpu"))
             .map_or(missing.0, cpu_millis);
         mem += c
-            .at("/resources/requests/memory")
+            .at(path!("/resources/requests/memory"))
             .map_or(missing.1, memory_bytes);
     }
     (cpu, mem)

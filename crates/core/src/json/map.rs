@@ -106,6 +106,20 @@ fn head(s: &[u8]) -> u64 {
     text | ((n.min(255) as u64) << 56)
 }
 
+/// [`head`] at compile time, a byte at a time: the first seven bytes in order from the lowest,
+/// which is what `head`'s overlapping words come to.
+pub(super) const fn head_of(s: &[u8]) -> u64 {
+    let n = s.len();
+    let mut text = 0;
+    let mut i = 0;
+    while i < n && i < 7 {
+        text |= (s[i] as u64) << (8 * i);
+        i += 1;
+    }
+    let len = if n > 255 { 255 } else { n as u64 };
+    text | (len << 56)
+}
+
 impl Keys {
     #[inline]
     fn as_slice(&self) -> &[Key] {
@@ -147,11 +161,22 @@ impl Default for Entries {
 impl Entries {
     #[cfg_attr(target_arch = "wasm32", inline(never))]
     fn position(&self, key: &str) -> Option<usize> {
-        let key = key.as_bytes();
+        self.search(key.as_bytes(), || head(key.as_bytes()))
+    }
+
+    /// [`Entries::position`] of a key whose head is known.
+    #[cfg_attr(target_arch = "wasm32", inline(never))]
+    fn position_by_head(&self, key: &str, h: u64) -> Option<usize> {
+        self.search(key.as_bytes(), || h)
+    }
+
+    /// The search: a map being built compares texts, a stored map heads ([`SharedKeys`]).
+    #[inline(always)]
+    fn search(&self, key: &[u8], head_of_key: impl FnOnce() -> u64) -> Option<usize> {
         match &self.keys {
             Keys::Own(keys) => keys.iter().position(|k| same_bytes(k.as_bytes(), key)),
             Keys::Shared(shared) => {
-                let h = head(key);
+                let h = head_of_key();
                 if key.len() < 8 {
                     shared.heads.iter().position(|&x| x == h)
                 } else {
@@ -233,6 +258,12 @@ impl Map {
     pub fn get_key_value(&self, key: &str) -> Option<(&Key, &Value)> {
         let i = self.position(key)?;
         Some((&self.entries.keys.as_slice()[i], &self.entries.values[i]))
+    }
+
+    /// [`Map::get`] of a key whose [`head`] is known (a [`super::Path`]'s token).
+    #[inline]
+    pub(super) fn get_by_head(&self, key: &str, h: u64) -> Option<&Value> {
+        Some(&self.entries.values[self.entries.position_by_head(key, h)?])
     }
 
     #[cfg_attr(target_arch = "wasm32", inline(never))]
@@ -832,6 +863,12 @@ mod tests {
                     prop_assert_eq!(head(a.as_bytes()) == head(other), same);
                 }
             }
+        }
+
+        /// The compile-time head is the run-time one, at every length.
+        #[test]
+        fn a_head_made_when_compiled_is_the_same(a in proptest::collection::vec(any::<u8>(), 0..300)) {
+            prop_assert_eq!(head_of(&a), head(&a));
         }
     }
 

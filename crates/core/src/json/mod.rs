@@ -9,6 +9,8 @@
 mod list;
 mod macros;
 mod map;
+#[doc(hidden)]
+pub mod path_impl;
 mod serde_impl;
 
 pub use list::List;
@@ -20,6 +22,8 @@ pub use serde_json::Number;
 pub use macros::__private;
 
 pub use crate::__json as json;
+pub use crate::__path as path;
+pub use path_impl::{Path, Pointer};
 
 /// RFC 6902 JSON patch, as `json_patch::patch_unsafe` applies it (on a copy of `doc` in
 /// serde_json's form: JSON patches are rare, and that crate reads only that form).

@@ -4,6 +4,7 @@
 //! Indexes are maintained incrementally on every delivery, so reconcilers never scan the whole
 //! cache: objects by controller owner uid, and per owner the counts of active and ready pods.
 
+use crate::json::path;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
@@ -35,7 +36,7 @@ pub struct Informer {
 
 /// Whether a pod counts toward its ReplicaSet's replicas.
 pub fn pod_is_active(pod: &Value) -> bool {
-    let phase = meta::str_at(pod, "/status/phase");
+    let phase = meta::str_at(pod, path!("/status/phase"));
     !meta::is_terminating(pod) && phase != "Succeeded" && phase != "Failed"
 }
 

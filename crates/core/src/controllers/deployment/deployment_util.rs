@@ -4,6 +4,7 @@
 //! annotations (`SetNewReplicaSetAnnotations`, `SetReplicasAnnotations`).
 
 use crate::api::meta::Fields;
+use crate::json::path;
 use crate::json::{json, Value};
 
 use super::{
@@ -70,9 +71,11 @@ impl DeploymentSpec {
             .unwrap_or(600);
         DeploymentSpec {
             replicas: spec.field("replicas").and_then(Value::as_i64).unwrap_or(1),
-            recreate: str_at(spec, "/strategy/type") == "Recreate",
-            max_surge: spec.at("/strategy/rollingUpdate/maxSurge").cloned(),
-            max_unavailable: spec.at("/strategy/rollingUpdate/maxUnavailable").cloned(),
+            recreate: str_at(spec, path!("/strategy/type")) == "Recreate",
+            max_surge: spec.at(path!("/strategy/rollingUpdate/maxSurge")).cloned(),
+            max_unavailable: spec
+                .at(path!("/strategy/rollingUpdate/maxUnavailable"))
+                .cloned(),
             revision_history_limit: spec
                 .field("revisionHistoryLimit")
                 .and_then(Value::as_i64)
@@ -353,7 +356,7 @@ fn metadata_equal_ignore_hash(a: &Value, b: &Value) -> bool {
 }
 
 pub(super) fn rs_spec(rs: &Value) -> i64 {
-    meta::i64_at(rs, "/spec/replicas").unwrap_or(1)
+    meta::i64_at(rs, path!("/spec/replicas")).unwrap_or(1)
 }
 pub(super) fn rs_status(rs: &Value, field: &str) -> i64 {
     meta::i64_at(rs, &format!("/status/{field}")).unwrap_or(0)
@@ -387,8 +390,8 @@ pub(super) fn annotations_only(obj: &Value) -> Value {
     }
 }
 pub(super) fn by_creation(a: &Value, b: &Value) -> std::cmp::Ordering {
-    str_at(a, "/metadata/creationTimestamp")
-        .cmp(str_at(b, "/metadata/creationTimestamp"))
+    str_at(a, path!("/metadata/creationTimestamp"))
+        .cmp(str_at(b, path!("/metadata/creationTimestamp")))
         .then_with(|| meta::name(a).cmp(meta::name(b)))
 }
 
@@ -431,7 +434,7 @@ impl Sync<'_, '_> {
         let mut changed = false;
         if let Some(ann) = self
             .d
-            .at("/metadata/annotations")
+            .at(path!("/metadata/annotations"))
             .and_then(Value::as_object)
         {
             for (k, v) in ann {

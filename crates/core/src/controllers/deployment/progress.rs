@@ -2,6 +2,7 @@
 //! completion, the progress deadline and requeueing a stuck rollout.
 
 use crate::api::meta::Fields;
+use crate::json::path;
 use crate::json::{json, Value};
 
 use super::deployment_util::{has_deadline, num};
@@ -27,7 +28,7 @@ impl Sync<'_, '_> {
         let is_complete = num(&status, "replicas") == num(&status, "updatedReplicas")
             && current
                 .as_ref()
-                .is_some_and(|c| str_at(c, "/reason") == "NewReplicaSetAvailable");
+                .is_some_and(|c| str_at(c, path!("/reason")) == "NewReplicaSetAvailable");
         // The messages name the new ReplicaSet, or the Deployment while there is none (mid
         // Recreate, between scaling the old ones down and creating the new one).
         let subject = match new_rs {
@@ -58,8 +59,8 @@ impl Sync<'_, '_> {
                 let msg = format!("{subject} is progressing.");
                 let transition = current
                     .as_ref()
-                    .filter(|c| str_at(c, "/status") == "True")
-                    .map(|c| str_at(c, "/lastTransitionTime").to_owned());
+                    .filter(|c| str_at(c, path!("/status")) == "True")
+                    .map(|c| str_at(c, path!("/lastTransitionTime")).to_owned());
                 conditions::remove_condition(&mut status, "Progressing");
                 conditions::set_deployment_condition(
                     &mut status,
@@ -102,9 +103,9 @@ impl Sync<'_, '_> {
                 &mut status,
                 Cond {
                     type_: "ReplicaFailure",
-                    status: str_at(&c, "/status"),
-                    reason: str_at(&c, "/reason"),
-                    message: str_at(&c, "/message"),
+                    status: str_at(&c, path!("/status")),
+                    reason: str_at(&c, path!("/reason")),
+                    message: str_at(&c, path!("/message")),
                 },
                 now,
             ),
@@ -152,7 +153,7 @@ impl Sync<'_, '_> {
         let Some(c) = conditions::find_condition(status, "Progressing") else {
             return (false, "no Progressing condition yet".into());
         };
-        match str_at(c, "/reason") {
+        match str_at(c, path!("/reason")) {
             "NewReplicaSetAvailable" => (false, "the rollout completed".into()),
             "ProgressDeadlineExceeded" => (true, "the deadline was already exceeded".into()),
             _ => match last_update_ms(c) {
@@ -162,7 +163,7 @@ impl Sync<'_, '_> {
                     let out = from + deadline * 1000 < now;
                     let rule = format!(
                         "no progress since lastUpdateTime {} ({} ago) {} progressDeadlineSeconds {deadline}",
-                        str_at(c, "/lastUpdateTime"),
+                        str_at(c, path!("/lastUpdateTime")),
                         seconds((now - from).max(0)),
                         if out { ">" } else { "<=" }
                     );
@@ -180,7 +181,7 @@ impl Sync<'_, '_> {
         let Some(c) = conditions::find_condition(self.status_ref(), "Progressing").cloned() else {
             return ReconcileAction::AwaitChange;
         };
-        if self.complete(status) || str_at(&c, "/reason") == "ProgressDeadlineExceeded" {
+        if self.complete(status) || str_at(&c, path!("/reason")) == "ProgressDeadlineExceeded" {
             return ReconcileAction::AwaitChange;
         }
         let Some(from) = last_update_ms(&c) else {
@@ -203,7 +204,7 @@ fn seconds(ms: i64) -> String {
 }
 
 pub(super) fn last_update_ms(c: &Value) -> Option<i64> {
-    crate::time::parse_rfc3339_unix_ms(str_at(c, "/lastUpdateTime"))
+    crate::time::parse_rfc3339_unix_ms(str_at(c, path!("/lastUpdateTime")))
 }
 
 /// `DeploymentProgressing`, with its first reason when there is progress:

@@ -3,6 +3,7 @@
 //! ReplicaSets and the paused check.
 
 use crate::api::meta::Fields;
+use crate::json::path;
 use std::sync::Arc;
 
 use crate::json::{json, Value};
@@ -67,9 +68,12 @@ impl Sync<'_, '_> {
         create: bool,
     ) -> Result<Option<usize>, ReconcileError> {
         let existing = {
-            let template = self.d.at("/spec/template").unwrap_or(&Value::Null);
+            let template = self.d.at(path!("/spec/template")).unwrap_or(&Value::Null);
             rss.iter().position(|rs| {
-                equal_ignore_hash(rs.at("/spec/template").unwrap_or(&Value::Null), template)
+                equal_ignore_hash(
+                    rs.at(path!("/spec/template")).unwrap_or(&Value::Null),
+                    template,
+                )
             })
         };
         let max_old_revision = rss
@@ -85,7 +89,7 @@ impl Sync<'_, '_> {
             // ReplicaSet is copied only when it has to be written.
             let mut probe = annotations_only(&rss[i]);
             let annotations_updated = self.new_rs_annotations(&mut probe, new_revision, true);
-            let min_ready = meta::i64_at(&rss[i], "/spec/minReadySeconds").unwrap_or(0);
+            let min_ready = meta::i64_at(&rss[i], path!("/spec/minReadySeconds")).unwrap_or(0);
             if annotations_updated || min_ready != self.spec.min_ready_seconds {
                 let mut copy = rss[i].clone();
                 self.new_rs_annotations(&mut copy, new_revision, true);
@@ -134,12 +138,20 @@ impl Sync<'_, '_> {
         if !create {
             return Ok(None);
         }
-        let template = self.d.at("/spec/template").cloned().unwrap_or(Value::Null);
-        let collision = meta::i64_at(&self.d, "/status/collisionCount");
+        let template = self
+            .d
+            .at(path!("/spec/template"))
+            .cloned()
+            .unwrap_or(Value::Null);
+        let collision = meta::i64_at(&self.d, path!("/status/collisionCount"));
         let hash = pod_template_hash(&template, collision);
         let mut new_template = template.clone();
         add_label(&mut new_template, &hash);
-        let mut selector = self.d.at("/spec/selector").cloned().unwrap_or(json!({}));
+        let mut selector = self
+            .d
+            .at(path!("/spec/selector"))
+            .cloned()
+            .unwrap_or(json!({}));
         selector["matchLabels"][POD_TEMPLATE_HASH] = json!(hash);
         let name = format!("{}-{hash}", meta::name(&self.d));
         let total: i64 = rss.iter().map(rs_spec).sum();
@@ -150,7 +162,7 @@ impl Sync<'_, '_> {
             "metadata": {
                 "name": name,
                 "namespace": meta::namespace(&self.d),
-                "labels": new_template.at("/metadata/labels").cloned().unwrap_or(json!({})),
+                "labels": new_template.at(path!("/metadata/labels")).cloned().unwrap_or(json!({})),
                 "ownerReferences": [meta::owner_reference(&self.d, true)],
             },
             "spec": {
@@ -173,7 +185,7 @@ impl Sync<'_, '_> {
                     match self.ctx.cache.get(&key) {
                         Some(rs)
                             if equal_ignore_hash(
-                                rs.at("/spec/template").unwrap_or(&Value::Null),
+                                rs.at(path!("/spec/template")).unwrap_or(&Value::Null),
                                 &template,
                             ) =>
                         {
@@ -476,7 +488,7 @@ impl Sync<'_, '_> {
         }
         let mut status = self.status();
         let reason = conditions::find_condition(&status, "Progressing")
-            .map(|c| str_at(c, "/reason").to_owned())
+            .map(|c| str_at(c, path!("/reason")).to_owned())
             .unwrap_or_default();
         if reason == "ProgressDeadlineExceeded" {
             return Ok(());

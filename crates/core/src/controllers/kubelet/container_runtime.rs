@@ -3,6 +3,7 @@
 //! CrashLoopBackOff back-off, and termination with preStop hooks.
 
 use crate::api::meta::Fields;
+use crate::json::path;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
@@ -177,21 +178,21 @@ impl Termination {
 
 /// The pod's `spec.restartPolicy` (the API server defaults it to `Always`).
 pub(super) fn restart_policy(pod: &Value) -> &str {
-    match str_at(pod, "/spec/restartPolicy") {
+    match str_at(pod, path!("/spec/restartPolicy")) {
         "" => "Always",
         p => p,
     }
 }
 
 pub(super) fn containers(pod: &Value) -> Vec<(String, String)> {
-    pod.at("/spec/containers")
+    pod.at(path!("/spec/containers"))
         .and_then(Value::as_array)
         .map(|cs| {
             cs.iter()
                 .map(|c| {
                     (
-                        str_at(c, "/name").to_owned(),
-                        str_at(c, "/image").to_owned(),
+                        str_at(c, path!("/name")).to_owned(),
+                        str_at(c, path!("/image")).to_owned(),
                     )
                 })
                 .collect()
@@ -479,7 +480,7 @@ impl Kubelet {
         }
         let ready = matches!(rt.stage, Stage::Ready { .. });
         let grace_ms = pod
-            .at("/metadata/deletionGracePeriodSeconds")
+            .at(path!("/metadata/deletionGracePeriodSeconds"))
             .and_then(Value::as_u64)
             .unwrap_or(0)
             * 1000;
@@ -694,17 +695,17 @@ pub(super) fn registry_parts(reference: &str) -> (String, String, String) {
 /// (`PodLifecycleSleepAction`, on in 1.32) or an exec of `sleep N` (as `sh -c "sleep N"` too);
 /// other hooks (httpGet, other commands) take no simulated time.
 pub(super) fn pre_stop_ms(pod: &Value) -> u64 {
-    pod.at("/spec/containers")
+    pod.at(path!("/spec/containers"))
         .and_then(Value::as_array)
         .into_iter()
         .flatten()
-        .filter_map(|c| c.at("/lifecycle/preStop"))
+        .filter_map(|c| c.at(path!("/lifecycle/preStop")))
         .map(|hook| {
-            if let Some(s) = hook.at("/sleep/seconds").and_then(Value::as_u64) {
+            if let Some(s) = hook.at(path!("/sleep/seconds")).and_then(Value::as_u64) {
                 return s * 1000;
             }
             let words: Vec<&str> = hook
-                .at("/exec/command")
+                .at(path!("/exec/command"))
                 .and_then(Value::as_array)
                 .into_iter()
                 .flatten()

@@ -3,6 +3,7 @@
 //! order, the periodic sync that puts back a status someone else changed, and deleting a
 //! stopped pod once its terminal status is in the API.
 
+use crate::json::path;
 use crate::json::{json, Value};
 
 use crate::api::meta::{self, json_eq, str_at, Fields};
@@ -56,7 +57,7 @@ fn owned_conditions_equal(a: &Value, b: &Value) -> bool {
     let (Some(x), Some(y)) = (a.as_array(), b.as_array()) else {
         return a == b;
     };
-    let owned = |c: &&Value| kubelet_owned(str_at(c, "/type"));
+    let owned = |c: &&Value| kubelet_owned(str_at(c, path!("/type")));
     let (mut xs, mut ys) = (x.iter().filter(owned), y.iter().filter(owned));
     loop {
         match (xs.next(), ys.next()) {
@@ -85,7 +86,7 @@ fn condition_equal_but_times(c: &Value, d: &Value) -> bool {
 pub(super) fn owned_part(status: Option<&Value>) -> Value {
     let mut s = status.cloned().unwrap_or_else(|| json!({}));
     if let Some(list) = s.get_mut("conditions").and_then(Value::as_array_mut) {
-        list.retain(|c| kubelet_owned(str_at(c, "/type")));
+        list.retain(|c| kubelet_owned(str_at(c, path!("/type"))));
         for c in list.iter_mut().filter_map(Value::as_object_mut) {
             c.remove("lastTransitionTime");
             c.remove("lastProbeTime");
@@ -113,12 +114,12 @@ impl Kubelet {
                     .and_then(Value::as_array)
                     .into_iter()
                     .flatten()
-                    .filter(|c| !kubelet_owned(str_at(c, "/type")))
+                    .filter(|c| !kubelet_owned(str_at(c, path!("/type"))))
                     .cloned()
                     .collect();
                 // kube's `mergePodStatus`: the conditions kubelet does not own come first.
                 if let Some(list) = base.get_mut("conditions").and_then(Value::as_array_mut) {
-                    list.retain(|c| kubelet_owned(str_at(c, "/type")));
+                    list.retain(|c| kubelet_owned(str_at(c, path!("/type"))));
                     let owned = std::mem::replace(list, foreign);
                     list.extend(owned);
                 }
@@ -239,7 +240,7 @@ impl Kubelet {
                 })
             })
             .collect();
-        statuses.sort_by(|a, b| str_at(a, "/name").cmp(str_at(b, "/name")));
+        statuses.sort_by(|a, b| str_at(a, path!("/name")).cmp(str_at(b, path!("/name"))));
         let unready: Vec<&str> = if ready {
             Vec::new()
         } else {
@@ -341,7 +342,7 @@ pub(super) fn order_conditions(status: &mut Value) {
         list.sort_by_key(|c| {
             ORDER
                 .iter()
-                .position(|t| *t == str_at(c, "/type"))
+                .position(|t| *t == str_at(c, path!("/type")))
                 .unwrap_or(ORDER.len())
         });
     }
