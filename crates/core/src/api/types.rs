@@ -174,13 +174,187 @@ impl<'de> Deserialize<'de> for GroupResource {
     }
 }
 
+/// A namespace's name, interned: every key in one namespace holds the same text, so two keys'
+/// namespaces compare as two pointers (the stores' B-trees compare keys a dozen times a lookup,
+/// nearly always within one namespace), and a key holds one word, not a 24-byte string. Equal,
+/// ordered and hashed as its text; a text interned on another thread is a different pointer
+/// and compares by its bytes.
+#[derive(Clone)]
+pub struct Namespace(Arc<str>);
+
+thread_local! {
+    static NAMESPACES: RefCell<Vec<Arc<str>>> = const { RefCell::new(Vec::new()) };
+}
+
+impl Namespace {
+    pub fn new(text: &str) -> Self {
+        NAMESPACES.with(|table| {
+            let mut table = table.borrow_mut();
+            match table.binary_search_by(|t| cmp_bytes(t.as_bytes(), text.as_bytes())) {
+                Ok(i) => Namespace(Arc::clone(&table[i])),
+                Err(i) => {
+                    let t: Arc<str> = Arc::from(text);
+                    table.insert(i, Arc::clone(&t));
+                    Namespace(t)
+                }
+            }
+        })
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl Default for Namespace {
+    fn default() -> Self {
+        Namespace::new("")
+    }
+}
+
+impl std::ops::Deref for Namespace {
+    type Target = str;
+
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl AsRef<str> for Namespace {
+    fn as_ref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::borrow::Borrow<str> for Namespace {
+    fn borrow(&self) -> &str {
+        &self.0
+    }
+}
+
+impl From<&str> for Namespace {
+    fn from(text: &str) -> Self {
+        Namespace::new(text)
+    }
+}
+
+impl From<&String> for Namespace {
+    fn from(text: &String) -> Self {
+        Namespace::new(text)
+    }
+}
+
+impl From<String> for Namespace {
+    fn from(text: String) -> Self {
+        Namespace::new(&text)
+    }
+}
+
+impl From<&Name> for Namespace {
+    fn from(text: &Name) -> Self {
+        Namespace::new(text)
+    }
+}
+
+impl PartialEq for Namespace {
+    #[inline]
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0) || *self.0 == *other.0
+    }
+}
+
+impl Eq for Namespace {}
+
+impl PartialEq<str> for Namespace {
+    fn eq(&self, other: &str) -> bool {
+        &*self.0 == other
+    }
+}
+
+impl PartialEq<&str> for Namespace {
+    fn eq(&self, other: &&str) -> bool {
+        &*self.0 == *other
+    }
+}
+
+impl PartialEq<String> for Namespace {
+    fn eq(&self, other: &String) -> bool {
+        &*self.0 == other.as_str()
+    }
+}
+
+impl PartialEq<Name> for Namespace {
+    fn eq(&self, other: &Name) -> bool {
+        &*self.0 == other.as_str()
+    }
+}
+
+impl PartialEq<Namespace> for str {
+    fn eq(&self, other: &Namespace) -> bool {
+        self == &*other.0
+    }
+}
+
+impl PartialEq<Namespace> for &str {
+    fn eq(&self, other: &Namespace) -> bool {
+        *self == &*other.0
+    }
+}
+
+impl PartialOrd for Namespace {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Namespace {
+    #[inline]
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        if Arc::ptr_eq(&self.0, &other.0) {
+            std::cmp::Ordering::Equal
+        } else {
+            cmp_bytes(self.0.as_bytes(), other.0.as_bytes())
+        }
+    }
+}
+
+impl std::hash::Hash for Namespace {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.0.hash(state);
+    }
+}
+
+impl std::fmt::Debug for Namespace {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Debug::fmt(&*self.0, f)
+    }
+}
+
+impl std::fmt::Display for Namespace {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl Serialize for Namespace {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.0)
+    }
+}
+
+impl<'de> Deserialize<'de> for Namespace {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Ok(Namespace::new(&Name::deserialize(d)?))
+    }
+}
+
 /// Identifies one stored object. `namespace` is empty for cluster-scoped objects.
 ///
 /// Ordered by resource, namespace, then name, each as its string (a derived `Ord`'s order).
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct ObjectKey {
     pub gr: GroupResource,
-    pub namespace: Name,
+    pub namespace: Namespace,
     pub name: Name,
 }
 
@@ -195,7 +369,7 @@ impl Ord for ObjectKey {
     fn cmp(&self, other: &Self) -> std::cmp::Ordering {
         self.gr
             .cmp(&other.gr)
-            .then_with(|| cmp_bytes(self.namespace.as_bytes(), other.namespace.as_bytes()))
+            .then_with(|| self.namespace.cmp(&other.namespace))
             .then_with(|| cmp_bytes(self.name.as_bytes(), other.name.as_bytes()))
     }
 }
@@ -718,6 +892,32 @@ mod tests {
                 if a == *other {
                     prop_assert_eq!(hash_of(&a), hash_of(other));
                 }
+            }
+        }
+
+        /// A namespace and a key order, equal and hash as their texts, interned or not (a
+        /// namespace interned on another thread is another pointer).
+        #[test]
+        fn namespaces_and_keys_answer_as_their_texts(
+            n1 in "[a-c\u{0}]{0,9}", n2 in "[a-c\u{0}]{0,9}", m1 in "[a-c]{0,9}", m2 in "[a-c]{0,9}",
+        ) {
+            let a = Namespace::new(&n1);
+            let alone = Namespace(Arc::from(n2.as_str()));
+            for b in [Namespace::new(&n2), alone] {
+                prop_assert_eq!(a.cmp(&b), n1.cmp(&n2));
+                prop_assert_eq!(a == b, n1 == n2);
+                prop_assert_eq!(a.as_str(), n1.as_str());
+                if a == b {
+                    use std::hash::{BuildHasher, BuildHasherDefault, DefaultHasher};
+                    let h = BuildHasherDefault::<DefaultHasher>::default();
+                    prop_assert_eq!(h.hash_one(&a), h.hash_one(&b));
+                    prop_assert_eq!(h.hash_one(&a), h.hash_one(Name::from(n1.as_str())));
+                }
+                let gr = GroupResource::new("", "pods");
+                let ka = ObjectKey { gr: gr.clone(), namespace: a.clone(), name: m1.as_str().into() };
+                let kb = ObjectKey { gr, namespace: b, name: m2.as_str().into() };
+                prop_assert_eq!(ka.cmp(&kb), (&n1, &m1).cmp(&(&n2, &m2)));
+                prop_assert_eq!(ka == kb, (&n1, &m1) == (&n2, &m2));
             }
         }
 

@@ -203,7 +203,7 @@ impl Informer {
         // A write that leaves the owner references alone keeps their list shared (as the
         // server's writes do): the same controller, found without reading it.
         fn refs(o: &Value) -> Option<&crate::json::List> {
-            match o.pointer("/metadata/ownerReferences") {
+            match o.path(crate::json::path!("/metadata/ownerReferences")) {
                 Some(Value::Array(list)) => Some(list),
                 _ => None,
             }

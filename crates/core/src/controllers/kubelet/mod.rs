@@ -15,6 +15,7 @@
 //! termination) and `status` (status generation and the status manager); this module is the
 //! reconciler that drives them.
 
+use crate::json::path;
 mod container_runtime;
 mod prober;
 mod status;
@@ -97,7 +98,7 @@ impl Reconciler for Kubelet {
     }
 
     fn accepts(&self, _gr: &GroupResource, obj: &Value) -> bool {
-        str_at(obj, "/spec/nodeName") == self.node
+        str_at(obj, path!("/spec/nodeName")) == self.node
     }
 
     /// The kubelet's watch is `fieldSelector=spec.nodeName=<node>` (`NewSourceApiserver`), and
