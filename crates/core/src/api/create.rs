@@ -3,6 +3,7 @@
 //! `POST pods/binding`.
 
 use crate::api::meta::Fields;
+use crate::json::path;
 use std::sync::Arc;
 
 use crate::json::{json, Value};
@@ -172,7 +173,7 @@ impl ApiServer {
                 {"type": "NamesAccepted", "status": "True", "reason": "NoConflicts", "message": "no conflicts found", "lastTransitionTime": t},
                 {"type": "Established", "status": "True", "reason": "InitialNamesAccepted", "message": "the initial names have been accepted", "lastTransitionTime": t},
             ],
-            "acceptedNames": obj.at("/spec/names").cloned().unwrap_or(json!({})),
+            "acceptedNames": obj.at(path!("/spec/names")).cloned().unwrap_or(json!({})),
             "storedVersions": info.versions.first().map(|v| vec![v.clone()]).unwrap_or_default(),
         });
         self.persist(now, key, obj, WatchEventType::Modified);
@@ -203,7 +204,7 @@ impl ApiServer {
     ) -> ApiResult {
         let pod_name = meta_str(body, "name").to_owned();
         let node = body
-            .at("/target/name")
+            .at(path!("/target/name"))
             .and_then(Value::as_str)
             .unwrap_or("")
             .to_owned();
@@ -234,7 +235,7 @@ impl ApiServer {
             ));
         }
         let current = pod
-            .at("/spec/nodeName")
+            .at(path!("/spec/nodeName"))
             .and_then(Value::as_str)
             .unwrap_or("");
         if !current.is_empty() {

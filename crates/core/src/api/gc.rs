@@ -5,6 +5,7 @@
 //! like anyone's.
 
 use crate::api::meta::Fields;
+use crate::json::path;
 use crate::json::{json, Value};
 use serde::{Deserialize, Serialize};
 
@@ -293,8 +294,8 @@ impl ApiServer {
             }
         }
         let (before, after) = (
-            old.at("/metadata/ownerReferences"),
-            new.at("/metadata/ownerReferences"),
+            old.at(path!("/metadata/ownerReferences")),
+            new.at(path!("/metadata/ownerReferences")),
         );
         if before == after {
             return;

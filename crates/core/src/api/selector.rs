@@ -4,6 +4,7 @@
 
 use super::meta::JsonPointer;
 use crate::api::meta::Fields;
+use crate::json::path;
 use crate::json::{Map, Value};
 
 /// One requirement of a selector.
@@ -171,7 +172,7 @@ impl Selector {
 
     /// Whether the object (its `metadata.labels`) is selected.
     pub fn matches_object(&self, obj: &Value) -> bool {
-        self.matches(obj.at("/metadata/labels").and_then(Value::as_object))
+        self.matches(obj.at(path!("/metadata/labels")).and_then(Value::as_object))
     }
 }
 

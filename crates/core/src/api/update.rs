@@ -6,6 +6,7 @@
 //! write keeps the stored spec (the kind's `ResetFieldsStatus`).
 
 use crate::api::meta::Fields;
+use crate::json::path;
 use std::sync::Arc;
 
 use crate::json::{Map, Value};
@@ -53,7 +54,7 @@ impl ApiServer {
         }
         if info.has_generation() && strategy::generation_bumps(info, &old, &result) {
             let g = old
-                .at("/metadata/generation")
+                .at(path!("/metadata/generation"))
                 .and_then(Value::as_i64)
                 .unwrap_or(0);
             meta_mut(&mut result).insert("generation", Value::from(g + 1));
@@ -216,7 +217,7 @@ impl ApiServer {
         }
         // No grace period may be pending (a terminating Pod stays until its kubelet deletes it).
         let no_grace_left = result
-            .at("/metadata/deletionGracePeriodSeconds")
+            .at(path!("/metadata/deletionGracePeriodSeconds"))
             .and_then(Value::as_i64)
             .is_none_or(|g| g == 0);
         if is_deleting(&result) && finalizers(&result).is_empty() && no_grace_left {

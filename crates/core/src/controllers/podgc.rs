@@ -10,6 +10,7 @@
 //! removed 40 to 60 s after its node. Not modelled: `gcTerminated` (the terminated-pod
 //! threshold), `gcUnscheduledTerminating` and `gcTerminating` (out-of-service taint).
 
+use crate::json::path;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -72,11 +73,11 @@ impl Reconciler for PodGcController {
             let pod_gr = pods();
             return cache
                 .list(&pod_gr)
-                .filter(|p| str_at(p, "/spec/nodeName") == gone)
+                .filter(|p| str_at(p, path!("/spec/nodeName")) == gone)
                 .map(|p| ObjectKey::new(pods(), meta::namespace(p), meta::name(p)))
                 .collect();
         }
-        let node = str_at(new, "/spec/nodeName");
+        let node = str_at(new, path!("/spec/nodeName"));
         if ev.event_type != WatchEventType::Deleted && !node.is_empty() && !node_exists(cache, node)
         {
             return vec![ev.key.clone()];
@@ -96,7 +97,7 @@ impl Reconciler for PodGcController {
         let Some(pod) = ctx.cache.get(key).cloned() else {
             return Ok(ReconcileAction::AwaitChange);
         };
-        let node = str_at(&pod, "/spec/nodeName").to_owned();
+        let node = str_at(&pod, path!("/spec/nodeName")).to_owned();
         if node.is_empty() || node_exists(ctx.cache, &node) {
             self.quarantine.remove(&node);
             return Ok(ReconcileAction::AwaitChange);
@@ -125,7 +126,7 @@ impl Reconciler for PodGcController {
             Err(e) => return Err(e.into()),
         }
         // markFailedAndDeletePodWithCondition.
-        let phase = str_at(&pod, "/status/phase");
+        let phase = str_at(&pod, path!("/status/phase"));
         if phase != "Succeeded" && phase != "Failed" {
             let patch = json!({"status": {
                 "phase": "Failed",

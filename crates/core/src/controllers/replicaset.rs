@@ -115,13 +115,9 @@ pub(super) fn phase_ordinal(pod: &Value) -> u8 {
 
 fn deletion_cost(pod: &Value) -> i64 {
     // `GetDeletionCostFromPodAnnotations`: an int32; missing or invalid counts as 0.
-    pod.at(&format!(
-        "/metadata/annotations/{}",
-        POD_DELETION_COST.replace('/', "~1")
-    ))
-    .and_then(Value::as_str)
-    .and_then(|v| v.parse::<i32>().ok())
-    .map_or(0, i64::from)
+    meta::annotation(pod, POD_DELETION_COST)
+        .and_then(|v| v.parse::<i32>().ok())
+        .map_or(0, i64::from)
 }
 
 pub(super) fn max_container_restarts(pod: &Value) -> i64 {
@@ -134,7 +130,7 @@ pub(super) fn max_container_restarts(pod: &Value) -> i64 {
         .unwrap_or(0)
 }
 
-pub(super) fn time_ms(pod: &Value, ptr: &str) -> Option<i64> {
+pub(super) fn time_ms<'p>(pod: &Value, ptr: impl Into<crate::json::Pointer<'p>>) -> Option<i64> {
     pod.at(ptr)
         .and_then(Value::as_str)
         .and_then(crate::time::parse_rfc3339_unix_ms)
@@ -242,7 +238,7 @@ fn pods_to_delete(
                 rank: on_node.get(node).copied().unwrap_or(0),
                 ready_since_ms: ready.then(|| ready_since_ms(p)).flatten(),
                 restarts: max_container_restarts(p),
-                created_ms: time_ms(p, "/metadata/creationTimestamp"),
+                created_ms: time_ms(p, path!("/metadata/creationTimestamp")),
                 uid: meta::uid(p),
             };
             (ranked, i)

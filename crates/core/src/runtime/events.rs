@@ -18,6 +18,7 @@
 //! happen at the same instant, after the reconcile's own requests.
 
 use crate::api::meta::Fields;
+use crate::json::path;
 use crate::json::{json, Value};
 use compact_str::CompactString;
 use imbl::OrdMap;
@@ -67,7 +68,7 @@ impl ObjectRef {
             namespace: meta::namespace(obj).to_owned(),
             name: meta::name(obj).to_owned(),
             uid: meta::uid(obj).to_owned(),
-            resource_version: meta::str_at(obj, "/metadata/resourceVersion").to_owned(),
+            resource_version: meta::str_at(obj, path!("/metadata/resourceVersion")).to_owned(),
             field_path: String::new(),
         }
     }
@@ -863,7 +864,7 @@ impl EventBroadcaster {
                 key,
                 Cached::Logged(Logged {
                     count: stored.field("count").and_then(Value::as_i64).unwrap_or(1),
-                    first_timestamp: meta::str_at(stored, "/firstTimestamp").into(),
+                    first_timestamp: meta::str_at(stored, path!("/firstTimestamp")).into(),
                     name: meta::name(stored).into(),
                 }),
             );
