@@ -166,22 +166,24 @@ pub fn meta_str<'a>(obj: &'a Value, key: &str) -> &'a str {
 
 /// `metadata.name` (empty if absent).
 pub fn name(obj: &Value) -> &str {
-    meta_str(obj, "name")
+    str_at(obj, path!("/metadata/name"))
 }
 
 /// `metadata.namespace` (empty for cluster-scoped objects).
 pub fn namespace(obj: &Value) -> &str {
-    meta_str(obj, "namespace")
+    str_at(obj, path!("/metadata/namespace"))
 }
 
 /// `metadata.uid` (empty if absent).
 pub fn uid(obj: &Value) -> &str {
-    meta_str(obj, "uid")
+    str_at(obj, path!("/metadata/uid"))
 }
 
 /// `metadata.resourceVersion` as the server's counter value (0 if absent).
 pub fn resource_version(obj: &Value) -> u64 {
-    meta_str(obj, "resourceVersion").parse().unwrap_or(0)
+    str_at(obj, path!("/metadata/resourceVersion"))
+        .parse()
+        .unwrap_or(0)
 }
 
 /// `metadata.generation` (0 for kinds without one).
@@ -267,7 +269,7 @@ pub fn finalizers(obj: &Value) -> Vec<String> {
 
 /// Whether `metadata.deletionTimestamp` is set (the object is being deleted).
 pub fn is_deleting(obj: &Value) -> bool {
-    !meta_str(obj, "deletionTimestamp").is_empty()
+    !str_at(obj, path!("/metadata/deletionTimestamp")).is_empty()
 }
 
 /// `metadata.ownerReferences`, or none.
