@@ -186,12 +186,18 @@ thread_local! {
     static NAMESPACES: RefCell<Vec<Arc<str>>> = const { RefCell::new(Vec::new()) };
 }
 
+/// How many namespaces a thread interns: beyond them (a `converge serve` client asking for
+/// ever new namespaces) a namespace is a text of its own, equal and ordered by its bytes, so
+/// the table neither grows without bound nor slows its inserts.
+const NAMESPACES_INTERNED: usize = 4096;
+
 impl Namespace {
     pub fn new(text: &str) -> Self {
         NAMESPACES.with(|table| {
             let mut table = table.borrow_mut();
             match table.binary_search_by(|t| cmp_bytes(t.as_bytes(), text.as_bytes())) {
                 Ok(i) => Namespace(Arc::clone(&table[i])),
+                Err(_) if table.len() >= NAMESPACES_INTERNED => Namespace(Arc::from(text)),
                 Err(i) => {
                     let t: Arc<str> = Arc::from(text);
                     table.insert(i, Arc::clone(&t));
@@ -332,7 +338,7 @@ impl std::fmt::Debug for Namespace {
 
 impl std::fmt::Display for Namespace {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
+        std::fmt::Display::fmt(&*self.0, f)
     }
 }
 
@@ -873,6 +879,27 @@ mod tests {
             format!("{a:?}"),
             r#"GroupResource { group: "apps", resource: "deployments" }"#
         );
+    }
+
+    /// Past the thread's table, a namespace is a text of its own that still equals and orders
+    /// as its text, and the table stops growing; it prints as a `str` does, padding included.
+    #[test]
+    fn namespaces_past_the_table_answer_as_their_texts() {
+        let first = Namespace::new("a");
+        for i in 0..NAMESPACES_INTERNED + 10 {
+            Namespace::new(&format!("ns-{i:05}"));
+        }
+        assert_eq!(NAMESPACES.with(|t| t.borrow().len()), NAMESPACES_INTERNED);
+        let late = Namespace::new("zz-late");
+        let late_again = Namespace::new("zz-late");
+        assert!(!Arc::ptr_eq(&late.0, &late_again.0), "not interned");
+        assert_eq!(late, late_again);
+        assert!(first < late && late > Namespace::new("ns-00001"));
+        assert!(
+            Arc::ptr_eq(&Namespace::new("a").0, &first.0),
+            "still interned"
+        );
+        assert_eq!(format!("[{:>4}]", Namespace::new("ab")), "[  ab]");
     }
 
     proptest! {
