@@ -51,32 +51,54 @@ pub struct GroupResourceParts {
 
 thread_local! {
     /// The interned resources, sorted by their strings. A program names a few dozen; requests
-    /// for unknown resources add theirs (kept: a few dozen bytes each).
+    /// for unknown resources add theirs, up to [`INTERNED_PER_TABLE`].
     static INTERNED: RefCell<Vec<Arc<GroupResourceParts>>> = const { RefCell::new(Vec::new()) };
+}
+
+/// How many texts a thread's interning table ([`GroupResource`]'s, [`Namespace`]'s) holds:
+/// beyond them (a `converge serve` client asking for ever new resources or namespaces) a new
+/// one is an allocation of its own, equal and ordered by its strings as any other, so a table
+/// neither grows without bound nor slows its inserts.
+const INTERNED_PER_TABLE: usize = 4096;
+
+/// The entry of `table` (sorted by `order`, the entry's order against the one wanted) that
+/// `order` finds equal, else `make`'s, kept in the table while it has room.
+fn intern<T: ?Sized>(
+    table: &'static std::thread::LocalKey<RefCell<Vec<Arc<T>>>>,
+    order: impl Fn(&T) -> std::cmp::Ordering,
+    make: impl FnOnce() -> Arc<T>,
+) -> Arc<T> {
+    table.with(|table| {
+        let mut table = table.borrow_mut();
+        match table.binary_search_by(|t| order(t)) {
+            Ok(i) => Arc::clone(&table[i]),
+            Err(_) if table.len() >= INTERNED_PER_TABLE => make(),
+            Err(i) => {
+                let t = make();
+                table.insert(i, Arc::clone(&t));
+                t
+            }
+        }
+    })
 }
 
 impl GroupResource {
     pub fn new(group: &str, resource: &str) -> Self {
-        INTERNED.with(|table| {
-            let mut table = table.borrow_mut();
-            let at = table.binary_search_by(|p| {
+        GroupResource(intern(
+            &INTERNED,
+            |p| {
                 p.group
                     .as_str()
                     .cmp(group)
                     .then_with(|| p.resource.as_str().cmp(resource))
-            });
-            match at {
-                Ok(i) => GroupResource(Arc::clone(&table[i])),
-                Err(i) => {
-                    let parts = Arc::new(GroupResourceParts {
-                        group: group.into(),
-                        resource: resource.into(),
-                    });
-                    table.insert(i, Arc::clone(&parts));
-                    GroupResource(parts)
-                }
-            }
-        })
+            },
+            || {
+                Arc::new(GroupResourceParts {
+                    group: group.into(),
+                    resource: resource.into(),
+                })
+            },
+        ))
     }
 
     /// `v1/Event`'s resource, `events` in the core group.
@@ -186,25 +208,13 @@ thread_local! {
     static NAMESPACES: RefCell<Vec<Arc<str>>> = const { RefCell::new(Vec::new()) };
 }
 
-/// How many namespaces a thread interns: beyond them (a `converge serve` client asking for
-/// ever new namespaces) a namespace is a text of its own, equal and ordered by its bytes, so
-/// the table neither grows without bound nor slows its inserts.
-const NAMESPACES_INTERNED: usize = 4096;
-
 impl Namespace {
     pub fn new(text: &str) -> Self {
-        NAMESPACES.with(|table| {
-            let mut table = table.borrow_mut();
-            match table.binary_search_by(|t| cmp_bytes(t.as_bytes(), text.as_bytes())) {
-                Ok(i) => Namespace(Arc::clone(&table[i])),
-                Err(_) if table.len() >= NAMESPACES_INTERNED => Namespace(Arc::from(text)),
-                Err(i) => {
-                    let t: Arc<str> = Arc::from(text);
-                    table.insert(i, Arc::clone(&t));
-                    Namespace(t)
-                }
-            }
-        })
+        Namespace(intern(
+            &NAMESPACES,
+            |t| cmp_bytes(t.as_bytes(), text.as_bytes()),
+            || Arc::from(text),
+        ))
     }
 
     pub fn as_str(&self) -> &str {
@@ -886,10 +896,10 @@ mod tests {
     #[test]
     fn namespaces_past_the_table_answer_as_their_texts() {
         let first = Namespace::new("a");
-        for i in 0..NAMESPACES_INTERNED + 10 {
+        for i in 0..INTERNED_PER_TABLE + 10 {
             Namespace::new(&format!("ns-{i:05}"));
         }
-        assert_eq!(NAMESPACES.with(|t| t.borrow().len()), NAMESPACES_INTERNED);
+        assert_eq!(NAMESPACES.with(|t| t.borrow().len()), INTERNED_PER_TABLE);
         let late = Namespace::new("zz-late");
         let late_again = Namespace::new("zz-late");
         assert!(!Arc::ptr_eq(&late.0, &late_again.0), "not interned");
@@ -900,6 +910,26 @@ mod tests {
             "still interned"
         );
         assert_eq!(format!("[{:>4}]", Namespace::new("ab")), "[  ab]");
+    }
+
+    /// The same bound on the resources' table: past it a resource is an allocation of its own
+    /// that equals and orders as its strings.
+    #[test]
+    fn resources_past_the_table_answer_as_their_strings() {
+        let pods = GroupResource::new("", "pods");
+        for i in 0..INTERNED_PER_TABLE + 10 {
+            GroupResource::new("example.com", &format!("r{i:05}"));
+        }
+        assert_eq!(INTERNED.with(|t| t.borrow().len()), INTERNED_PER_TABLE);
+        let late = GroupResource::new("zz.example.com", "late");
+        let late_again = GroupResource::new("zz.example.com", "late");
+        assert!(!Arc::ptr_eq(&late.0, &late_again.0), "not interned");
+        assert_eq!(late, late_again);
+        assert!(pods < late);
+        assert!(
+            Arc::ptr_eq(&GroupResource::new("", "pods").0, &pods.0),
+            "still interned"
+        );
     }
 
     proptest! {

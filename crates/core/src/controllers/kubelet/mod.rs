@@ -15,7 +15,6 @@
 //! termination) and `status` (status generation and the status manager); this module is the
 //! reconciler that drives them.
 
-use crate::json::path;
 mod container_runtime;
 mod prober;
 mod status;
@@ -24,6 +23,7 @@ pub use container_runtime::normalized_image;
 pub use status::{go_duration, STATUS_SYNC_PERIOD_MS};
 
 use crate::api::meta::Fields;
+use crate::json::path;
 use container_runtime::{PodRuntime, Reported, Stage};
 use serde::{Deserialize, Serialize};
 use status::{next_status_sync, owned_equal};
