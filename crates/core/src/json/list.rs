@@ -33,13 +33,25 @@ impl List {
         Arc::unwrap_or_clone(self.items)
     }
 
-    /// Gives back the room this array and its items hold beyond their length, where this array
-    /// alone holds them.
+    /// Gives back the room this array and its items hold beyond their length, and stores the
+    /// objects in it ([`super::Map::compact`]). An array another holder shares is copied first
+    /// when it holds an object not yet stored (the list a kubelet sent in its status patch,
+    /// which the stored Pod now holds too), else left as it is.
     pub fn compact(&mut self) {
-        if let Some(items) = Arc::get_mut(&mut self.items) {
+        if let Some(items) = self.items_to_store() {
             items.iter_mut().for_each(Value::compact);
             items.shrink_to_fit();
         }
+    }
+
+    /// The items to compact: this array's own, or a copy where another holder shares them and
+    /// they hold an object not yet stored; None when there is nothing to store.
+    fn items_to_store(&mut self) -> Option<&mut Vec<Value>> {
+        if Arc::get_mut(&mut self.items).is_none() && !self.items.iter().any(Value::being_built)
+        {
+            return None;
+        }
+        Some(Arc::make_mut(&mut self.items))
     }
 
     /// [`List::compact`], sharing `like`'s items when they are identical
@@ -49,13 +61,13 @@ impl List {
         if List::ptr_eq(self, like) {
             return;
         }
-        let Some(items) = Arc::get_mut(&mut self.items) else {
-            return;
-        };
-        if identical_items(items, &like.items) {
+        if identical_items(&self.items, &like.items) {
             self.items = Arc::clone(&like.items);
             return;
         }
+        let Some(items) = self.items_to_store() else {
+            return;
+        };
         for (i, v) in items.iter_mut().enumerate() {
             match like.get(i) {
                 Some(w) => v.compact_like(w),

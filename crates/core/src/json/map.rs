@@ -478,14 +478,24 @@ impl Map {
         }
     }
 
-    /// Gives back the room beyond the members' length, here and below, and makes the keys an
-    /// array to share, where this map alone holds its entries (a shared level is left as it
-    /// is, rather than copied).
+    /// Stores the map, here and below: gives back the room beyond the members' length, makes
+    /// the keys an array to share, and the map one allocation ([`Repr::Stored`]). A level
+    /// being built that another holder shares (a kubelet keeps the status it sent, which the
+    /// API server merged into the Pod it stores) is stored as a copy, the other holder's left
+    /// as it is; a level already stored is left as it is.
     pub fn compact(&mut self) {
-        if let Some(e) = self.entries_alone() {
+        if let Some(e) = self.entries_to_store() {
             e.values.iter_mut().for_each(Value::compact);
             store_keys(e, None);
             self.store();
+        }
+    }
+
+    /// The entries of a map not yet stored, copied first if another map shares them.
+    fn entries_to_store(&mut self) -> Option<&mut Entries> {
+        match &mut self.repr {
+            Repr::Own(e) => Some(Arc::make_mut(e)),
+            Repr::Stored(_) => None,
         }
     }
 
@@ -501,7 +511,7 @@ impl Map {
         }
     }
 
-    /// [`Map::compact`], and each level this map alone holds that is identical to the same
+    /// [`Map::compact`], and each level not yet stored that is identical to the same
     /// level of `like` (the same members in the same order, [`Value::identical`]) becomes a
     /// reference to `like`'s: one allocation for both, copied again only when one is written.
     /// A level with `like`'s keys in the same order shares `like`'s array of keys. Nothing a
@@ -510,15 +520,18 @@ impl Map {
         if Map::ptr_eq(self, like) {
             return;
         }
+        if matches!(self.repr, Repr::Stored(_)) {
+            return;
+        }
         let like_shared = like.shared_keys().cloned();
         let (like_keys, like_values) = (like.keys_slice(), like.values_slice());
-        let Some(e) = self.entries_alone() else {
-            return;
-        };
-        if identical_entries(e.keys.as_slice(), &e.values, like_keys, like_values) {
+        if identical_entries(self.keys_slice(), self.values_slice(), like_keys, like_values) {
             *self = like.clone();
             return;
         }
+        let Some(e) = self.entries_to_store() else {
+            return;
+        };
         for (i, (k, v)) in e
             .keys
             .as_slice()
@@ -538,6 +551,11 @@ impl Map {
         }
         store_keys(e, like_shared.as_ref());
         self.store();
+    }
+
+    /// Whether the map is stored ([`Map::compact`]): one allocation, its members stored too.
+    pub(super) fn is_stored(&self) -> bool {
+        matches!(self.repr, Repr::Stored(_))
     }
 
     /// The shared array of keys, where the map has one.
@@ -564,16 +582,9 @@ impl Map {
     }
 }
 
-/// The room beyond the values' length given back, and the keys made an array to share:
-/// `like`'s when it is one and holds the same keys in the same order.
+/// The keys made an array to share: `like`'s when it is one and holds the same keys in the
+/// same order (the values move into the stored map next, at their length: [`Map::store`]).
 fn store_keys(e: &mut Entries, like: Option<&Arc<SharedKeys>>) {
-    e.values.shrink_to_fit();
-    if e.values.is_empty() {
-        // An empty object (`{}`) keeps its empty vector, which allocates nothing; an array
-        // would allocate its count.
-        e.keys = Keys::Own(Vec::new());
-        return;
-    }
     let shared = match like {
         Some(a) if *a.keys == *e.keys.as_slice() => Arc::clone(a),
         _ => match &mut e.keys {

@@ -220,6 +220,16 @@ impl Value {
         }
     }
 
+    /// Whether this value holds an object not yet stored ([`Value::compact`]), itself or in
+    /// an array (a stored object's members are stored already).
+    pub(super) fn being_built(&self) -> bool {
+        match self {
+            Value::Object(m) => !m.is_stored(),
+            Value::Array(a) => a.iter().any(Value::being_built),
+            _ => false,
+        }
+    }
+
     /// [`Value::compact`], sharing the levels identical to `like`'s ([`Map::compact_like`]);
     /// an array's items are matched with `like`'s by position.
     pub fn compact_like(&mut self, like: &Value) {

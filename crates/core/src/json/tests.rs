@@ -365,16 +365,26 @@ fn json_macro_builds_what_serde_jsons_builds() {
     assert_eq!(ours.to_string(), theirs.to_string());
 }
 
+/// A level being built that something else holds too is stored as a copy (the other holder's
+/// is left as it was); a level already stored stays shared.
 #[test]
-fn compact_keeps_shared_levels_shared() {
-    let shared = json!({"a": {"b": 1}});
-    let mut v = json!({"x": shared.clone(), "y": "text"});
+fn compact_copies_shared_levels_being_built_and_shares_stored_ones() {
+    let building = json!({"a": {"b": 1}});
+    let mut stored = json!({"c": [2]});
+    stored.compact();
+    let mut v = json!({"x": building.clone(), "s": stored.clone(), "y": "text"});
     v.compact();
-    assert_eq!(v, json!({"x": {"a": {"b": 1}}, "y": "text"}));
-    let (Some(Value::Object(m)), Value::Object(orig)) = (v.get("x"), &shared) else {
+    assert_eq!(v, json!({"x": {"a": {"b": 1}}, "s": {"c": [2]}, "y": "text"}));
+    let level = |v: &Value, p: &str| match v.pointer(p) {
+        Some(Value::Object(m)) => m.clone(),
+        _ => unreachable!("{p} is an object"),
+    };
+    let (Value::Object(built), Value::Object(kept)) = (&building, &stored) else {
         unreachable!("objects")
     };
-    assert!(Map::ptr_eq(m, orig));
+    assert!(!Map::ptr_eq(&level(&v, "/x"), built));
+    assert!(Map::ptr_eq(&level(&v, "/s"), kept));
+    assert_eq!(building, json!({"a": {"b": 1}}));
 }
 
 #[test]
