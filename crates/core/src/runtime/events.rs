@@ -174,27 +174,28 @@ enum Cached {
 /// kubelet's three caches. A key is held as a 128-bit SipHash-1-3 digest of its text ([`LruKey`]):
 /// kube's cache compares the texts, and two different texts would be taken for one only if
 /// their digests were equal, which among the 4,096 keys of a full cache (keys of two caches
-/// are never compared) has a chance of about 2^-105. Only a cache read in its keys' text order (the events.k8s.io recorder's
-/// series, [`Lru::with_texts`]) keeps the texts too. `by_tick` finds the key used longest ago
-/// without a scan. A checkpoint writes the texts in text order, or the digests, with ticks.
+/// are never compared) has a chance of about 2^-105. Only a cache read in its keys' text order
+/// (the events.k8s.io recorder's series, [`Lru::with_texts`]) keeps the texts too, in a map of
+/// their own: the keys of the other caches, about 90,000 of them at 10,000 Pods, are 16 bytes
+/// in each of the two maps. `by_tick` finds the key used longest ago without a scan. A
+/// checkpoint writes the texts in text order, or the digests, with ticks.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 #[serde(from = "LruText", into = "LruText")]
 struct Lru {
     entries: OrdMap<LruKey, (u64, Cached)>,
     /// Each key by the tick it was last used at (ticks are unique).
     by_tick: OrdMap<u64, LruKey>,
+    /// Each key's text, where the cache keeps them; else empty.
+    texts: OrdMap<LruKey, Arc<str>>,
     tick: u64,
-    /// Whether the keys keep their texts.
-    texts: bool,
+    /// Whether the cache keeps its keys' texts.
+    keeps_texts: bool,
 }
 
-/// A key of [`Lru`]: its text's digest, and the text where the cache keeps texts (a digest
-/// only orders the map, which nothing reads in its order).
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
-struct LruKey {
-    digest: (u64, u64),
-    text: Option<Arc<str>>,
-}
+/// A key of [`Lru`]: its text's digest (which only orders the map; nothing reads it in its
+/// order).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct LruKey(u64, u64);
 
 /// Two SipHash-1-3 digests of the text (std's `DefaultHasher`, zero keys), after a different
 /// first byte each: 128 bits, the same natively and in wasm. std does not promise the function
@@ -224,19 +225,22 @@ impl From<LruText> for Lru {
     fn from(t: LruText) -> Lru {
         let mut lru = Lru {
             tick: t.tick,
-            texts: t.texts,
+            keeps_texts: t.texts,
             ..Lru::default()
         };
         let put = |lru: &mut Lru, key: LruKey, (touched, v)| {
-            lru.by_tick.insert(touched, key.clone());
+            lru.by_tick.insert(touched, key);
             lru.entries.insert(key, (touched, v));
         };
         for (text, entry) in t.entries {
-            let key = lru.key(&text);
+            let key = Lru::key(&text);
+            if lru.keeps_texts {
+                lru.texts.insert(key, text.into());
+            }
             put(&mut lru, key, entry);
         }
-        for (digest, entry) in t.digests {
-            put(&mut lru, LruKey { digest, text: None }, entry);
+        for ((a, b), entry) in t.digests {
+            put(&mut lru, LruKey(a, b), entry);
         }
         lru
     }
@@ -246,16 +250,16 @@ impl From<Lru> for LruText {
     fn from(lru: Lru) -> LruText {
         let mut t = LruText {
             tick: lru.tick,
-            texts: lru.texts,
+            texts: lru.keeps_texts,
             ..LruText::default()
         };
         for (k, v) in lru.entries {
-            match k.text {
+            match lru.texts.get(&k) {
                 Some(text) => {
                     t.entries.insert(text.to_string(), v);
                 }
                 None => {
-                    t.digests.insert(k.digest, v);
+                    t.digests.insert((k.0, k.1), v);
                 }
             }
         }
@@ -267,33 +271,34 @@ impl Lru {
     /// A cache whose keys keep their texts, for [`Lru::in_text_order`].
     fn with_texts() -> Lru {
         Lru {
-            texts: true,
+            keeps_texts: true,
             ..Lru::default()
         }
     }
 
-    /// The key for `text` in this cache.
-    fn key(&self, text: &str) -> LruKey {
-        LruKey {
-            digest: digest(text),
-            text: self.texts.then(|| text.into()),
-        }
+    /// The key for `text`.
+    fn key(text: &str) -> LruKey {
+        let (a, b) = digest(text);
+        LruKey(a, b)
     }
 
     fn get(&mut self, key: &str) -> Option<Cached> {
-        let key = self.key(key);
+        let key = Lru::key(key);
         let v = self.entries.get(&key)?.1.clone();
         self.touch(key, v.clone());
         Some(v)
     }
 
     fn remove(&mut self, key: &str) {
-        self.forget(&self.key(key));
+        self.forget(&Lru::key(key));
     }
 
     fn forget(&mut self, key: &LruKey) {
         if let Some((touched, _)) = self.entries.remove(key) {
             self.by_tick.remove(&touched);
+            if self.keeps_texts {
+                self.texts.remove(key);
+            }
         }
     }
 
@@ -311,14 +316,19 @@ impl Lru {
         Some(v)
     }
 
-    /// [`Lru::put`] of a key already made.
+    /// [`Lru::put`] of a key already made, in a cache that keeps no texts.
     fn put_key(&mut self, key: LruKey, v: Cached) {
+        debug_assert!(!self.keeps_texts, "a cache that keeps texts is put by text");
         self.put_key_within(key, v, LRU_ENTRIES);
     }
 
     /// [`Lru::put`] into a cache of `cap` keys.
-    fn put_within(&mut self, key: &str, v: Cached, cap: usize) {
-        self.put_key_within(self.key(key), v, cap);
+    fn put_within(&mut self, text: &str, v: Cached, cap: usize) {
+        let key = Lru::key(text);
+        if self.keeps_texts && !self.texts.contains_key(&key) {
+            self.texts.insert(key, text.into());
+        }
+        self.put_key_within(key, v, cap);
     }
 
     fn put_key_within(&mut self, key: LruKey, v: Cached, cap: usize) {
@@ -333,7 +343,7 @@ impl Lru {
     /// Stores `v` under `key` as used now.
     fn touch(&mut self, key: LruKey, v: Cached) {
         self.tick += 1;
-        if let Some((touched, _)) = self.entries.insert(key.clone(), (self.tick, v)) {
+        if let Some((touched, _)) = self.entries.insert(key, (self.tick, v)) {
             self.by_tick.remove(&touched);
         }
         self.by_tick.insert(self.tick, key);
@@ -341,11 +351,11 @@ impl Lru {
 
     /// The entries in their texts' order, as the correlator's scans meet them.
     fn in_text_order(&self) -> Vec<(&str, &Cached)> {
-        debug_assert!(self.texts, "a cache read in text order keeps its texts");
+        debug_assert!(self.keeps_texts, "a cache read in text order keeps its texts");
         let mut all: Vec<(&str, &Cached)> = self
-            .entries
+            .texts
             .iter()
-            .map(|(k, (_, v))| (k.text.as_deref().unwrap_or_default(), v))
+            .filter_map(|(k, text)| Some((&**text, &self.entries.get(k)?.1)))
             .collect();
         all.sort_unstable_by(|a, b| a.0.cmp(b.0));
         all
@@ -568,7 +578,7 @@ impl EventBroadcaster {
         .concat()
         .join("");
         // Each cache's key is read and then put back: made once for both.
-        let aggregate_lru = self.aggregate.key(&aggregate_key);
+        let aggregate_lru = Lru::key(&aggregate_key);
         let mut record = match self.aggregate.get_for_put(&aggregate_lru) {
             Some(Cached::Aggregate(rec))
                 if now.as_ms().saturating_sub(rec.last.as_ms()) <= AGGREGATE_INTERVAL_MS =>
@@ -593,6 +603,9 @@ impl EventBroadcaster {
                 record.messages.remove(0);
             }
         }
+        // Kept at its length: one message is the common record, and the room a push left
+        // (four) was three quarters of its bytes.
+        record.messages.shrink_to_fit();
         self.aggregate
             .put_key(aggregate_lru, Cached::Aggregate(record));
         // The combined event carries no reportingComponent/Instance, and is logged under the
@@ -620,7 +633,7 @@ impl EventBroadcaster {
             (note.message.clone(), key, (component, host))
         };
         // eventObserve: a repeat takes the logged event's name, first time and count + 1.
-        let log_lru = self.logged.key(&log_key);
+        let log_lru = Lru::key(&log_key);
         let seen = match self.logged.get_for_put(&log_lru) {
             Some(Cached::Logged(l)) => Some(l),
             _ => None,
@@ -651,7 +664,7 @@ impl EventBroadcaster {
         .concat()
         .join("");
         let full = SPAM_BURST * SPAM_REFILL_MS;
-        let spam_lru = self.spam.key(&spam_key);
+        let spam_lru = Lru::key(&spam_key);
         let mut bucket = match self.spam.get_for_put(&spam_lru) {
             Some(Cached::Bucket(b)) => b,
             _ => Bucket {
@@ -963,7 +976,7 @@ mod tests {
                 proptest::prop_assert_eq!(lru.by_tick.len(), model.0.len());
             }
             let order: Vec<LruKey> = lru.by_tick.values().cloned().collect();
-            let want: Vec<LruKey> = model.0.iter().map(|(k, _)| lru.key(k)).collect();
+            let want: Vec<LruKey> = model.0.iter().map(|(k, _)| Lru::key(k)).collect();
             proptest::prop_assert_eq!(order, want);
         }
     }
@@ -981,13 +994,13 @@ mod tests {
             for (n, (read_first, i)) in ops.into_iter().enumerate() {
                 let k = key(i);
                 if read_first {
-                    let lru_key = paired.key(&k);
+                    let lru_key = Lru::key(&k);
                     proptest::prop_assert_eq!(plain.get(&k), paired.get_for_put(&lru_key));
                     plain.put_within(&k, bucket(n as u64), 16);
                     paired.put_key_within(lru_key, bucket(n as u64), 16);
                 } else {
                     plain.put_within(&k, bucket(n as u64), 16);
-                    paired.put_key_within(paired.key(&k), bucket(n as u64), 16);
+                    paired.put_key_within(Lru::key(&k), bucket(n as u64), 16);
                 }
                 proptest::prop_assert_eq!(plain.tick, paired.tick);
                 let ticks = |l: &Lru| l.by_tick.iter().map(|(t, k)| (*t, k.clone())).collect::<Vec<_>>();
