@@ -975,7 +975,7 @@ mod tests {
                 proptest::prop_assert_eq!(lru.entries.len(), model.0.len());
                 proptest::prop_assert_eq!(lru.by_tick.len(), model.0.len());
             }
-            let order: Vec<LruKey> = lru.by_tick.values().cloned().collect();
+            let order: Vec<LruKey> = lru.by_tick.values().copied().collect();
             let want: Vec<LruKey> = model.0.iter().map(|(k, _)| Lru::key(k)).collect();
             proptest::prop_assert_eq!(order, want);
         }
@@ -1003,7 +1003,7 @@ mod tests {
                     paired.put_key_within(Lru::key(&k), bucket(n as u64), 16);
                 }
                 proptest::prop_assert_eq!(plain.tick, paired.tick);
-                let ticks = |l: &Lru| l.by_tick.iter().map(|(t, k)| (*t, k.clone())).collect::<Vec<_>>();
+                let ticks = |l: &Lru| l.by_tick.iter().map(|(t, k)| (*t, *k)).collect::<Vec<_>>();
                 proptest::prop_assert_eq!(ticks(&plain), ticks(&paired));
             }
             proptest::prop_assert_eq!(
