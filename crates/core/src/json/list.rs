@@ -61,7 +61,8 @@ impl List {
         if List::ptr_eq(self, like) {
             return;
         }
-        if identical_items(&self.items, &like.items) {
+        // Only items all stored are shared, so a stored object holds no level being built.
+        if identical_items(&self.items, &like.items) && !like.iter().any(Value::being_built) {
             self.items = Arc::clone(&like.items);
             return;
         }

@@ -296,10 +296,11 @@ impl Map {
     /// shared array of keys stays shared: only the count and the values move).
     #[cfg_attr(target_arch = "wasm32", inline(never))]
     fn entries_mut(&mut self) -> &mut Entries {
-        if let Repr::Stored(t) = &self.repr {
+        if let Repr::Stored(t) = &mut self.repr {
+            let keys = Keys::Shared(Arc::clone(&t.header.header));
             self.repr = Repr::Own(Arc::new(Entries {
-                keys: Keys::Shared(Arc::clone(&t.header.header)),
-                values: t.slice.to_vec(),
+                keys,
+                values: stored_values(t),
             }));
         }
         match &mut self.repr {
@@ -461,9 +462,7 @@ impl Map {
     pub fn into_values(self) -> impl DoubleEndedIterator<Item = Value> + ExactSizeIterator {
         match self.repr {
             Repr::Own(e) => Arc::unwrap_or_clone(e).values.into_iter(),
-            // Copied: the iterator outlives the stored map it was given.
-            #[allow(clippy::unnecessary_to_owned)]
-            Repr::Stored(t) => t.slice.to_vec().into_iter(),
+            Repr::Stored(mut t) => stored_values(&mut t).into_iter(),
         }
     }
 
@@ -525,7 +524,10 @@ impl Map {
         }
         let like_shared = like.shared_keys().cloned();
         let (like_keys, like_values) = (like.keys_slice(), like.values_slice());
-        if identical_entries(self.keys_slice(), self.values_slice(), like_keys, like_values) {
+        // Only a stored level is shared, so the levels of a stored map are all stored.
+        if like.is_stored()
+            && identical_entries(self.keys_slice(), self.values_slice(), like_keys, like_values)
+        {
             *self = like.clone();
             return;
         }
@@ -580,6 +582,14 @@ impl Map {
                 other.values_slice(),
             )
     }
+}
+
+/// A stored map's values, moved out where no other map shares them, else copied.
+fn stored_values(t: &mut ThinArc<Arc<SharedKeys>, Value>) -> Vec<Value> {
+    t.with_arc_mut(|a| {
+        triomphe::Arc::get_mut(a).map(|alone| alone.slice_mut().iter_mut().map(std::mem::take).collect())
+    })
+    .unwrap_or_else(|| t.slice.to_vec())
 }
 
 /// The keys made an array to share: `like`'s when it is one and holds the same keys in the
@@ -826,9 +836,9 @@ impl IntoIterator for Map {
     fn into_iter(self) -> IntoIter {
         let mut e = match self.repr {
             Repr::Own(e) => Arc::unwrap_or_clone(e),
-            Repr::Stored(t) => Entries {
+            Repr::Stored(mut t) => Entries {
                 keys: Keys::Own(t.header.header.keys.to_vec()),
-                values: t.slice.to_vec(),
+                values: stored_values(&mut t),
             },
         };
         let keys = std::mem::take(e.keys.own());

@@ -209,8 +209,9 @@ impl Value {
             })
     }
 
-    /// Gives back the room every object, array and string here holds beyond its length, where
-    /// this value alone holds it ([`Map::compact`]).
+    /// Stores every object here and gives back the room every array and string holds beyond
+    /// its length ([`Map::compact`], [`List::compact`]): a level being built that another
+    /// holder shares is stored as a copy; a stored one is left as it is.
     pub fn compact(&mut self) {
         match self {
             Value::Object(m) => m.compact(),

@@ -241,7 +241,7 @@ proptest! {
     }
 
     /// `identical` is "prints the same text", and `compact_like` changes neither the value's
-    /// text nor the reference's; a value compacted like its own copy is that copy.
+    /// text nor the reference's; a value compacted like its own stored copy is that copy.
     #[test]
     fn compact_like_shares_only_what_prints_the_same(a in arb_value(), b in arb_value()) {
         let (x, y) = (from_serde(a.clone()), from_serde(b.clone()));
@@ -252,10 +252,20 @@ proptest! {
         z.compact_like(&y);
         prop_assert_eq!(z.to_string(), a.to_string());
         prop_assert_eq!(y.to_string(), b.to_string());
+        // Like its own copy being built: stored, not shared (only stored levels are shared).
         let mut fresh = from_serde(a.clone());
         fresh.compact_like(&x);
         prop_assert_eq!(fresh.to_string(), a.to_string());
         if let (Value::Object(f), Value::Object(o)) = (&fresh, &x) {
+            prop_assert!(!Map::ptr_eq(f, o));
+        }
+        // Like its own copy stored: that copy.
+        let mut kept = x.clone();
+        kept.compact();
+        let mut fresh = from_serde(a.clone());
+        fresh.compact_like(&kept);
+        prop_assert_eq!(fresh.to_string(), a.to_string());
+        if let (Value::Object(f), Value::Object(o)) = (&fresh, &kept) {
             prop_assert!(Map::ptr_eq(f, o));
         }
         // Like a stored value (its keys held apart, to be shared).
@@ -389,8 +399,10 @@ fn compact_copies_shared_levels_being_built_and_shares_stored_ones() {
 
 #[test]
 fn compact_like_shares_identical_levels_and_no_others() {
-    let like = json!({"spec": {"node": "a", "tolerations": [{"key": "k"}], "res": {"cpu": "1"}},
+    let mut like = json!({"spec": {"node": "a", "tolerations": [{"key": "k"}], "res": {"cpu": "1"}},
                       "order": {"a": 1, "b": 2}, "zero": {"n": 0.0}});
+    // Only stored levels are shared.
+    like.compact();
     let mut v = json!({"spec": {"node": "b", "tolerations": [{"key": "k"}], "res": {"cpu": "1"}},
                        "order": {"b": 2, "a": 1}, "zero": {"n": -0.0}});
     let text = v.to_string();

@@ -318,7 +318,7 @@ impl Lru {
 
     /// [`Lru::put`] of a key already made, in a cache that keeps no texts.
     fn put_key(&mut self, key: LruKey, v: Cached) {
-        debug_assert!(!self.keeps_texts, "a cache that keeps texts is put by text");
+        assert!(!self.keeps_texts, "a cache that keeps texts is put by text");
         self.put_key_within(key, v, LRU_ENTRIES);
     }
 
@@ -455,8 +455,8 @@ impl SharedParts {
         match &self.reference {
             Some((last, json)) if last == r => json.clone(),
             _ => {
-                // Stored as it is kept (a shared level is not compacted when the Event is
-                // stored), with the last reference's keys.
+                // Stored now, with the last reference's keys: the Events that hold it share
+                // it (a level not yet stored would be stored as a copy for each).
                 let mut json = r.to_json();
                 json.compact_like_last(self.reference.as_ref().map(|(_, last)| last));
                 self.reference = Some((r.clone(), json.clone()));
@@ -465,7 +465,8 @@ impl SharedParts {
         }
     }
 
-    /// The core/v1 `source` of a component on a host (built once).
+    /// The core/v1 `source` of a component on a host (built once, and stored, so every Event
+    /// of the broadcaster shares it).
     fn source(&mut self, component: &str, host: &str) -> Value {
         self.source
             .get_or_insert_with(|| {
@@ -474,7 +475,9 @@ impl SharedParts {
                 if !host.is_empty() {
                     source.insert("host", json!(host));
                 }
-                Value::Object(source)
+                let mut source = Value::Object(source);
+                source.compact();
+                source
             })
             .clone()
     }
