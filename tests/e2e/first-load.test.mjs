@@ -67,8 +67,13 @@ const RUNS = 3;
 // iterators' `next` kept out of line in wasm took back 680 B of the 1,300 B it first added, and
 // 697,570 B at the session's last commit. CI has measured up to 600 B more than this machine
 // for the same code, so the bound moved to 698,500.
+// Session 32: 695,005 B before, 697,214 B with stored maps as one allocation and every level
+// of a stored object stored, 699,105 B with the review's fixes (peak RSS at 10,000 Pods 217.5
+// -> 170.5 MB natively, the tab's wasm memory after the rolling update 72.0 -> 67.0 MB). Two
+// builds of nearly the same code measured 699,105 and 699,628 B (a copy where a move had been:
+// the bytes move by hundreds with the code's layout), so the bound moved to 700,500.
 const BYTES_BUDGET = 400_000;
-const BYTES_BOUND = 698_500;
+const BYTES_BOUND = 700_500;
 
 let server;
 let browser;
