@@ -47,8 +47,7 @@ impl List {
     /// The items to compact: this array's own, or a copy where another holder shares them and
     /// they hold an object not yet stored; None when there is nothing to store.
     fn items_to_store(&mut self) -> Option<&mut Vec<Value>> {
-        if Arc::get_mut(&mut self.items).is_none() && !self.items.iter().any(Value::being_built)
-        {
+        if Arc::get_mut(&mut self.items).is_none() && !self.items.iter().any(Value::being_built) {
             return None;
         }
         Some(Arc::make_mut(&mut self.items))

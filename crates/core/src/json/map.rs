@@ -288,7 +288,10 @@ impl Map {
     fn position(&self, key: &str) -> Option<usize> {
         match &self.repr {
             Repr::Own(e) => e.position(key),
-            Repr::Stored(t) => t.header.header.search(key.as_bytes(), || head(key.as_bytes())),
+            Repr::Stored(t) => t
+                .header
+                .header
+                .search(key.as_bytes(), || head(key.as_bytes())),
         }
     }
 
@@ -526,7 +529,12 @@ impl Map {
         let (like_keys, like_values) = (like.keys_slice(), like.values_slice());
         // Only a stored level is shared, so the levels of a stored map are all stored.
         if like.is_stored()
-            && identical_entries(self.keys_slice(), self.values_slice(), like_keys, like_values)
+            && identical_entries(
+                self.keys_slice(),
+                self.values_slice(),
+                like_keys,
+                like_values,
+            )
         {
             *self = like.clone();
             return;
@@ -587,7 +595,8 @@ impl Map {
 /// A stored map's values, moved out where no other map shares them, else copied.
 fn stored_values(t: &mut ThinArc<Arc<SharedKeys>, Value>) -> Vec<Value> {
     t.with_arc_mut(|a| {
-        triomphe::Arc::get_mut(a).map(|alone| alone.slice_mut().iter_mut().map(std::mem::take).collect())
+        triomphe::Arc::get_mut(a)
+            .map(|alone| alone.slice_mut().iter_mut().map(std::mem::take).collect())
     })
     .unwrap_or_else(|| t.slice.to_vec())
 }
@@ -978,7 +987,10 @@ mod tests {
         assert!(Map::ptr_eq(&m, &copy));
         m.insert("name", Value::from("web-2"));
         assert!(!stored_form(&m) && stored_form(&copy));
-        assert!(Arc::ptr_eq(keys_of(&m).expect("shared"), keys_of(&copy).expect("stored")));
+        assert!(Arc::ptr_eq(
+            keys_of(&m).expect("shared"),
+            keys_of(&copy).expect("stored")
+        ));
         assert_eq!(
             format!("{copy:?}"),
             r#"{"name": String("web-1"), "uid": String("a")}"#
@@ -994,7 +1006,10 @@ mod tests {
         let members: Vec<(Key, Value)> = copy.clone().into_iter().collect();
         assert_eq!(
             members,
-            [("name".into(), Value::from("web-1")), ("uid".into(), Value::from("a"))]
+            [
+                ("name".into(), Value::from("web-1")),
+                ("uid".into(), Value::from("a"))
+            ]
         );
         assert_eq!(copy.clone().into_values().count(), 2);
         let mut emptied = copy.clone();

@@ -384,7 +384,10 @@ fn compact_copies_shared_levels_being_built_and_shares_stored_ones() {
     stored.compact();
     let mut v = json!({"x": building.clone(), "s": stored.clone(), "y": "text"});
     v.compact();
-    assert_eq!(v, json!({"x": {"a": {"b": 1}}, "s": {"c": [2]}, "y": "text"}));
+    assert_eq!(
+        v,
+        json!({"x": {"a": {"b": 1}}, "s": {"c": [2]}, "y": "text"})
+    );
     let level = |v: &Value, p: &str| match v.pointer(p) {
         Some(Value::Object(m)) => m.clone(),
         _ => unreachable!("{p} is an object"),

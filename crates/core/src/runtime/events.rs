@@ -351,7 +351,10 @@ impl Lru {
 
     /// The entries in their texts' order, as the correlator's scans meet them.
     fn in_text_order(&self) -> Vec<(&str, &Cached)> {
-        debug_assert!(self.keeps_texts, "a cache read in text order keeps its texts");
+        debug_assert!(
+            self.keeps_texts,
+            "a cache read in text order keeps its texts"
+        );
         let mut all: Vec<(&str, &Cached)> = self
             .texts
             .iter()
