@@ -313,7 +313,7 @@ impl Map {
     }
 
     /// The entries when no other map shares them and the map is not stored: what
-    /// [`Map::compact`] works on in place.
+    /// [`Map::clear`] empties in place.
     fn entries_alone(&mut self) -> Option<&mut Entries> {
         match &mut self.repr {
             Repr::Own(e) => Arc::get_mut(e),
@@ -488,8 +488,7 @@ impl Map {
     pub fn compact(&mut self) {
         if let Some(e) = self.entries_to_store() {
             e.values.iter_mut().for_each(Value::compact);
-            store_keys(e, None);
-            self.store();
+            self.repr = stored(e, None);
         }
     }
 
@@ -498,18 +497,6 @@ impl Map {
         match &mut self.repr {
             Repr::Own(e) => Some(Arc::make_mut(e)),
             Repr::Stored(_) => None,
-        }
-    }
-
-    /// A map whose keys are shared becomes one allocation ([`Repr::Stored`]), its values
-    /// moved, where no other map shares its entries.
-    fn store(&mut self) {
-        if let Some(e) = self.entries_alone() {
-            if let Keys::Shared(keys) = &e.keys {
-                let keys = Arc::clone(keys);
-                let values = std::mem::take(&mut e.values);
-                self.repr = Repr::Stored(ThinArc::from_header_and_iter(keys, values.into_iter()));
-            }
         }
     }
 
@@ -522,7 +509,7 @@ impl Map {
         if Map::ptr_eq(self, like) {
             return;
         }
-        if matches!(self.repr, Repr::Stored(_)) {
+        if self.is_stored() {
             return;
         }
         let like_shared = like.shared_keys().cloned();
@@ -559,8 +546,7 @@ impl Map {
                 None => v.compact(),
             }
         }
-        store_keys(e, like_shared.as_ref());
-        self.store();
+        self.repr = stored(e, like_shared.as_ref());
     }
 
     /// Whether the map is stored ([`Map::compact`]): one allocation, its members stored too.
@@ -601,17 +587,19 @@ fn stored_values(t: &mut ThinArc<Arc<SharedKeys>, Value>) -> Vec<Value> {
     .unwrap_or_else(|| t.slice.to_vec())
 }
 
-/// The keys made an array to share: `like`'s when it is one and holds the same keys in the
-/// same order (the values move into the stored map next, at their length: [`Map::store`]).
-fn store_keys(e: &mut Entries, like: Option<&Arc<SharedKeys>>) {
-    let shared = match like {
+/// The stored form of entries whose members are stored: one allocation holding the values,
+/// moved, at their length, and the keys as an array to share (`like`'s when it is one and holds
+/// the same keys in the same order).
+fn stored(e: &mut Entries, like: Option<&Arc<SharedKeys>>) -> Repr {
+    let keys = match like {
         Some(a) if *a.keys == *e.keys.as_slice() => Arc::clone(a),
         _ => match &mut e.keys {
-            Keys::Shared(_) => return,
+            Keys::Shared(a) => Arc::clone(a),
             Keys::Own(v) => SharedKeys::shared(std::mem::take(v)),
         },
     };
-    e.keys = Keys::Shared(shared);
+    let values = std::mem::take(&mut e.values);
+    Repr::Stored(ThinArc::from_header_and_iter(keys, values.into_iter()))
 }
 
 fn identical_entries(a_keys: &[Key], a: &[Value], b_keys: &[Key], b: &[Value]) -> bool {
@@ -976,7 +964,7 @@ mod tests {
     /// map being built does.
     #[test]
     fn a_stored_map_is_one_allocation_until_written() {
-        let stored_form = |m: &Map| matches!(m.repr, Repr::Stored(_));
+        let stored_form = Map::is_stored;
         let mut m: Map = [("name", Value::from("web-1")), ("uid", Value::from("a"))]
             .into_iter()
             .collect();
