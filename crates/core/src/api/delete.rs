@@ -250,6 +250,7 @@ impl ApiServer {
     /// Removes an object for good: a fresh resourceVersion, a DELETED event, the owner queued
     /// for garbage collection, and kind-specific cleanup (CRD instances, namespace contents).
     pub(super) fn remove(&mut self, now: SimTime, key: &ObjectKey) -> Option<Arc<Value>> {
+        self.committed();
         let old = self.state.store.remove(key)?;
         self.drop_lease(key);
         let mut obj = (*old).clone();

@@ -83,6 +83,12 @@ pub struct ApiServer {
     /// both. `None`, and absent from a checkpoint, when the whole log is kept.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(super) audit_unkept: Option<u64>,
+    /// The state as the request being handled found it: what a refused request goes back
+    /// to. Let go at the request's first write ([`ApiServer::committed`]), after which no
+    /// request fails, so that its writes no longer copy the paths they change to keep the
+    /// old version for a rollback nobody will ask for. `None` between requests.
+    #[serde(skip)]
+    checkpoint: Option<State>,
 }
 
 /// The requests RBAC allowed since the RBAC objects last changed (`Store::rbac_writes`): the
@@ -145,6 +151,7 @@ impl ApiServer {
             authz: AuthzMemo::default(),
             last_created: OrdMap::new(),
             audit_unkept: None,
+            checkpoint: None,
         };
         let mut seed: Vec<Value> = INITIAL_NAMESPACES
             .iter()
@@ -294,7 +301,9 @@ impl ApiServer {
             *unkept += self.state.audit.len() as u64;
             self.state.audit = Vector::new();
         }
-        let checkpoint = self.state.clone();
+        // A request handled within another (the garbage collector's) keeps its own; the
+        // outer one's comes back after it.
+        let outer = self.checkpoint.replace(self.state.clone());
         // The body moves into the pipeline (no deep copy); the rest of the request stays for
         // the audit entry.
         let body = std::mem::replace(&mut req.body, RequestBody::None);
@@ -322,14 +331,20 @@ impl ApiServer {
             self.dispatch(now, &req, body)
         };
         let (code, message) = super::types::response_status(req.verb, &result);
+        let checkpoint = std::mem::replace(&mut self.checkpoint, outer);
         if result.is_err() {
-            // When the refused request wrote RBAC objects, the write count goes back with
-            // them, and what the memo learnt since may not hold. Otherwise the policy is the
-            // one the memo holds for (a conflict, a refusal, a missing object: most errors).
-            let rbac_written = self.state.store.rbac_writes() != checkpoint.store.rbac_writes();
-            self.state = checkpoint;
-            if rbac_written {
-                self.authz.valid_for = None;
+            // Every refusal comes before the request's first write.
+            debug_assert!(checkpoint.is_some(), "a request failed after it wrote");
+            if let Some(checkpoint) = checkpoint {
+                // When the refused request wrote RBAC objects, the write count goes back with
+                // them, and what the memo learnt since may not hold. Otherwise the policy is
+                // the one the memo holds for (a conflict, a refusal, a missing object: most
+                // errors).
+                let rbac_written = self.state.store.rbac_writes() != checkpoint.store.rbac_writes();
+                self.state = checkpoint;
+                if rbac_written {
+                    self.authz.valid_for = None;
+                }
             }
         }
         let name = if req.name.is_empty() {
@@ -679,6 +694,14 @@ impl ApiServer {
     }
 
     /// Persists `obj` under `key` with a fresh resourceVersion and emits the watch event.
+    /// Marks the request being handled as one that succeeds: it is about to write, and no
+    /// request fails after its first write (each checks everything before it), so the state
+    /// it started from is let go. Its writes then change the persistent maps in place where
+    /// nothing else shares them, instead of copying each path for a rollback.
+    pub(super) fn committed(&mut self) {
+        self.checkpoint = None;
+    }
+
     pub(super) fn persist(
         &mut self,
         now: SimTime,
@@ -686,6 +709,7 @@ impl ApiServer {
         mut obj: Value,
         event: WatchEventType,
     ) -> Arc<Value> {
+        self.committed();
         let rv = self.next_rv();
         let m = meta_mut(&mut obj);
         m.insert("resourceVersion", Value::from(rv.to_string()));
