@@ -261,7 +261,7 @@ impl ApiServer {
         self.emit(
             now,
             WatchEventType::Deleted,
-            key.clone(),
+            Arc::new(key.clone()),
             Arc::clone(&obj),
             rv,
         );

@@ -750,9 +750,11 @@ impl ApiServer {
             self.state
                 .event_leases
                 .insert(Arc::clone(&shared_key), expiry);
-            self.state.lease_order.insert((expiry, shared_key));
+            self.state
+                .lease_order
+                .insert((expiry, Arc::clone(&shared_key)));
         }
-        self.emit(now, event, key, Arc::clone(&obj), rv);
+        self.emit(now, event, shared_key, Arc::clone(&obj), rv);
         obj
     }
 

@@ -649,7 +649,9 @@ pub enum WatchEventType {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct WatchEvent {
     pub event_type: WatchEventType,
-    pub key: ObjectKey,
+    /// The store's own key, shared: the informers' and the world's maps hold it, not a copy
+    /// each (serialized as the key).
+    pub key: Arc<ObjectKey>,
     /// The object after the write (for DELETED: its last state).
     pub object: Value,
     pub resource_version: u64,

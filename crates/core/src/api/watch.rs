@@ -75,7 +75,7 @@ impl ApiServer {
         &mut self,
         now: SimTime,
         event_type: WatchEventType,
-        key: ObjectKey,
+        key: Arc<ObjectKey>,
         object: Arc<Value>,
         rv: u64,
     ) {

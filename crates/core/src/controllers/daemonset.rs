@@ -1202,9 +1202,9 @@ impl Reconciler for DaemonSetController {
         let gr = &ev.key.gr;
         if *gr == daemonsets() {
             if ev.event_type == WatchEventType::Deleted {
-                self.expectations.remove(&ev.key);
+                self.expectations.remove(&*ev.key);
             }
-            return vec![ev.key.clone()];
+            return vec![ObjectKey::clone(&ev.key)];
         }
         if *gr == nodes() {
             // addNode / updateNode (kube has no handler for deleted nodes).

@@ -78,7 +78,7 @@ impl Reconciler for DatabaseController {
         _cache: &Informer,
     ) -> Vec<ObjectKey> {
         if ev.key.gr == databases() {
-            return vec![ev.key.clone()];
+            return vec![ObjectKey::clone(&ev.key)];
         }
         owner_key(new, &ev.key, "Database", databases())
             .or_else(|| old.and_then(|o| owner_key(o, &ev.key, "Database", databases())))

@@ -109,7 +109,7 @@ impl Reconciler for DeclarativeController {
         _cache: &Informer,
     ) -> Vec<ObjectKey> {
         if ev.key.gr == self.spec.parent {
-            return vec![ev.key.clone()];
+            return vec![ObjectKey::clone(&ev.key)];
         }
         let owner = |o: &Value| {
             meta::controller_of(o)

@@ -519,7 +519,7 @@ impl Reconciler for HpaController {
         if ev.event_type == WatchEventType::Modified && !respec {
             return Vec::new();
         }
-        vec![ev.key.clone()]
+        vec![ObjectKey::clone(&ev.key)]
     }
 
     fn periodic(&self) -> bool {

@@ -45,7 +45,7 @@ impl Reconciler for NaiveController {
         _new: &Arc<Value>,
         _cache: &Informer,
     ) -> Vec<ObjectKey> {
-        vec![ev.key.clone()]
+        vec![ObjectKey::clone(&ev.key)]
     }
 
     fn reconcile(

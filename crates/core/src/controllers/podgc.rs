@@ -80,7 +80,7 @@ impl Reconciler for PodGcController {
         let node = str_at(new, path!("/spec/nodeName"));
         if ev.event_type != WatchEventType::Deleted && !node.is_empty() && !node_exists(cache, node)
         {
-            return vec![ev.key.clone()];
+            return vec![ObjectKey::clone(&ev.key)];
         }
         Vec::new()
     }

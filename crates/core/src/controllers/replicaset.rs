@@ -333,9 +333,9 @@ impl Reconciler for ReplicaSetController {
     ) -> Vec<ObjectKey> {
         if ev.key.gr == replicasets() {
             if ev.event_type == WatchEventType::Deleted {
-                self.expectations.remove(&ev.key);
+                self.expectations.remove(&*ev.key);
             }
-            return vec![ev.key.clone()];
+            return vec![ObjectKey::clone(&ev.key)];
         }
         let Some(owner) = owner_key(new, &ev.key, "ReplicaSet", replicasets()) else {
             return Vec::new();

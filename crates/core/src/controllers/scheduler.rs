@@ -432,15 +432,15 @@ impl Reconciler for Scheduler {
         let waiting =
             !deleted && str_at(new, path!("/spec/nodeName")).is_empty() && pod_is_active(new);
         if waiting {
-            self.pending.insert(ev.key.clone());
+            self.pending.insert(ObjectKey::clone(&ev.key));
             // `isPodUpdated` [pkg/scheduler/eventhandlers.go]: an update of the status alone
             // (such as the scheduler's own PodScheduled=False) does not queue the pod again.
             if old.is_some_and(|o| !is_pod_updated(o, new)) {
                 return Vec::new();
             }
-            return vec![ev.key.clone()];
+            return vec![ObjectKey::clone(&ev.key)];
         }
-        self.pending.remove(&ev.key);
+        self.pending.remove(&*ev.key);
         let freed =
             old.is_some_and(|o| bound_node(o).is_some()) && (deleted || bound_node(new).is_none());
         if freed {

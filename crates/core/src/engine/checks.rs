@@ -90,7 +90,7 @@ impl World {
         }
         let threshold = self.loop_threshold;
         let now = self.now;
-        let w = self.loops.entry(ev.key.clone()).or_default();
+        let w = self.loops.entry(ObjectKey::clone(&ev.key)).or_default();
         if now.as_ms() > w.window_start.as_ms() + LOOP_WINDOW_MS {
             w.window_start = now;
             w.bumps = 0;
@@ -100,7 +100,7 @@ impl World {
         if w.bumps >= threshold && !w.reported {
             w.reported = true;
             let fl = FeedbackLoop {
-                key: ev.key.clone(),
+                key: ObjectKey::clone(&ev.key),
                 generation: gen_after,
                 writers: w.writers.iter().cloned().collect(),
             };

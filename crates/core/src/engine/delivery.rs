@@ -301,7 +301,7 @@ impl World {
                 line,
                 time: now,
                 event_type: event.event_type,
-                key: event.key.clone(),
+                key: ObjectKey::clone(&event.key),
                 resource_version: event.resource_version,
                 delay_ms: *ms,
             };
@@ -315,7 +315,7 @@ impl World {
             lane: controller.to_owned(),
             kind: EventKind::Watch {
                 event_type: event.event_type,
-                key: event.key.clone(),
+                key: ObjectKey::clone(&event.key),
                 resource_version: event.resource_version,
                 enqueued: keys,
                 stale: !applied,
@@ -344,7 +344,7 @@ impl World {
             let before = self.objects.get(&ev.key).cloned();
             let after = (ev.event_type != WatchEventType::Deleted).then(|| object.clone());
             changes.push(ObjectChange {
-                key: ev.key.clone(),
+                key: ObjectKey::clone(&ev.key),
                 event_type: ev.event_type,
                 principal: principal.clone(),
                 resource_version: ev.resource_version,

@@ -301,7 +301,7 @@ impl World {
         slot.queue = WorkQueue::new();
         slot.causes.clear();
         slot.controller.reset();
-        let watched: Vec<(&ObjectKey, &Arc<Value>)> = objects
+        let watched: Vec<(&Arc<ObjectKey>, &Arc<Value>)> = objects
             .iter()
             .filter(|(k, v)| slot.controller.watches(&k.gr) && slot.controller.accepts(&k.gr, v))
             .collect();
@@ -309,7 +309,7 @@ impl World {
         for (k, v) in watched {
             let ev = WatchEvent {
                 event_type: WatchEventType::Added,
-                key: k.clone(),
+                key: Arc::clone(k),
                 object: Value::Null,
                 resource_version: meta::resource_version(v),
                 time: self.now,

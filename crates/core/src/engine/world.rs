@@ -154,9 +154,10 @@ pub struct World {
     pub(super) slots: BTreeMap<String, Slot>,
     pub(super) env: Environment,
     pub(super) failures: Vec<FailureRule>,
-    /// The latest version of every object, as the watch stream announced it.
+    /// The latest version of every object, as the watch stream announced it, under the
+    /// store's key (shared).
     #[serde(with = "super::checkpoint::shared_map")]
-    pub(super) objects: OrdMap<ObjectKey, Arc<Value>>,
+    pub(super) objects: OrdMap<Arc<ObjectKey>, Arc<Value>>,
     /// Objects whose kstatus is neither Current nor Failed.
     pub(super) unsettled: OrdSet<ObjectKey>,
     pub(super) pending_deliveries: u64,
@@ -265,7 +266,7 @@ impl World {
     }
 
     pub fn objects(&self) -> impl Iterator<Item = (&ObjectKey, &Arc<Value>)> {
-        self.objects.iter()
+        self.objects.iter().map(|(k, v)| (k.as_ref(), v))
     }
 
     /// The objects whose keys fall in `range`, in key order.
@@ -273,7 +274,7 @@ impl World {
         &self,
         range: std::ops::Range<ObjectKey>,
     ) -> impl Iterator<Item = (&ObjectKey, &Arc<Value>)> {
-        self.objects.range(range)
+        self.objects.range(range).map(|(k, v)| (k.as_ref(), v))
     }
 
     /// The objects of resource `gr`, in one namespace or in all (`None`), in key order: a range
@@ -297,7 +298,7 @@ impl World {
                 )
             }
         };
-        self.objects.range(from..to)
+        self.objects.range(from..to).map(|(k, v)| (k.as_ref(), v))
     }
 
     pub fn object_count(&self) -> usize {
@@ -649,7 +650,7 @@ impl World {
                     (rec.requests, rec.events, rec.origins, answer)
                 };
                 for (_, ev, _) in &events {
-                    self.loops.remove(&ev.key);
+                    self.loops.remove(&*ev.key);
                 }
                 let changes = self.absorb(events, report, true);
                 let line = trace::request_line(&lane, &requests);

@@ -103,17 +103,17 @@ impl WatchFilter {
         let was = self.seen.contains(&event.key);
         let kind = match (event.event_type, was, matches) {
             (WatchEventType::Deleted, true, _) => {
-                self.seen.remove(&event.key);
+                self.seen.remove(&*event.key);
                 "DELETED"
             }
             (WatchEventType::Deleted, false, _) => return None,
             (_, false, true) => {
-                self.seen.insert(event.key.clone());
+                self.seen.insert(ObjectKey::clone(&event.key));
                 "ADDED"
             }
             (_, true, true) => "MODIFIED",
             (_, true, false) => {
-                self.seen.remove(&event.key);
+                self.seen.remove(&*event.key);
                 "DELETED"
             }
             (_, false, false) => return None,

@@ -27,8 +27,9 @@ pub struct PodCounts {
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct Informer {
     #[serde(with = "crate::engine::checkpoint::shared_map")]
-    objects: OrdMap<ObjectKey, Arc<Value>>,
-    by_owner: OrdMap<String, OrdSet<ObjectKey>>,
+    /// Under the store's keys (shared, as the watch events carry them).
+    objects: OrdMap<Arc<ObjectKey>, Arc<Value>>,
+    by_owner: OrdMap<String, OrdSet<Arc<ObjectKey>>>,
     pod_counts: OrdMap<String, PodCounts>,
     /// Highest resourceVersion applied.
     pub last_resource_version: u64,
@@ -104,7 +105,7 @@ impl Informer {
             _ => None,
         };
         let mut budget = 4 * len + WALK_FROM;
-        let mut pending: Option<(&'a ObjectKey, &'a Arc<Value>)> = None;
+        let mut pending: Option<(&'a Arc<ObjectKey>, &'a Arc<Value>)> = None;
         std::iter::from_fn(move || loop {
             let key = *keys.peek()?;
             let Some(steps) = walk.as_mut().filter(|_| budget > 0) else {
@@ -169,7 +170,7 @@ impl Informer {
             }
             self.last_resource_version = self.last_resource_version.max(ev.resource_version);
             self.index(&ev.key, object);
-            self.objects.insert(ev.key.clone(), object.clone());
+            self.objects.insert(Arc::clone(&ev.key), object.clone());
             return Some(None);
         }
         let old = self.objects.get(&ev.key).cloned();
@@ -222,20 +223,23 @@ impl Informer {
     }
 
     /// Replaces the whole cache with a fresh list (a restart's initial sync).
-    pub fn replace<'a>(&mut self, objects: impl Iterator<Item = (&'a ObjectKey, &'a Arc<Value>)>) {
+    pub fn replace<'a>(
+        &mut self,
+        objects: impl Iterator<Item = (&'a Arc<ObjectKey>, &'a Arc<Value>)>,
+    ) {
         *self = Informer::new();
         for (k, v) in objects {
             self.last_resource_version = self.last_resource_version.max(meta::resource_version(v));
             self.index(k, v);
-            self.objects.insert(k.clone(), v.clone());
+            self.objects.insert(Arc::clone(k), v.clone());
         }
     }
 
     pub fn keys(&self) -> impl Iterator<Item = &ObjectKey> {
-        self.objects.keys()
+        self.objects.keys().map(|k| k.as_ref())
     }
 
-    fn index(&mut self, key: &ObjectKey, obj: &Value) {
+    fn index(&mut self, key: &Arc<ObjectKey>, obj: &Value) {
         let Some((_, _, owner)) = meta::controller_of(obj) else {
             return;
         };
@@ -243,7 +247,7 @@ impl Informer {
         self.by_owner
             .entry(owner.clone())
             .or_default()
-            .insert(key.clone());
+            .insert(Arc::clone(key));
         if key.gr.resource == "pods" && key.gr.group.is_empty() && pod_is_active(obj) {
             let counts = self.pod_counts.entry(owner).or_default();
             counts.active += 1;
@@ -282,7 +286,11 @@ impl Informer {
         for (rv, (gr, obj)) in (1..).zip(objects) {
             let ev = WatchEvent {
                 event_type: WatchEventType::Added,
-                key: ObjectKey::new(gr.clone(), meta::namespace(obj), meta::name(obj)),
+                key: Arc::new(ObjectKey::new(
+                    gr.clone(),
+                    meta::namespace(obj),
+                    meta::name(obj),
+                )),
                 object: obj.clone(),
                 resource_version: rv,
                 time: crate::time::SimTime::ZERO,
@@ -312,7 +320,11 @@ mod tests {
     fn event(event_type: WatchEventType, obj: &Value, rv: u64) -> WatchEvent {
         WatchEvent {
             event_type,
-            key: ObjectKey::new(pods_gr(), meta::namespace(obj), meta::name(obj)),
+            key: Arc::new(ObjectKey::new(
+                pods_gr(),
+                meta::namespace(obj),
+                meta::name(obj),
+            )),
             object: obj.clone(),
             resource_version: rv,
             time: crate::time::SimTime::ZERO,
@@ -349,7 +361,7 @@ mod tests {
             // Keys an index could hold without the object (it never does): the walk skips them.
             for (i, o) in phantom.iter().enumerate() {
                 let key = ObjectKey::new(pods_gr(), "default", &format!("p{:04}x", i * 7));
-                inf.by_owner.entry(format!("rs-{o}")).or_default().insert(key);
+                inf.by_owner.entry(format!("rs-{o}")).or_default().insert(Arc::new(key));
             }
             for o in 0..4 {
                 let uid = format!("rs-{o}");

@@ -147,7 +147,7 @@ impl Reconciler for DeploymentController {
         cache: &Informer,
     ) -> Vec<ObjectKey> {
         if ev.key.gr == deployments() {
-            return vec![ev.key.clone()];
+            return vec![ObjectKey::clone(&ev.key)];
         }
         if ev.key.gr == pods() {
             return recreate_without_pods(ev, new, cache).into_iter().collect();

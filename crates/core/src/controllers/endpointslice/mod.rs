@@ -422,7 +422,7 @@ impl Reconciler for EndpointSliceController {
         let gr = &ev.key.gr;
         if *gr == services() {
             // onServiceUpdate / onServiceDelete.
-            return vec![(ev.key.clone(), 0)];
+            return vec![(ObjectKey::clone(&ev.key), 0)];
         }
         if *gr == pods() {
             let batch = |keys: BTreeSet<ObjectKey>| {

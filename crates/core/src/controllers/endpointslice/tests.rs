@@ -376,7 +376,7 @@ fn pod_and_slice_events_queue_the_right_services() {
     let mut c = EndpointSliceController::new();
     let ev = |t: WatchEventType, gr: GroupResource, name: &str| WatchEvent {
         event_type: t,
-        key: ObjectKey::new(gr, "default", name),
+        key: std::sync::Arc::new(ObjectKey::new(gr, "default", name)),
         object: Value::Null,
         resource_version: 2,
         time: crate::time::SimTime::ZERO,

@@ -286,7 +286,7 @@ impl JobController {
         let ns = ev.key.namespace.to_string();
         let orphan = || {
             if has_finalizer(pod) && ev.event_type != WatchEventType::Deleted {
-                vec![(ev.key.clone(), 0)]
+                vec![(ObjectKey::clone(&ev.key), 0)]
             } else {
                 Vec::new()
             }
@@ -1065,7 +1065,7 @@ impl Reconciler for JobController {
         if ev.key.gr == pods() {
             return self.pod_keys(ev, old, new, cache);
         }
-        let key = ev.key.clone();
+        let key = ObjectKey::clone(&ev.key);
         match (ev.event_type, old) {
             (WatchEventType::Deleted, _) => {
                 let mut keys = vec![(key.clone(), 0)];

@@ -116,7 +116,7 @@ impl Reconciler for Kubelet {
         _cache: &Informer,
     ) -> Vec<ObjectKey> {
         if ev.event_type == WatchEventType::Deleted {
-            self.pods.remove(&ev.key);
+            self.pods.remove(&*ev.key);
             return Vec::new();
         }
         // Our own status writes come back as events: a sync is needed for a spec change, a new
@@ -125,7 +125,7 @@ impl Reconciler for Kubelet {
         let newly_deleting =
             meta::is_terminating(new) && old.is_some_and(|o| !meta::is_terminating(o));
         if !newly_deleting && old.is_some_and(|o| json_eq_opt(o.field("spec"), new.field("spec"))) {
-            let foreign = self.pods.get(&ev.key).is_some_and(|rt| {
+            let foreign = self.pods.get(&*ev.key).is_some_and(|rt| {
                 rt.reported
                     .as_ref()
                     .is_some_and(|r| !owned_equal(Some(r.status()), new.field("status")))
@@ -134,7 +134,7 @@ impl Reconciler for Kubelet {
                 return Vec::new();
             }
         }
-        vec![ev.key.clone()]
+        vec![ObjectKey::clone(&ev.key)]
     }
 
     fn reset(&mut self) {

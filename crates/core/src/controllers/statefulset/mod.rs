@@ -545,7 +545,7 @@ impl Reconciler for StatefulSetController {
     ) -> Vec<(ObjectKey, u64)> {
         let gr = &ev.key.gr;
         if *gr == statefulsets() {
-            return vec![(ev.key.clone(), 0)];
+            return vec![(ObjectKey::clone(&ev.key), 0)];
         }
         if *gr != pods() {
             return Vec::new();
