@@ -163,7 +163,11 @@ impl Ord for GroupResource {
         if Arc::ptr_eq(&self.0, &other.0) {
             std::cmp::Ordering::Equal
         } else {
-            self.0.cmp(&other.0)
+            // The parts' derived order, a word at a time (a store's B-tree compares a Pod's
+            // key with Events' on its way down).
+            let (a, b) = (&self.0, &other.0);
+            cmp_bytes(a.group.as_bytes(), b.group.as_bytes())
+                .then_with(|| cmp_bytes(a.resource.as_bytes(), b.resource.as_bytes()))
         }
     }
 }
