@@ -17,7 +17,7 @@ pub struct Store {
     // not strings.
     #[serde(with = "crate::engine::checkpoint::shared_map")]
     objects: OrdMap<Arc<ObjectKey>, Arc<Value>>,
-    by_uid: OrdMap<Uid, Arc<ObjectKey>>,
+    by_uid: OrdMap<Arc<str>, Arc<ObjectKey>>,
     /// owner uid -> keys of objects whose ownerReferences name it.
     dependents: OrdMap<Arc<str>, OrdSet<Arc<ObjectKey>>>,
     /// Counts writes to RBAC objects (Roles, Bindings): what the API server's memo of
@@ -50,7 +50,7 @@ impl Store {
     }
 
     pub fn key_for_uid(&self, uid: &str) -> Option<&ObjectKey> {
-        self.by_uid.get(&Uid::new(uid)).map(AsRef::as_ref)
+        self.by_uid.get(uid).map(AsRef::as_ref)
     }
 
     /// The stored object with this uid.
@@ -59,7 +59,7 @@ impl Store {
     }
 
     pub fn contains_uid(&self, uid: &str) -> bool {
-        self.by_uid.contains_key(&Uid::new(uid))
+        self.by_uid.contains_key(uid)
     }
 
     /// Keys of the objects that name `owner_uid` in their ownerReferences.
@@ -77,11 +77,8 @@ impl Store {
 
     fn unindex(&mut self, key: &ObjectKey, obj: &Value) {
         let uid = super::meta::uid(obj);
-        if !uid.is_empty() {
-            let uid = Uid::new(uid);
-            if self.by_uid.get(&uid).map(AsRef::as_ref) == Some(key) {
-                self.by_uid.remove(&uid);
-            }
+        if !uid.is_empty() && self.by_uid.get(uid).map(AsRef::as_ref) == Some(key) {
+            self.by_uid.remove(uid);
         }
         for owner in super::meta::owner_uids(obj) {
             let now_empty = match self.dependents.get_mut(owner.as_str()) {
@@ -100,7 +97,7 @@ impl Store {
     fn index(&mut self, key: &Arc<ObjectKey>, obj: &Value) {
         let uid = super::meta::uid(obj);
         if !uid.is_empty() {
-            self.by_uid.insert(Uid::new(uid), Arc::clone(key));
+            self.by_uid.insert(Arc::from(uid), Arc::clone(key));
         }
         for owner in super::meta::owner_uids(obj) {
             self.dependents
@@ -177,146 +174,10 @@ impl Store {
     }
 }
 
-/// A uid as the store's index holds it: one the API server made (a canonical UUID, 8-4-4-4-12
-/// lowercase hex digits) as its 128 bits, in one 24-byte key with no allocation; any other as
-/// its text. The index had held every uid as a shared text of its own, 64 bytes beside the
-/// stored object's copy. Equal, ordered and serialized as its text: canonical UUIDs are all of
-/// one length with their dashes in the same places, and their digits order as their values,
-/// so their bits order as their texts, and a checkpoint is written as before.
-#[derive(Clone, Debug, PartialEq, Eq)]
-enum Uid {
-    Bits(u64, u64),
-    Text(Arc<str>),
-}
-
-/// Where a canonical UUID's dashes are.
-const DASHES: [usize; 4] = [8, 13, 18, 23];
-
-impl Uid {
-    fn new(text: &str) -> Uid {
-        Uid::bits(text).map_or_else(|| Uid::Text(Arc::from(text)), |(hi, lo)| Uid::Bits(hi, lo))
-    }
-
-    /// The value of a canonical UUID.
-    fn bits(text: &str) -> Option<(u64, u64)> {
-        let b = text.as_bytes();
-        if b.len() != 36 {
-            return None;
-        }
-        let mut v: u128 = 0;
-        for (i, &c) in b.iter().enumerate() {
-            let digit = match c {
-                b'-' if DASHES.contains(&i) => continue,
-                b'0'..=b'9' if !DASHES.contains(&i) => c - b'0',
-                b'a'..=b'f' if !DASHES.contains(&i) => c - b'a' + 10,
-                _ => return None,
-            };
-            v = v << 4 | u128::from(digit);
-        }
-        Some(((v >> 64) as u64, v as u64))
-    }
-
-    /// Calls `f` with the uid's text.
-    fn with_text<R>(&self, f: impl FnOnce(&str) -> R) -> R {
-        match self {
-            Uid::Text(t) => f(t),
-            Uid::Bits(hi, lo) => {
-                let v = u128::from(*hi) << 64 | u128::from(*lo);
-                let mut buf = [b'-'; 36];
-                let mut shift = 128;
-                for (i, c) in buf.iter_mut().enumerate() {
-                    if DASHES.contains(&i) {
-                        continue;
-                    }
-                    shift -= 4;
-                    let d = (v >> shift) as u8 & 0xf;
-                    *c = if d < 10 { b'0' + d } else { b'a' + d - 10 };
-                }
-                f(std::str::from_utf8(&buf).unwrap_or_default())
-            }
-        }
-    }
-
-    #[cfg(test)]
-    fn to_text(&self) -> String {
-        self.with_text(str::to_owned)
-    }
-}
-
-impl PartialOrd for Uid {
-    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(other))
-    }
-}
-
-impl Ord for Uid {
-    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
-        match (self, other) {
-            (Uid::Bits(a, b), Uid::Bits(c, d)) => (a, b).cmp(&(c, d)),
-            _ => self.with_text(|a| other.with_text(|b| a.cmp(b))),
-        }
-    }
-}
-
-impl Serialize for Uid {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        self.with_text(|t| s.serialize_str(t))
-    }
-}
-
-impl<'de> Deserialize<'de> for Uid {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let text = crate::json::Str::deserialize(d)?;
-        Ok(Uid::new(&text))
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::json::json;
-
-    proptest::proptest! {
-        /// A uid is equal, ordered and written as its text, whether held as bits or as text:
-        /// canonical UUIDs, and texts one character away from one.
-        #[test]
-        fn a_uid_answers_as_its_text(
-            a in proptest::array::uniform16(proptest::num::u8::ANY),
-            b in proptest::array::uniform16(proptest::num::u8::ANY),
-            same_head in 0usize..17,
-            at in 0usize..37,
-            by in proptest::sample::select(vec!['0', '9', 'a', 'f', 'g', 'A', 'F', '-', 'z']),
-            cut in 30usize..38,
-        ) {
-            let uuid = |bytes: [u8; 16]| {
-                let hex: String = bytes.iter().map(|x| format!("{x:02x}")).collect();
-                format!("{}-{}-{}-{}-{}", &hex[..8], &hex[8..12], &hex[12..16], &hex[16..20], &hex[20..])
-            };
-            let mut b = b;
-            b[..same_head.min(16)].copy_from_slice(&a[..same_head.min(16)]);
-            let (ta, tb) = (uuid(a), uuid(b));
-            let mut odd: Vec<char> = ta.chars().collect();
-            if let Some(c) = odd.get_mut(at) {
-                *c = by;
-            }
-            odd.truncate(cut);
-            let odd: String = odd.into_iter().collect();
-            let texts = [ta, tb, odd];
-            for x in &texts {
-                let ux = Uid::new(x);
-                proptest::prop_assert_eq!(&ux.to_text(), x);
-                let written = rmp_serde::to_vec(&ux).expect("writes");
-                proptest::prop_assert_eq!(&written, &rmp_serde::to_vec(x).expect("writes"));
-                proptest::prop_assert_eq!(&rmp_serde::from_slice::<Uid>(&written).expect("reads"), &ux);
-                for y in &texts {
-                    let uy = Uid::new(y);
-                    proptest::prop_assert_eq!(ux.cmp(&uy), x.cmp(y));
-                    proptest::prop_assert_eq!(ux == uy, x == y);
-                }
-            }
-            proptest::prop_assert!(matches!(Uid::new(&texts[0]), Uid::Bits(..)));
-        }
-    }
 
     fn key(res: &str, ns: &str, name: &str) -> ObjectKey {
         ObjectKey::new(GroupResource::new("", res), ns, name)
@@ -386,7 +247,7 @@ mod tests {
                 fresh.put((**k).clone(), (**v).clone());
             }
             let uids = |st: &Store| -> Vec<(String, ObjectKey)> {
-                st.by_uid.iter().map(|(u, k)| (u.to_text(), (**k).clone())).collect()
+                st.by_uid.iter().map(|(u, k)| (u.to_string(), (**k).clone())).collect()
             };
             proptest::prop_assert_eq!(uids(&s), uids(&fresh));
             proptest::prop_assert_eq!(s.referenced_owner_uids(), fresh.referenced_owner_uids());

@@ -379,12 +379,10 @@ impl Lru {
 
 /// The aggregator's record of one run of similar events: the messages seen, and when the run
 /// was last extended. The messages are kept sorted; they never number more than
-/// `AGGREGATE_MAX_EVENTS`, so a small vector (one allocation) holds them. A message of up to
-/// 24 bytes is held inline (most of a kubelet's: `Created container: app`), not in an
-/// allocation of its own.
+/// `AGGREGATE_MAX_EVENTS`, so a small vector (one allocation) holds them.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 struct AggregateRecord {
-    messages: Vec<CompactString>,
+    messages: Vec<String>,
     last: SimTime,
 }
 
@@ -610,11 +608,8 @@ impl EventBroadcaster {
                 last: now,
             },
         };
-        if let Err(at) = record
-            .messages
-            .binary_search_by(|m| m.as_str().cmp(&note.message))
-        {
-            record.messages.insert(at, note.message.as_str().into());
+        if let Err(at) = record.messages.binary_search(&note.message) {
+            record.messages.insert(at, note.message.clone());
         }
         record.last = now;
         let combined = record.messages.len() >= AGGREGATE_MAX_EVENTS;
