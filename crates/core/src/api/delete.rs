@@ -251,20 +251,14 @@ impl ApiServer {
     /// for garbage collection, and kind-specific cleanup (CRD instances, namespace contents).
     pub(super) fn remove(&mut self, now: SimTime, key: &ObjectKey) -> Option<Arc<Value>> {
         self.committed();
-        let old = self.state.store.remove(key)?;
+        let (held_key, old) = self.state.store.remove(key)?;
         self.drop_lease(key);
         let mut obj = (*old).clone();
         let rv = self.next_rv();
         meta_mut(&mut obj).insert("resourceVersion", Value::from(rv.to_string()));
         let uid = meta::uid(&obj).to_owned();
         let obj = Arc::new(obj);
-        self.emit(
-            now,
-            WatchEventType::Deleted,
-            Arc::new(key.clone()),
-            Arc::clone(&obj),
-            rv,
-        );
+        self.emit(now, WatchEventType::Deleted, held_key, Arc::clone(&obj), rv);
         if !uid.is_empty() && !self.state.store.dependents_of(&uid).is_empty() {
             self.state.gc_queue.insert(uid);
         }

@@ -693,7 +693,6 @@ impl ApiServer {
         self.state.rv
     }
 
-    /// Persists `obj` under `key` with a fresh resourceVersion and emits the watch event.
     /// Marks the request being handled as one that succeeds: it is about to write, and no
     /// request fails after its first write (each checks everything before it), so the state
     /// it started from is let go. Its writes then change the persistent maps in place where
@@ -702,6 +701,7 @@ impl ApiServer {
         self.checkpoint = None;
     }
 
+    /// Persists `obj` under `key` with a fresh resourceVersion and emits the watch event.
     pub(super) fn persist(
         &mut self,
         now: SimTime,

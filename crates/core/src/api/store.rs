@@ -143,11 +143,12 @@ impl Store {
                 .eq(owner_refs(new).iter().filter_map(ref_uid))
     }
 
-    pub fn remove(&mut self, key: &ObjectKey) -> Option<Arc<Value>> {
-        let old = self.objects.remove(key)?;
+    /// Removes the object, answering with the key the store held (shared) and the object.
+    pub fn remove(&mut self, key: &ObjectKey) -> Option<(Arc<ObjectKey>, Arc<Value>)> {
+        let (held, old) = self.objects.remove_with_key(key)?;
         self.note_write(key);
         self.unindex(key, &old);
-        Some(old)
+        Some((held, old))
     }
 
     /// Objects of one resource, in one namespace (`Some`) or all (`None`), ordered by key:

@@ -100,7 +100,7 @@ impl WatchFilter {
             return None;
         }
         let matches = self.selects(&event.key, object);
-        let was = self.seen.contains(&event.key);
+        let was = self.seen.contains(&*event.key);
         let kind = match (event.event_type, was, matches) {
             (WatchEventType::Deleted, true, _) => {
                 self.seen.remove(&*event.key);
