@@ -344,6 +344,12 @@ pub fn controller_of(obj: &Value) -> Option<(&str, &str, &str)> {
     controller_ref(obj).map(|r| (member(r, "kind"), member(r, "name"), member(r, "uid")))
 }
 
+/// The controller owner reference's kind alone: what the informers' filters ask of every Pod
+/// event, without reading its name and uid.
+pub fn controller_kind(obj: &Value) -> Option<&str> {
+    controller_ref(obj).map(|r| r.field("kind").and_then(Value::as_str).unwrap_or_default())
+}
+
 /// A JSON object's string values as an ordered map (non-string values are skipped).
 pub fn string_map(v: Option<&Value>) -> std::collections::BTreeMap<String, String> {
     v.and_then(Value::as_object)

@@ -1189,7 +1189,7 @@ impl Reconciler for DaemonSetController {
 
     /// The pod informer holds only pods a DaemonSet controls (orphans are not adopted here).
     fn accepts(&self, gr: &GroupResource, obj: &Value) -> bool {
-        *gr != pods() || meta::controller_of(obj).is_some_and(|(kind, _, _)| kind == "DaemonSet")
+        *gr != pods() || meta::controller_kind(obj) == Some("DaemonSet")
     }
 
     fn keys_for(

@@ -97,8 +97,8 @@ impl Reconciler for Controller {
     fn accepts(&self, gr: &GroupResource, obj: &Value) -> bool {
         dispatch!(self, c => c.accepts(gr, obj))
     }
-    fn accepts_by_fixed_field(&self, gr: &GroupResource) -> bool {
-        dispatch!(self, c => c.accepts_by_fixed_field(gr))
+    fn selected_node(&self, gr: &GroupResource) -> Option<&str> {
+        dispatch!(self, c => c.selected_node(gr))
     }
     fn keys_for(
         &mut self,

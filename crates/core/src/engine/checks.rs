@@ -79,13 +79,14 @@ impl World {
         by_user: bool,
         report: &mut StepReport,
     ) {
+        if by_user || ev.event_type != WatchEventType::Modified {
+            return;
+        }
         let gen_before = before.map(meta::generation).unwrap_or(0);
         let gen_after = after.map(meta::generation).unwrap_or(0);
         // Objects with a controller owner (ReplicaSets, Pods) have their spec managed by
         // that owner; only spec writes to top-level objects count, within a time window.
-        let owned = after.and_then(meta::controller_of).is_some();
-        if by_user || owned || ev.event_type != WatchEventType::Modified || gen_after <= gen_before
-        {
+        if gen_after <= gen_before || after.and_then(meta::controller_ref).is_some() {
             return;
         }
         let threshold = self.loop_threshold;

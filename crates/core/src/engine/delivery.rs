@@ -10,6 +10,7 @@
 
 use std::sync::Arc;
 
+use crate::json::path;
 use crate::json::Value;
 
 use super::faults::{injected_error, FailureRule};
@@ -380,15 +381,24 @@ impl World {
     fn fan_out(&mut self, ev: WatchEvent, object: &Arc<Value>) {
         let shared = Arc::new(ev);
         let mut deliveries = Vec::new();
+        // The object's node, read once for every kubelet (`Reconciler::selected_node`).
+        let mut node: Option<&str> = None;
         for (name, slot) in &self.slots {
             if slot.state == RunState::Crashed || !slot.controller.watches(&shared.key.gr) {
                 continue;
             }
             let gr = &shared.key.gr;
-            if slot.controller.accepts(gr, object)
-                || (!slot.controller.accepts_by_fixed_field(gr)
-                    && slot.informer.get(&shared.key).is_some())
-            {
+            let takes = match slot.controller.selected_node(gr) {
+                Some(selected) => {
+                    selected
+                        == *node
+                            .get_or_insert_with(|| meta::str_at(object, path!("/spec/nodeName")))
+                }
+                None => {
+                    slot.controller.accepts(gr, object) || slot.informer.get(&shared.key).is_some()
+                }
+            };
+            if takes {
                 deliveries.push((self.now.plus_ms(slot.latency_ms), name.clone()));
             }
         }

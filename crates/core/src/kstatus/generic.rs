@@ -28,18 +28,18 @@ pub(super) fn check_generic_properties(obj: &Value) -> Result<Option<KstatusResu
     }
 
     for cond in conditions_of(obj)? {
-        let (type_, status) = match (cond.type_.as_str(), cond.status.as_str()) {
+        let (type_, status) = match (cond.type_, cond.status) {
             ("Reconciling", "True") => (KstatusConditionType::Reconciling, Status::InProgress),
             ("Stalled", "True") => (KstatusConditionType::Stalled, Status::Failed),
             _ => continue,
         };
         return Ok(Some(KstatusResult {
             status,
-            message: cond.message.clone(),
+            message: cond.message.to_owned(),
             conditions: vec![KstatusCondition {
                 type_,
-                reason: cond.reason,
-                message: cond.message,
+                reason: cond.reason.to_owned(),
+                message: cond.message.to_owned(),
             }],
         }));
     }
@@ -105,7 +105,7 @@ pub(super) fn check_ready_condition(obj: &Value) -> Result<Option<KstatusResult>
         if cond.type_ != "Ready" {
             continue;
         }
-        match cond.status.as_str() {
+        match cond.status {
             "True" => return Ok(Some(KstatusResult::current("Resource is Ready"))),
             "False" | "Unknown" => {
                 return Ok(Some(KstatusResult::in_progress(cond.reason, cond.message)))

@@ -53,7 +53,7 @@ fn deployment(obj: &Value, _: i64) -> Result<KstatusResult, KstatusError> {
         get_int(obj, &["spec", "progressDeadlineSeconds"], MAX_INT32) == MAX_INT32;
     let mut available = false;
     for c in conditions_of(obj)? {
-        match c.type_.as_str() {
+        match c.type_ {
             "Progressing" => {
                 if c.reason == "ProgressDeadlineExceeded" {
                     return Ok(KstatusResult {
@@ -61,8 +61,8 @@ fn deployment(obj: &Value, _: i64) -> Result<KstatusResult, KstatusError> {
                         message: "Progress deadline exceeded".into(),
                         conditions: vec![KstatusCondition {
                             type_: KstatusConditionType::Stalled,
-                            reason: c.reason,
-                            message: c.message,
+                            reason: c.reason.to_owned(),
+                            message: c.message.to_owned(),
                         }],
                     });
                 }
@@ -389,7 +389,7 @@ fn job(obj: &Value, _: i64) -> Result<KstatusResult, KstatusError> {
     let start_time = get_str(obj, &["status", "startTime"], "");
 
     for c in conditions_of(obj)? {
-        match c.type_.as_str() {
+        match c.type_ {
             "Complete" if c.status == "True" => {
                 return Ok(KstatusResult::current(format!(
                     "Job Completed. succeeded: {succeeded}/{completions}"

@@ -232,10 +232,10 @@ pub fn compute_at(obj: &Value, now: crate::time::SimTime) -> Result<KstatusResul
 fn group_kind_key(obj: &Value) -> String {
     let api_version = get_str(obj, &["apiVersion"], "");
     let kind = get_str(obj, &["kind"], "");
-    let group = match api_version.split('/').collect::<Vec<_>>().as_slice() {
-        [_version] => "",
-        [group, _version] => group,
-        _ => return String::new(),
+    let group = match api_version.split_once('/') {
+        None => "",
+        Some((group, version)) if !version.contains('/') => group,
+        Some(_) => return String::new(),
     };
     if group.is_empty() {
         kind.to_string()
@@ -343,17 +343,18 @@ fn go_value(v: &Value) -> String {
 
 /// One entry of `status.conditions` as kstatus reads it (`BasicCondition`).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-struct BasicCondition {
-    type_: String,
-    status: String,
-    reason: String,
-    message: String,
+struct BasicCondition<'a> {
+    type_: &'a str,
+    status: &'a str,
+    reason: &'a str,
+    message: &'a str,
 }
 
 /// kstatus' `GetObjectWithConditions`: `status.conditions` converted to typed conditions.
 /// Absent or null pieces read as empty; wrongly typed ones are an error, as the unstructured
-/// converter's are.
-fn conditions_of(obj: &Value) -> Result<Vec<BasicCondition>, KstatusError> {
+/// converter's are. The texts are the object's own (every object the engine is told of is read
+/// here, a Pod's five conditions each time).
+fn conditions_of(obj: &Value) -> Result<Vec<BasicCondition<'_>>, KstatusError> {
     let status = match obj.field("status") {
         None | Some(Value::Null) => return Ok(Vec::new()),
         Some(Value::Object(m)) => m,
@@ -380,8 +381,8 @@ fn conditions_of(obj: &Value) -> Result<Vec<BasicCondition>, KstatusError> {
                 }
             };
             let text = |key: &str| match fields.field(key) {
-                None | Some(Value::Null) => Ok(String::new()),
-                Some(Value::String(s)) => Ok(s.to_string()),
+                None | Some(Value::Null) => Ok(""),
+                Some(Value::String(s)) => Ok(s.as_str()),
                 Some(other) => Err(convert_error(
                     &format!("status.conditions[{i}].{key}"),
                     "string",

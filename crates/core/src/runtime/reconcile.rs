@@ -72,16 +72,19 @@ pub trait Reconciler {
     fn accepts(&self, _gr: &GroupResource, _obj: &Value) -> bool {
         true
     }
-    /// Whether `accepts` for `gr` is a watch's field selector on a field that, once set, never
-    /// changes (a kubelet's `spec.nodeName`). Then an object it does not accept had no previous
-    /// version it accepted, and the API server sends the watcher nothing for it: the cacher
-    /// sends a watcher an event only when the object or its previous version matches
-    /// (`cacheWatcher.convertToWatchEvent`). Its cache is not asked: it may still hold an
-    /// object of the same name deleted a moment ago, whose deletion has not reached it, and
-    /// the new object is none of its business. Otherwise an object the cache holds still
-    /// reaches it after `accepts` turns false, so it learns of the change.
-    fn accepts_by_fixed_field(&self, _gr: &GroupResource) -> bool {
-        false
+    /// The node whose Pods alone the watch of `gr` takes, where `accepts` is a watch's field
+    /// selector on `spec.nodeName` (a kubelet's): a field that, once set, never changes. Then an
+    /// object it does not accept had no previous version it accepted, and the API server sends
+    /// the watcher nothing for it: the cacher sends a watcher an event only when the object or
+    /// its previous version matches (`cacheWatcher.convertToWatchEvent`). Its cache is not
+    /// asked: it may still hold an object of the same name deleted a moment ago, whose deletion
+    /// has not reached it, and the new object is none of its business. Otherwise (`None`) an
+    /// object the cache holds still reaches it after `accepts` turns false, so it learns of the
+    /// change. The fan-out reads an event's node once for all such watches, as the cacher
+    /// indexes its watchers by the node (`NodeNameTriggerFunc`, pkg/registry/core/pod
+    /// strategy.go).
+    fn selected_node(&self, _gr: &GroupResource) -> Option<&str> {
+        None
     }
     /// The keys to enqueue for one delivered event (event handlers), after the cache applied it.
     fn keys_for(

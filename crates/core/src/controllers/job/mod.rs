@@ -1034,9 +1034,7 @@ impl Reconciler for JobController {
 
     /// Its pod informer holds the pods a Job controls and those with the tracking finalizer.
     fn accepts(&self, gr: &GroupResource, obj: &Value) -> bool {
-        *gr == jobs()
-            || meta::controller_of(obj).is_some_and(|(kind, _, _)| kind == "Job")
-            || has_finalizer(obj)
+        *gr == jobs() || meta::controller_kind(obj) == Some("Job") || has_finalizer(obj)
     }
 
     fn keys_for(

@@ -104,8 +104,8 @@ impl Reconciler for Kubelet {
     /// The kubelet's watch is `fieldSelector=spec.nodeName=<node>` (`NewSourceApiserver`), and
     /// a Pod's `spec.nodeName`, once bound, never changes (`ValidatePodUpdate`; a binding of a
     /// bound Pod is refused).
-    fn accepts_by_fixed_field(&self, _gr: &GroupResource) -> bool {
-        true
+    fn selected_node(&self, _gr: &GroupResource) -> Option<&str> {
+        Some(&self.node)
     }
 
     fn keys_for(

@@ -514,7 +514,7 @@ impl Reconciler for StatefulSetController {
     /// the revision informer only a StatefulSet's.
     fn accepts(&self, gr: &GroupResource, obj: &Value) -> bool {
         if *gr == pods() || *gr == controllerrevisions() {
-            return meta::controller_of(obj).is_some_and(|(kind, _, _)| kind == SET_REF.1);
+            return meta::controller_kind(obj) == Some(SET_REF.1);
         }
         true
     }

@@ -109,6 +109,11 @@ pub struct ScenarioRun {
     actions: Vec<CompiledAction>,
     expectations: Vec<CompiledExpectation>,
     results: Vec<Option<ExpectationResult>>,
+    /// For each expectation whose field check last held its answer without recording, the
+    /// API server's resourceVersion then: a check of one stored field cannot answer otherwise
+    /// until something is written, so the steps between writes (most deliver a watch event or
+    /// reconcile without writing) do not read it again.
+    unchanged_since: Vec<Option<u64>>,
     responses: Vec<Option<ActionResponse>>,
     /// The object each action read or wrote, as the client holds it afterwards.
     copies: Vec<Option<Value>>,
@@ -186,6 +191,7 @@ impl ScenarioRun {
             plan: plan.into_iter().map(|(t, _, p)| (t, p)).collect(),
             next: 0,
             results: vec![None; expectations.len()],
+            unchanged_since: vec![None; expectations.len()],
             responses: vec![None; actions.len()],
             copies: vec![None; actions.len()],
             actions,
