@@ -211,6 +211,18 @@ pub fn set_deployment_condition(status: &mut Value, cond: Cond<'_>, now: SimTime
 /// replaced in place and lastTransitionTime moves only when status changes; an empty reason or
 /// message is omitted.
 pub fn set_pod_condition(status: &mut Value, cond: Cond<'_>, now: SimTime) {
+    // The kubelet sets every condition on every status sync, most as they are: an entry that
+    // is already what this would write (its time kept) is left alone, shared and not copied.
+    let current = status
+        .field("conditions")
+        .and_then(Value::as_array)
+        .and_then(|list| {
+            list.iter()
+                .find(|c| str_at(c, path!("/type")) == cond.type_)
+        });
+    if current.is_some_and(|c| written_as(c, &cond)) {
+        return;
+    }
     let Some(list) = conditions_mut(status) else {
         return;
     };
@@ -238,6 +250,37 @@ pub fn set_pod_condition(status: &mut Value, cond: Cond<'_>, now: SimTime) {
     } else {
         list.push(entry);
     }
+}
+
+/// Whether `entry` is what [`set_pod_condition`] writes for `cond` when the status is
+/// unchanged: the same members in the same order, the transition time whatever it was.
+fn written_as(entry: &Value, cond: &Cond<'_>) -> bool {
+    enum Is<'a> {
+        Text(&'a str),
+        Null,
+        Any,
+    }
+    let Some(m) = entry.as_object() else {
+        return false;
+    };
+    let members = [
+        Some(("type", Is::Text(cond.type_))),
+        Some(("status", Is::Text(cond.status))),
+        Some(("lastProbeTime", Is::Null)),
+        Some(("lastTransitionTime", Is::Any)),
+        (!cond.reason.is_empty()).then_some(("reason", Is::Text(cond.reason))),
+        (!cond.message.is_empty()).then_some(("message", Is::Text(cond.message))),
+    ];
+    let want = members.iter().flatten();
+    m.len() == want.clone().count()
+        && m.iter().zip(want).all(|((k, v), (key, is))| {
+            &**k == *key
+                && match is {
+                    Is::Text(t) => v.as_str() == Some(*t),
+                    Is::Null => v.is_null(),
+                    Is::Any => true,
+                }
+        })
 }
 
 /// The autoscaler's conditions, kube's `setConditionInList` [pkg/controller/podautoscaler
@@ -276,6 +319,46 @@ pub fn set_hpa_condition(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_pod_condition_already_written_stays_and_any_other_is_rewritten() {
+        let ready = |reason| Cond {
+            type_: "Ready",
+            status: "True",
+            reason,
+            message: "",
+        };
+        let (t0, t1) = (SimTime::from_ms(1_000), SimTime::from_ms(9_000));
+        let mut status = json!({"phase": "Running"});
+        set_pod_condition(&mut status, ready(""), t0);
+        let first = status.to_string();
+        set_pod_condition(&mut status, ready(""), t1);
+        assert_eq!(status.to_string(), first, "unchanged, its time kept");
+        // A reason now: rewritten, the time still kept (the status did not change).
+        set_pod_condition(&mut status, ready("Up"), t1);
+        let at = t0.rfc3339();
+        assert_eq!(
+            status["conditions"][0].to_string(),
+            format!(
+                r#"{{"type":"Ready","status":"True","lastProbeTime":null,"lastTransitionTime":"{at}","reason":"Up"}}"#
+            )
+        );
+        // Another writer's order, or a member this one does not write: rewritten in its own.
+        for other in [
+            json!({"status": "True", "type": "Ready", "lastProbeTime": null, "lastTransitionTime": at}),
+            json!({"type": "Ready", "status": "True", "lastProbeTime": null, "lastTransitionTime": at, "observedGeneration": 1}),
+            json!({"type": "Ready", "status": "True", "lastProbeTime": "x", "lastTransitionTime": at}),
+        ] {
+            let mut status = json!({"conditions": [other]});
+            set_pod_condition(&mut status, ready(""), t1);
+            assert_eq!(
+                status["conditions"][0].to_string(),
+                format!(
+                    r#"{{"type":"Ready","status":"True","lastProbeTime":null,"lastTransitionTime":"{at}"}}"#
+                )
+            );
+        }
+    }
 
     #[test]
     fn remove_drops_every_entry_of_the_type() {

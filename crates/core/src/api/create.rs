@@ -53,7 +53,7 @@ impl ApiServer {
         mut obj: Value,
         principal: &str,
     ) -> ApiResult {
-        strategy::type_check(info, &obj).map_err(bad_request)?;
+        strategy::type_check(info, &obj, None).map_err(bad_request)?;
         if obj
             .field("metadata")
             .is_some_and(|m| !m.is_object() && !m.is_null())

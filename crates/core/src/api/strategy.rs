@@ -207,19 +207,44 @@ mod tests {
         let d =
             json!({"apiVersion": "apps/v1", "kind": "Deployment", "spec": {"replicas": "three"}});
         assert_eq!(
-            type_check(&info("apps/v1", "Deployment"), &d).unwrap_err(),
+            type_check(&info("apps/v1", "Deployment"), &d, None).unwrap_err(),
             "Deployment in version \"v1\" cannot be handled as a Deployment: json: cannot unmarshal string into Go struct field DeploymentSpec.spec.replicas of type int32"
         );
         let d = json!({"metadata": {"labels": {"a": 1}}});
-        assert!(type_check(&info("v1", "Pod"), &d)
+        assert!(type_check(&info("v1", "Pod"), &d, None)
             .unwrap_err()
             .contains("ObjectMeta.metadata.labels of type string"));
         let d = json!({"spec": {"replicas": 1.5}});
-        assert!(type_check(&info("apps/v1", "ReplicaSet"), &d)
+        assert!(type_check(&info("apps/v1", "ReplicaSet"), &d, None)
             .unwrap_err()
             .contains("number 1.5"));
         let d = json!({"spec": {"replicas": 3_000_000_000i64}});
-        assert!(type_check(&info("apps/v1", "ReplicaSet"), &d).is_err());
+        assert!(type_check(&info("apps/v1", "ReplicaSet"), &d, None).is_err());
+    }
+
+    #[test]
+    fn a_level_the_stored_version_holds_is_not_read_again() {
+        let i = info("v1", "Pod");
+        // Levels that never passed the check, to see which are read.
+        let stored = json!({"metadata": {"labels": {"a": 1}}, "spec": {"nodeName": 2},
+            "status": {"phase": "Running"}});
+        let mut body = stored.clone();
+        body["status"]["phase"] = json!("Failed");
+        assert_eq!(
+            type_check(&i, &body, Some(&stored)),
+            Ok(()),
+            "shared levels passed over"
+        );
+        // A copy is read: the same JSON in another allocation.
+        let copy: Value = serde_json::from_str(&stored.to_string()).unwrap();
+        assert!(type_check(&i, &copy, Some(&stored))
+            .unwrap_err()
+            .contains("ObjectMeta.metadata.labels"));
+        // A level the write changed is read.
+        body["status"]["phase"] = json!(3);
+        assert!(type_check(&i, &body, Some(&stored))
+            .unwrap_err()
+            .contains("PodStatus.status.phase"));
     }
 
     #[test]

@@ -231,7 +231,11 @@ fn check_containers(obj: &Value, ptr: &str, go_path: &str) -> Result<(), String>
 /// Typed decoding: a value of the wrong JSON type in a field the kind defines is refused as
 /// kube's decoder refuses it (400, naming the Go field). Custom resources are schemaless here,
 /// so only their metadata is typed.
-pub fn type_check(info: &ResourceInfo, obj: &Value) -> Result<(), String> {
+///
+/// `stored` is the version the write replaces, whose every level passed this check when it was
+/// written: a level of `obj` that is one of its levels (the same allocation: a kubelet's status
+/// update carries the stored Pod's metadata and spec as they are) is not read again.
+pub fn type_check(info: &ResourceInfo, obj: &Value, stored: Option<&Value>) -> Result<(), String> {
     let strategy = info.rules.strategy();
     let status_types = strategy.status_types();
     // kube's decoder error around the field's own message.
@@ -246,9 +250,13 @@ pub fn type_check(info: &ResourceInfo, obj: &Value) -> Result<(), String> {
             kind = info.kind
         )
     };
+    let checked_before = |ptr: &str, found: Option<&Value>| {
+        found.is_some_and(|f| stored.and_then(|s| s.at(ptr)).is_some_and(|s| shared(f, s)))
+    };
     // The lists name a level before its fields (`/metadata`, then `/metadata/name`): a field
     // under the last level looked up from the object is read from that level (one step, not
-    // the whole pointer again), and every field under an absent level is absent.
+    // the whole pointer again), and every field under an absent level, or a level checked
+    // before, is passed over.
     let mut level: Option<(&str, Option<&Value>)> = None;
     for (ptr, ty, go) in META_TYPES
         .iter()
@@ -263,6 +271,7 @@ pub fn type_check(info: &ResourceInfo, obj: &Value) -> Result<(), String> {
             Some(found) => found,
             None => {
                 let found = obj.at(ptr);
+                let found = found.filter(|_| !checked_before(ptr, found));
                 level = Some((ptr, found));
                 found
             }
@@ -272,9 +281,20 @@ pub fn type_check(info: &ResourceInfo, obj: &Value) -> Result<(), String> {
         }
     }
     if let Some((ptr, go_path)) = strategy.containers() {
-        check_containers(obj, ptr, go_path).map_err(undecodable)?;
+        if !checked_before(ptr, obj.at(ptr)) {
+            check_containers(obj, ptr, go_path).map_err(undecodable)?;
+        }
     }
     Ok(())
+}
+
+/// Whether two values are one object's or array's level (the same allocation).
+fn shared(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Object(x), Value::Object(y)) => crate::json::Map::ptr_eq(x, y),
+        (Value::Array(x), Value::Array(y)) => crate::json::List::ptr_eq(x, y),
+        _ => false,
+    }
 }
 
 #[cfg(test)]

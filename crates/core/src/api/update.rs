@@ -100,15 +100,16 @@ impl ApiServer {
         subresource: Option<Subresource>,
     ) -> Result<(ObjectKey, Arc<Value>), super::types::ApiError> {
         let gr = &info.gr;
-        strategy::type_check(info, new).map_err(bad_request)?;
+        let key = ObjectKey::new(gr.clone(), ns, name);
+        let stored = self.state.store.get(&key).cloned();
+        strategy::type_check(info, new, stored.as_deref()).map_err(bad_request)?;
         if new
             .field("metadata")
             .is_some_and(|m| !m.is_object() && !m.is_null())
         {
             return Err(bad_request("metadata must be an object"));
         }
-        let key = ObjectKey::new(gr.clone(), ns, name);
-        let Some(old) = self.state.store.get(&key).cloned() else {
+        let Some(old) = stored else {
             return Err(not_found(gr, name));
         };
         let body_name = meta_str(new, "name");
