@@ -109,10 +109,10 @@ pub struct ScenarioRun {
     actions: Vec<CompiledAction>,
     expectations: Vec<CompiledExpectation>,
     results: Vec<Option<ExpectationResult>>,
-    /// For each expectation whose field check last held its answer without recording, the
-    /// API server's resourceVersion then: a check of one stored field cannot answer otherwise
-    /// until something is written, so the steps between writes (most deliver a watch event or
-    /// reconcile without writing) do not read it again.
+    /// For each expectation whose check (one that reads only stored objects) last held its
+    /// answer without recording, the API server's resourceVersion then: it cannot answer
+    /// otherwise until something is written, so the steps between writes (most deliver a watch
+    /// event or reconcile without writing) do not read it again.
     unchanged_since: Vec<Option<u64>>,
     responses: Vec<Option<ActionResponse>>,
     /// The object each action read or wrote, as the client holds it afterwards.
