@@ -143,7 +143,19 @@ pub fn depth_exceeds(v: &Value, limit: usize) -> Option<String> {
 
 /// Refuses bodies over [`MAX_BODY_BYTES`] or nested deeper than [`MAX_DEPTH`].
 pub fn check_body(v: &Value) -> Result<(), ApiError> {
-    match measure(v, MAX_DEPTH) {
+    check_measured(v, measure_body(v))
+}
+
+/// [`measure`] at [`MAX_DEPTH`]: what [`check_measured`] judges, taken once for a request's
+/// body (the API server refuses a body too deep before anything else, and later judges its
+/// size where kube's decoder would).
+pub(super) fn measure_body(v: &Value) -> Result<usize, ()> {
+    measure(v, MAX_DEPTH)
+}
+
+/// [`check_body`] of a body [`measure_body`] measured.
+pub(super) fn check_measured(v: &Value, measured: Result<usize, ()>) -> Result<(), ApiError> {
+    match measured {
         Ok(bound) if bound <= MAX_BODY_BYTES => return Ok(()),
         Ok(_) => {}
         Err(()) => {

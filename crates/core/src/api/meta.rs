@@ -236,6 +236,14 @@ pub fn object_meta(obj: &Value) -> Option<&Map> {
     obj.field("metadata").and_then(Value::as_object)
 }
 
+/// Whether two objects' `metadata` is one allocation: a write that carries the stored
+/// metadata as it is (a kubelet's status update) changed none of it.
+pub fn same_metadata(a: &Value, b: &Value) -> bool {
+    object_meta(a)
+        .zip(object_meta(b))
+        .is_some_and(|(x, y)| Map::ptr_eq(x, y))
+}
+
 /// `metadata`, created (and the object made an object) when missing: for the server's writes.
 pub fn meta_mut(obj: &mut Value) -> &mut Map {
     if !obj.is_object() {

@@ -14,7 +14,7 @@ use crate::json::{json, Value};
 use imbl::{OrdMap, OrdSet, Vector};
 
 use super::admission::default_service_account;
-use super::decode::{check_body, drop_deep, MAX_DEPTH};
+use super::decode::{check_measured, drop_deep, measure_body};
 use super::errors::{
     bad_request, forbidden, invalid, method_not_allowed, not_found, unknown_resource,
 };
@@ -312,15 +312,16 @@ impl ApiServer {
             .as_ref()
             .and_then(|k| self.state.store.get(k))
             .map_or(0, |o| resource_version(o));
-        let too_deep = match &body {
-            RequestBody::Object(v) | RequestBody::Patch(_, v) => {
-                super::decode::depth_exceeds(v, MAX_DEPTH).is_some()
-            }
-            RequestBody::None => false,
+        // The body's depth and size bound, in one walk: judged here for depth, later for size.
+        let measured = match &body {
+            RequestBody::Object(v) | RequestBody::Patch(_, v) => Some(measure_body(v)),
+            RequestBody::None => None,
         };
-        let result = if too_deep {
+        let result = if measured == Some(Err(())) {
             let err = match &body {
-                RequestBody::Object(v) | RequestBody::Patch(_, v) => check_body(v).err(),
+                RequestBody::Object(v) | RequestBody::Patch(_, v) => {
+                    check_measured(v, Err(())).err()
+                }
                 RequestBody::None => None,
             };
             if let RequestBody::Object(v) | RequestBody::Patch(_, v) = body {
@@ -328,7 +329,7 @@ impl ApiServer {
             }
             Err(err.unwrap_or_else(|| bad_request("object nesting is too deep")))
         } else {
-            self.dispatch(now, &req, body)
+            self.dispatch(now, &req, body, measured)
         };
         let (code, message) = super::types::response_status(req.verb, &result);
         let checkpoint = std::mem::replace(&mut self.checkpoint, outer);
@@ -489,12 +490,15 @@ impl ApiServer {
         Ok("default".to_owned())
     }
 
+    /// Serves one request; `measured` is its body's [`measure_body`], where the caller took it.
     pub(super) fn dispatch(
         &mut self,
         now: SimTime,
         req: &ApiRequest,
         body: RequestBody,
+        measured: Option<Result<usize, ()>>,
     ) -> ApiResult {
+        let check_body = |v: &Value| check_measured(v, measured.unwrap_or_else(|| measure_body(v)));
         let info = self
             .state
             .registry

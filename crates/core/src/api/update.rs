@@ -13,7 +13,9 @@ use crate::json::{Map, Value};
 
 use super::errors::{bad_request, conflict, invalid, not_found};
 use super::kinds::{crd_resource_info, KindRules, ResourceInfo};
-use super::meta::{finalizers, is_deleting, meta_mut, meta_str, object_meta, set_or_remove};
+use super::meta::{
+    finalizers, is_deleting, meta_mut, meta_str, object_meta, same_metadata, set_or_remove,
+};
 use super::server::ApiServer;
 use super::strategy;
 use super::types::{ApiResult, ObjectKey, Subresource, WatchEventType};
@@ -43,7 +45,10 @@ impl ApiServer {
         strategy::apply_defaults(info, &mut result);
         info.rules.strategy().prepare_for_update(&old, &mut result);
         let mut errs = Vec::new();
-        strategy::validate_metadata(info, &result, &mut errs);
+        // Stored metadata passed when it was written; the same allocation is not read again.
+        if !same_metadata(&old, &result) {
+            strategy::validate_metadata(info, &result, &mut errs);
+        }
         strategy::validate_spec(info, &result, &mut errs);
         strategy::validate_update(info, &old, &result, &mut errs);
         if !info.status_subresource {
@@ -78,7 +83,9 @@ impl ApiServer {
         let mut result = self.keep_server_metadata(info, name, &old, result)?;
         strategy::apply_defaults(info, &mut result);
         let mut errs = Vec::new();
-        strategy::validate_metadata(info, &result, &mut errs);
+        if !same_metadata(&old, &result) {
+            strategy::validate_metadata(info, &result, &mut errs);
+        }
         strategy::validate_status(info, &result, &mut errs);
         strategy::validate_status_update(info, &old, &result, &mut errs);
         if !errs.is_empty() {
@@ -164,6 +171,12 @@ impl ApiServer {
         old: &Value,
         mut result: Value,
     ) -> Result<Value, super::types::ApiError> {
+        // The stored metadata itself, with its resourceVersion: nothing to take from it.
+        if same_metadata(old, &result)
+            && object_meta(old).is_some_and(|m| m.field("resourceVersion").is_some())
+        {
+            return Ok(result);
+        }
         let empty = Map::new();
         let old_meta = object_meta(old).unwrap_or(&empty);
         let m = meta_mut(&mut result);

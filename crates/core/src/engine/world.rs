@@ -483,10 +483,13 @@ impl World {
     }
 
     fn process_next(&mut self, report: &mut StepReport) -> bool {
-        let Some(((t, seq), ev)) = self.events.get_min().map(|(k, v)| (*k, v.clone())) else {
+        // Taken out of the queue, not copied out and then removed.
+        let Some(&((t, seq), _)) = self.events.get_min() else {
             return false;
         };
-        self.events.remove(&(t, seq));
+        let Some((_, ev)) = self.events.remove_with_key(&(t, seq)) else {
+            return false;
+        };
         self.now = self.now.max(t);
         match ev {
             Event::Deliver {

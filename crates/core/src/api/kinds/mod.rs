@@ -26,7 +26,7 @@ mod serviceaccount;
 pub mod statefulset;
 mod workload;
 
-use super::meta::set_or_remove;
+use super::meta::{json_eq, set_or_remove};
 use super::typed::FieldTypes;
 use super::validation::{dns1123_subdomain, FieldError};
 use crate::api::meta::Fields;
@@ -212,11 +212,26 @@ pub(crate) trait KindStrategy: Sync {
 /// A built-in kind's status write: every top-level field but `metadata`, `status`,
 /// `apiVersion` and `kind` comes from the stored object.
 fn keep_stored_spec(old: &Value, new: Value) -> Value {
+    let kept = |k: &str| matches!(k, "metadata" | "status" | "apiVersion" | "kind");
+    // A status write that carries the stored spec as it is (the usual case: a client sends back
+    // what it read) has nothing to take.
+    if let (Some(r), Some(o)) = (new.as_object(), old.as_object()) {
+        let holds_stored = r
+            .iter()
+            .filter(|(k, _)| !kept(k))
+            .all(|(k, v)| o.get(k).is_some_and(|w| json_eq(v, w)))
+            && o.iter()
+                .filter(|(k, _)| !kept(k))
+                .all(|(k, _)| r.get(k).is_some());
+        if holds_stored {
+            return new;
+        }
+    }
     let mut result = new;
     if let (Some(r), Some(o)) = (result.as_object_mut(), old.as_object()) {
         let keys: Vec<String> = r.keys().chain(o.keys()).map(|k| k.to_string()).collect();
         for k in keys {
-            if !matches!(k.as_str(), "metadata" | "status" | "apiVersion" | "kind") {
+            if !kept(&k) {
                 set_or_remove(r, &k, o.get(&k));
             }
         }
