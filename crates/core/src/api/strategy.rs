@@ -24,6 +24,30 @@ pub fn apply_defaults(info: &ResourceInfo, obj: &mut Value) {
     info.rules.strategy().defaults(obj);
 }
 
+/// Whether `new`'s members other than `metadata` and `status` are all `stored`'s own (the same
+/// allocation, or the same scalar), as a status write that kept the stored spec has them.
+/// Every kind's defaults read and write only those members, and only set what is absent, so
+/// they changed nothing since `stored` was defaulted when it was written: defaulting `new`
+/// would copy levels out of their stored form only for persisting to share them again.
+pub fn defaulted_as_stored(stored: &Value, new: &Value) -> bool {
+    let (Some(o), Some(n)) = (stored.as_object(), new.as_object()) else {
+        return false;
+    };
+    n.iter()
+        .filter(|(k, _)| !matches!(k.as_str(), "metadata" | "status"))
+        .all(|(k, v)| {
+            o.get(k).is_some_and(|w| match (v, w) {
+                (Value::Object(a), Value::Object(b)) => crate::json::Map::ptr_eq(a, b),
+                (Value::Array(a), Value::Array(b)) => crate::json::List::ptr_eq(a, b),
+                (Value::Object(_) | Value::Array(_), _) => false,
+                _ => v == w,
+            })
+        })
+        && o.keys()
+            .filter(|k| !matches!(k.as_str(), "metadata" | "status"))
+            .all(|k| n.get(k).is_some())
+}
+
 /// Whether an update from `old` to `new` bumps `metadata.generation` (main-resource writes
 /// only; `/status` writes never bump).
 pub fn generation_bumps(info: &ResourceInfo, old: &Value, new: &Value) -> bool {
@@ -220,6 +244,26 @@ mod tests {
             .contains("number 1.5"));
         let d = json!({"spec": {"replicas": 3_000_000_000i64}});
         assert!(type_check(&info("apps/v1", "ReplicaSet"), &d, None).is_err());
+    }
+
+    #[test]
+    fn defaults_are_passed_over_only_for_the_stored_members_themselves() {
+        let mut stored = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
+            "spec": {"containers": [{"name": "c", "image": "nginx"}]}, "status": {}});
+        apply_defaults(&info("v1", "Pod"), &mut stored);
+        let mut status_write = stored.clone();
+        status_write["status"] = json!({"phase": "Running"});
+        status_write["metadata"]["labels"] = json!({"a": "b"});
+        assert!(defaulted_as_stored(&stored, &status_write));
+        // The same JSON in another allocation, a member gone or added: defaulted again.
+        let copy: Value = serde_json::from_str(&stored.to_string()).unwrap();
+        assert!(!defaulted_as_stored(&stored, &copy));
+        let mut fewer = status_write.clone();
+        fewer.as_object_mut().unwrap().remove("spec");
+        assert!(!defaulted_as_stored(&stored, &fewer));
+        let mut more = status_write.clone();
+        more["extra"] = json!(1);
+        assert!(!defaulted_as_stored(&stored, &more));
     }
 
     #[test]

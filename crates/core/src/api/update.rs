@@ -81,7 +81,9 @@ impl ApiServer {
         let (key, old) = self.write_target(info, ns, name, &new, principal, status)?;
         let result = strategy::status_result(info, &old, new);
         let mut result = self.keep_server_metadata(info, name, &old, result)?;
-        strategy::apply_defaults(info, &mut result);
+        if !strategy::defaulted_as_stored(&old, &result) {
+            strategy::apply_defaults(info, &mut result);
+        }
         let mut errs = Vec::new();
         if !same_metadata(&old, &result) {
             strategy::validate_metadata(info, &result, &mut errs);
