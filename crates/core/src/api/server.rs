@@ -647,7 +647,8 @@ impl ApiServer {
                         })?;
                     }
                 }
-                check_body(&doc)?;
+                // The patched document is a new body: measured on its own.
+                check_measured(&doc, measure_body(&doc))?;
                 if !doc.is_object() {
                     return Err(bad_request("the patched document is not an object"));
                 }

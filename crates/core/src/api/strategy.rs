@@ -24,17 +24,18 @@ pub fn apply_defaults(info: &ResourceInfo, obj: &mut Value) {
     info.rules.strategy().defaults(obj);
 }
 
-/// Whether `new`'s members other than `metadata` and `status` are all `stored`'s own (the same
-/// allocation, or the same scalar), as a status write that kept the stored spec has them.
-/// Every kind's defaults read and write only those members, and only set what is absent, so
-/// they changed nothing since `stored` was defaulted when it was written: defaulting `new`
-/// would copy levels out of their stored form only for persisting to share them again.
+/// Whether `new`'s members other than `status` are all `stored`'s own (the same allocation, or
+/// the same scalar), as a status write that kept the stored spec and metadata has them. Every
+/// kind's defaults read and write only those members (a Job's fill `metadata.labels` from its
+/// template), and only set what is absent, so they changed nothing since `stored` was
+/// defaulted when it was written: defaulting `new` would copy levels out of their stored form
+/// only for persisting to share them again.
 pub fn defaulted_as_stored(stored: &Value, new: &Value) -> bool {
     let (Some(o), Some(n)) = (stored.as_object(), new.as_object()) else {
         return false;
     };
     n.iter()
-        .filter(|(k, _)| !matches!(k.as_str(), "metadata" | "status"))
+        .filter(|(k, _)| k.as_str() != "status")
         .all(|(k, v)| {
             o.get(k).is_some_and(|w| match (v, w) {
                 (Value::Object(a), Value::Object(b)) => crate::json::Map::ptr_eq(a, b),
@@ -44,7 +45,7 @@ pub fn defaulted_as_stored(stored: &Value, new: &Value) -> bool {
             })
         })
         && o.keys()
-            .filter(|k| !matches!(k.as_str(), "metadata" | "status"))
+            .filter(|k| k.as_str() != "status")
             .all(|k| n.get(k).is_some())
 }
 
@@ -253,8 +254,11 @@ mod tests {
         apply_defaults(&info("v1", "Pod"), &mut stored);
         let mut status_write = stored.clone();
         status_write["status"] = json!({"phase": "Running"});
-        status_write["metadata"]["labels"] = json!({"a": "b"});
         assert!(defaulted_as_stored(&stored, &status_write));
+        // Other metadata: defaulted again (a Job's defaults fill its labels).
+        let mut relabelled = status_write.clone();
+        relabelled["metadata"]["labels"] = json!({"a": "b"});
+        assert!(!defaulted_as_stored(&stored, &relabelled));
         // The same JSON in another allocation, a member gone or added: defaulted again.
         let copy: Value = serde_json::from_str(&stored.to_string()).unwrap();
         assert!(!defaulted_as_stored(&stored, &copy));
