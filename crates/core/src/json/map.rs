@@ -538,7 +538,7 @@ impl Map {
         {
             // The same member of `like`, most often at the same place.
             let same = match like_keys.get(i) {
-                Some(lk) if same_bytes(lk.as_bytes(), k.as_bytes()) => like_values.get(i),
+                Some(lk) if lk == k => like_values.get(i),
                 _ => like.get(k),
             };
             match same {
@@ -592,7 +592,7 @@ fn stored_values(t: &mut ThinArc<Arc<SharedKeys>, Value>) -> Vec<Value> {
 /// the same keys in the same order).
 fn stored(e: &mut Entries, like: Option<&Arc<SharedKeys>>) -> Repr {
     let keys = match like {
-        Some(a) if same_keys(&a.keys, e.keys.as_slice()) => Arc::clone(a),
+        Some(a) if *a.keys == *e.keys.as_slice() => Arc::clone(a),
         _ => match &mut e.keys {
             Keys::Shared(a) => Arc::clone(a),
             Keys::Own(v) => SharedKeys::shared(std::mem::take(v)),
@@ -603,17 +603,7 @@ fn stored(e: &mut Entries, like: Option<&Arc<SharedKeys>>) -> Repr {
 }
 
 fn identical_entries(a_keys: &[Key], a: &[Value], b_keys: &[Key], b: &[Value]) -> bool {
-    same_keys(a_keys, b_keys) && a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.identical(y))
-}
-
-/// `a == b` for two maps' keys, each compared by [`same_bytes`] (storing a level compares its
-/// keys with the previous version's: millions of short texts at 10,000 Pods).
-#[cfg_attr(target_arch = "wasm32", inline(never))]
-fn same_keys(a: &[Key], b: &[Key]) -> bool {
-    a.len() == b.len()
-        && a.iter()
-            .zip(b)
-            .all(|(x, y)| same_bytes(x.as_bytes(), y.as_bytes()))
+    a_keys == b_keys && a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.identical(y))
 }
 
 /// Equality as `serde_json::Map`'s: the same keys with equal values, in any order.
@@ -894,7 +884,7 @@ fn word<const N: usize>(s: &[u8], at: usize) -> [u8; N] {
 /// overlapping the one before it; under eight, two overlapping halves (as `cmp_bytes` orders
 /// object keys), so no length takes a byte loop.
 #[inline]
-pub(super) fn same_bytes(a: &[u8], b: &[u8]) -> bool {
+fn same_bytes(a: &[u8], b: &[u8]) -> bool {
     let n = a.len();
     if n != b.len() {
         return false;

@@ -261,7 +261,7 @@ impl Value {
             (Value::Number(a), Value::Number(b)) => {
                 a == b && a.as_f64().map(f64::to_bits) == b.as_f64().map(f64::to_bits)
             }
-            (Value::String(a), Value::String(b)) => map::same_bytes(a.as_bytes(), b.as_bytes()),
+            (Value::String(a), Value::String(b)) => a == b,
             (Value::Bool(a), Value::Bool(b)) => a == b,
             (Value::Null, Value::Null) => true,
             _ => false,
