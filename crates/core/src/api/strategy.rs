@@ -37,11 +37,12 @@ pub fn defaulted_as_stored(stored: &Value, new: &Value) -> bool {
     n.iter()
         .filter(|(k, _)| k.as_str() != "status")
         .all(|(k, v)| {
-            o.get(k).is_some_and(|w| match (v, w) {
-                (Value::Object(a), Value::Object(b)) => crate::json::Map::ptr_eq(a, b),
-                (Value::Array(a), Value::Array(b)) => crate::json::List::ptr_eq(a, b),
-                (Value::Object(_) | Value::Array(_), _) => false,
-                _ => v == w,
+            o.get(k).is_some_and(|w| {
+                if v.is_object() || v.is_array() {
+                    super::typed::shared(v, w)
+                } else {
+                    v == w
+                }
             })
         })
         && o.keys()

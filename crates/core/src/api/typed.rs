@@ -289,7 +289,7 @@ pub fn type_check(info: &ResourceInfo, obj: &Value, stored: Option<&Value>) -> R
 }
 
 /// Whether two values are one object's or array's level (the same allocation).
-fn shared(a: &Value, b: &Value) -> bool {
+pub(super) fn shared(a: &Value, b: &Value) -> bool {
     match (a, b) {
         (Value::Object(x), Value::Object(y)) => crate::json::Map::ptr_eq(x, y),
         (Value::Array(x), Value::Array(y)) => crate::json::List::ptr_eq(x, y),
