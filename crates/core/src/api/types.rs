@@ -159,16 +159,25 @@ impl PartialOrd for GroupResource {
 }
 
 impl Ord for GroupResource {
+    /// Inline for the pointer compare, which answers nearly every call (the keys a lookup
+    /// meets are mostly of its own resource); the texts are compared out of line.
+    #[inline]
     fn cmp(&self, other: &Self) -> std::cmp::Ordering {
         if Arc::ptr_eq(&self.0, &other.0) {
             std::cmp::Ordering::Equal
         } else {
-            // The parts' derived order, a word at a time (a store's B-tree compares a Pod's
-            // key with Events' on its way down).
-            let (a, b) = (&self.0, &other.0);
-            cmp_bytes(a.group.as_bytes(), b.group.as_bytes())
-                .then_with(|| cmp_bytes(a.resource.as_bytes(), b.resource.as_bytes()))
+            Self::cmp_texts(&self.0, &other.0)
         }
+    }
+}
+
+impl GroupResource {
+    /// The parts' derived order, a word at a time (a store's B-tree compares a Pod's key with
+    /// Events' on its way down).
+    #[inline(never)]
+    fn cmp_texts(a: &GroupResourceParts, b: &GroupResourceParts) -> std::cmp::Ordering {
+        cmp_bytes(a.group.as_bytes(), b.group.as_bytes())
+            .then_with(|| cmp_bytes(a.resource.as_bytes(), b.resource.as_bytes()))
     }
 }
 

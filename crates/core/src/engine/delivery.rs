@@ -342,8 +342,12 @@ impl World {
             if self.report_events.is_none() {
                 report.watch.push((ev.clone(), Arc::clone(&object)));
             }
-            let before = self.objects.get(&ev.key).cloned();
             let after = (ev.event_type != WatchEventType::Deleted).then(|| object.clone());
+            // One walk of the map: the write answers with the version it replaced.
+            let before = match &after {
+                Some(o) => self.objects.insert(ev.key.clone(), o.clone()),
+                None => self.objects.remove(&ev.key),
+            };
             changes.push(ObjectChange {
                 key: ObjectKey::clone(&ev.key),
                 event_type: ev.event_type,
@@ -353,14 +357,6 @@ impl World {
                 after: after.clone(),
                 diff: Default::default(),
             });
-            match &after {
-                Some(o) => {
-                    self.objects.insert(ev.key.clone(), o.clone());
-                }
-                None => {
-                    self.objects.remove(&ev.key);
-                }
-            }
             self.track_settled(&ev.key, after.as_deref());
             self.watch_for_feedback_loop(
                 &ev,
