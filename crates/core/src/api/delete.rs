@@ -124,9 +124,12 @@ impl ApiServer {
             if deleting {
                 let mut obj = old;
                 meta_mut(&mut obj).insert("finalizers", json!([]));
+                let announced = self.state.store.get(&key).cloned();
                 self.state.store.put(key.clone(), obj);
+                self.remove_after(now, &key, announced);
+            } else {
+                self.remove(now, &key);
             }
-            self.remove(now, &key);
             return Ok(Arc::new(status_success(gr, name, &uid)));
         }
         let mut obj = old;
@@ -191,8 +194,9 @@ impl ApiServer {
             // Deleting with no grace left (finalizers): as for any other kind.
             if kept.is_empty() {
                 meta_mut(&mut obj).insert("finalizers", json!([]));
+                let announced = self.state.store.get(&key).cloned();
                 self.state.store.put(key.clone(), obj);
-                return Ok(self.remove(now, &key).unwrap_or_default());
+                return Ok(self.remove_after(now, &key, announced).unwrap_or_default());
             }
             if same {
                 return Ok(Arc::new(obj));
@@ -250,15 +254,34 @@ impl ApiServer {
     /// Removes an object for good: a fresh resourceVersion, a DELETED event, the owner queued
     /// for garbage collection, and kind-specific cleanup (CRD instances, namespace contents).
     pub(super) fn remove(&mut self, now: SimTime, key: &ObjectKey) -> Option<Arc<Value>> {
+        self.remove_after(now, key, None)
+    }
+
+    /// [`Self::remove`] of a version put in the store only to be announced as the last one (its
+    /// finalizers emptied), where `announced` is the version the watch announced before it.
+    pub(super) fn remove_after(
+        &mut self,
+        now: SimTime,
+        key: &ObjectKey,
+        announced: Option<Arc<Value>>,
+    ) -> Option<Arc<Value>> {
         self.committed();
         let (held_key, old) = self.state.store.remove(key)?;
+        let before = announced.unwrap_or_else(|| Arc::clone(&old));
         self.drop_lease(key);
         let mut obj = (*old).clone();
         let rv = self.next_rv();
         meta_mut(&mut obj).insert("resourceVersion", Value::from(rv.to_string()));
         let uid = meta::uid(&obj).to_owned();
         let obj = Arc::new(obj);
-        self.emit(now, WatchEventType::Deleted, held_key, Arc::clone(&obj), rv);
+        self.emit(
+            now,
+            WatchEventType::Deleted,
+            held_key,
+            Arc::clone(&obj),
+            rv,
+            Some(before),
+        );
         if !uid.is_empty() && !self.state.store.dependents_of(&uid).is_empty() {
             self.state.gc_queue.insert(uid);
         }

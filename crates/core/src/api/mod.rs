@@ -46,6 +46,7 @@ pub mod types;
 mod update;
 pub mod validation;
 mod watch;
+pub use watch::DrainedEvent;
 
 pub use decode::parse_manifests;
 pub use gc::{GcMode, FOREGROUND, ORPHAN};

@@ -394,6 +394,11 @@ impl ApiServer {
         self.state.store.get(key).map(AsRef::as_ref)
     }
 
+    /// The store itself, for direct reads (no RBAC, no audit) of the objects as stored.
+    pub fn store(&self) -> &super::store::Store {
+        &self.state.store
+    }
+
     /// Every stored object, ordered by key.
     pub fn objects(&self) -> impl Iterator<Item = (&ObjectKey, &Value)> {
         self.state.store.iter().map(|(k, v)| (k, v.as_ref()))
@@ -741,8 +746,9 @@ impl ApiServer {
         // tolerations, volumes and resources), is that level, shared.
         let created = old.is_none();
         obj.compact_like_last(
-            old.or_else(|| self.last_created.get(&key.gr).cloned())
-                .as_deref(),
+            old.as_ref()
+                .or_else(|| self.last_created.get(&key.gr))
+                .map(AsRef::as_ref),
         );
         let obj = Arc::new(obj);
         if created {
@@ -759,7 +765,7 @@ impl ApiServer {
                 .lease_order
                 .insert((expiry, Arc::clone(&shared_key)));
         }
-        self.emit(now, event, shared_key, Arc::clone(&obj), rv);
+        self.emit(now, event, shared_key, Arc::clone(&obj), rv, old);
         obj
     }
 

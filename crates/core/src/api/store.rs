@@ -173,6 +173,19 @@ impl Store {
     pub fn iter(&self) -> impl Iterator<Item = (&ObjectKey, &Arc<Value>)> {
         self.objects.iter().map(|(k, v)| (k.as_ref(), v))
     }
+
+    /// [`Self::iter`] with the store's own keys, for maps that share them.
+    pub fn iter_shared(&self) -> impl Iterator<Item = (&Arc<ObjectKey>, &Arc<Value>)> {
+        self.objects.iter()
+    }
+
+    /// The objects whose keys fall in `range`, ordered by key.
+    pub fn range_of_keys(
+        &self,
+        range: std::ops::Range<ObjectKey>,
+    ) -> impl Iterator<Item = (&ObjectKey, &Arc<Value>)> {
+        self.objects.range(range).map(|(k, v)| (k.as_ref(), v))
+    }
 }
 
 #[cfg(test)]

@@ -239,7 +239,9 @@ impl ApiServer {
         if is_deleting(&result) && finalizers(&result).is_empty() && no_grace_left {
             self.queue_graph_changes(old, &result);
             self.state.store.put(key.clone(), result);
-            let removed = self.remove(now, &key).unwrap_or_default();
+            let removed = self
+                .remove_after(now, &key, Some(Arc::clone(old)))
+                .unwrap_or_default();
             return Ok(removed);
         }
         let saved = self.persist(now, key, result, WatchEventType::Modified);

@@ -12,20 +12,28 @@ use super::types::{AuditEntry, ObjectKey, WatchEvent, WatchEventType};
 use crate::time::SimTime;
 
 /// A watch event not yet drained: the event (its `object` left `Null`) and the object, shared
-/// with the store rather than copied.
+/// with the store rather than copied, and the version the write replaced.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub(super) struct PendingEvent {
     pub(super) event: WatchEvent,
     #[serde(with = "crate::engine::checkpoint::shared")]
     pub(super) object: Arc<Value>,
+    /// The version announced before this one (none for a create). Drained right after the
+    /// request that wrote it, so never in a checkpoint: not written.
+    #[serde(skip)]
+    pub(super) before: Option<Arc<Value>>,
 }
+
+/// A drained watch event: the event (its `object` left `Null`), the object as stored, and the
+/// version it replaced, as announced before it (none for a create).
+pub type DrainedEvent = (WatchEvent, Arc<Value>, Option<Arc<Value>>);
 
 impl ApiServer {
     /// Watch events of every persisted write since the last drain, in order.
     pub fn drain_watch_events(&mut self) -> Vec<WatchEvent> {
         self.drain_shared_watch_events()
             .into_iter()
-            .map(|(event, object)| WatchEvent {
+            .map(|(event, object, _)| WatchEvent {
                 object: Arc::unwrap_or_clone(object),
                 ..event
             })
@@ -33,14 +41,14 @@ impl ApiServer {
     }
 
     /// [`Self::drain_watch_events`] without copying objects: each event (its `object` left
-    /// `Null`) with the object as stored, shared.
-    pub fn drain_shared_watch_events(&mut self) -> Vec<(WatchEvent, Arc<Value>)> {
+    /// `Null`) with the object as stored, shared, and the version it replaced.
+    pub fn drain_shared_watch_events(&mut self) -> Vec<DrainedEvent> {
         let pending = std::mem::take(&mut self.state.pending);
         pending
             .into_iter()
             .map(|e| {
                 let e = Arc::unwrap_or_clone(e);
-                (e.event, e.object)
+                (e.event, e.object, e.before)
             })
             .collect()
     }
@@ -78,6 +86,7 @@ impl ApiServer {
         key: Arc<ObjectKey>,
         object: Arc<Value>,
         rv: u64,
+        before: Option<Arc<Value>>,
     ) {
         self.state.pending.push_back(Arc::new(PendingEvent {
             event: WatchEvent {
@@ -88,6 +97,7 @@ impl ApiServer {
                 time: now,
             },
             object,
+            before,
         }));
     }
 }

@@ -33,7 +33,7 @@ use super::world::World;
 
 /// The checkpoint format's version: a checkpoint of another version is refused (the caller
 /// replays instead). Bumped whenever a field of the world changes.
-pub const FORMAT: u32 = 2;
+pub const FORMAT: u32 = 3;
 
 /// The build that wrote a checkpoint: another build's engine may continue differently.
 const VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -44,11 +44,9 @@ impl World {
         if self.pending_inputs > 0 {
             return false;
         }
-        self.unsettled.iter().all(|k| {
-            self.objects
-                .get(k)
-                .is_none_or(|o| health::settles(o, self.now))
-        })
+        self.unsettled
+            .iter()
+            .all(|k| self.object(k).is_none_or(|o| health::settles(o, self.now)))
     }
 
     /// Keeps the unsettled set: objects whose kstatus is neither Current nor Failed.

@@ -20,6 +20,7 @@ use super::trace;
 use super::world::{Event, RunState, World};
 use super::ApiServer;
 use crate::api::meta;
+use crate::api::DrainedEvent;
 use crate::api::{ApiRequest, ApiResult, GroupResource, ObjectKey, WatchEvent, WatchEventType};
 use crate::runtime::{Client, EventWrite, Reconciler};
 use crate::time::SimTime;
@@ -32,7 +33,7 @@ pub(super) struct Recorder<'a> {
     pub(super) now: SimTime,
     pub(super) requests: Vec<RequestRecord>,
     /// (principal, event with a `Null` object, the object as stored)
-    pub(super) events: Vec<(String, WatchEvent, Arc<Value>)>,
+    pub(super) events: Vec<(String, DrainedEvent)>,
     /// For each of `events`, the index in `requests` of the request that caused it.
     pub(super) origins: Vec<usize>,
     /// For each of `requests`, how many explanations its reconcile had recorded before it.
@@ -90,8 +91,8 @@ impl Client for Recorder<'_> {
             .push(RequestRecord::new(&req, &name, code, message));
         self.requests.extend(server_side);
         self.marks.resize(self.requests.len(), self.explained);
-        for (ev, object) in self.api.drain_shared_watch_events() {
-            self.events.push((req.principal.clone(), ev, object));
+        for drained in self.api.drain_shared_watch_events() {
+            self.events.push((req.principal.clone(), drained));
             self.origins.push(index);
         }
         result
@@ -333,20 +334,22 @@ impl World {
     /// loop detection, computes field changes, and schedules deliveries to every informer.
     pub(super) fn absorb(
         &mut self,
-        events: Vec<(String, WatchEvent, Arc<Value>)>,
+        events: Vec<(String, DrainedEvent)>,
         report: &mut StepReport,
         by_user: bool,
     ) -> Vec<ObjectChange> {
         let mut changes = Vec::with_capacity(events.len());
-        for (principal, ev, object) in events {
+        for (principal, (ev, object, announced_before)) in events {
             if self.report_events.is_none() {
                 report.watch.push((ev.clone(), Arc::clone(&object)));
             }
             let after = (ev.event_type != WatchEventType::Deleted).then(|| object.clone());
-            // One walk of the map: the write answers with the version it replaced.
-            let before = match &after {
-                Some(o) => self.objects.insert(ev.key.clone(), o.clone()),
-                None => self.objects.remove(&ev.key),
+            // The version the write replaced, as the watch announced it: none for an object
+            // the API server made when it started, announced now for the first time.
+            let before = if self.first_announced(&ev.key) {
+                None
+            } else {
+                announced_before
             };
             changes.push(ObjectChange {
                 key: ObjectKey::clone(&ev.key),
@@ -369,6 +372,25 @@ impl World {
             self.fan_out(ev, &object);
         }
         changes
+    }
+
+    /// Whether `key` names an object the API server made when it started, announced now for
+    /// the first time (it then stops being [`World::unannounced`]).
+    fn first_announced(&mut self, key: &ObjectKey) -> bool {
+        if self.unannounced.is_empty() {
+            return false;
+        }
+        if self.unannounced_resources.is_empty() {
+            self.unannounced_resources = self.unannounced.iter().map(|k| k.gr.clone()).collect();
+            self.unannounced_resources.dedup();
+        }
+        // A read first: a remove copies the set's path even for a key it lacks.
+        if !self.unannounced_resources.contains(&key.gr) || !self.unannounced.contains(key) {
+            return false;
+        }
+        self.unannounced.remove(key);
+        self.unannounced_resources.clear();
+        true
     }
 
     /// Schedules the event's delivery to every running informer that watches its resource and

@@ -178,9 +178,9 @@ impl World {
             Fault::AddNode { node } => {
                 let kubelets = self.slots.keys().any(|k| k.starts_with("kubelet/"));
                 // A name already in the cluster keeps its kubelet (the create is refused, 409).
-                let exists =
-                    self.objects
-                        .contains_key(&ObjectKey::new(util::nodes(), "", &node.name));
+                let exists = self
+                    .object(&ObjectKey::new(util::nodes(), "", &node.name))
+                    .is_some();
                 if kubelets && !exists {
                     let latency = self.slots.values().map(|s| s.latency_ms).max().unwrap_or(5);
                     let kubelet = Kubelet::new(&node.name, self.next_node_index());
@@ -243,7 +243,7 @@ impl World {
                     "",
                     "system:controller:pod-garbage-collector",
                 );
-                if !self.objects.contains_key(&role) {
+                if self.object(&role).is_none() {
                     for obj in crate::api::rbac::pod_gc_controller_policy() {
                         let resource = if obj.member("kind") == "ClusterRole" {
                             "clusterroles"
@@ -270,9 +270,7 @@ impl World {
     /// Node's, read back from the InternalIP bootstrap gave it.
     fn next_node_index(&self) -> u32 {
         let gr = util::nodes();
-        self.objects
-            .iter()
-            .filter(|(k, _)| k.gr == gr)
+        self.objects_of(&gr, None)
             .filter_map(|(_, n)| {
                 n.at("/status/addresses")
                     .and_then(Value::as_array)
@@ -291,7 +289,12 @@ impl World {
     /// A restarted controller lists everything it watches (an informer's initial sync) and
     /// queues every key its handlers map the objects to.
     fn restart(&mut self, controller: &str) {
-        let objects = self.objects.clone();
+        let objects: Vec<(Arc<ObjectKey>, Arc<Value>)> = {
+            let store = self.api.store();
+            super::world::announced(store.iter_shared(), self.unannounced.iter())
+                .map(|(k, v)| (Arc::clone(k), Arc::clone(v)))
+                .collect()
+        };
         // The restart fault's line is the next one; its input is the newest.
         let (line, input) = (self.trace_len(), self.inputs.len().saturating_sub(1));
         let Some(slot) = self.slots.get_mut(controller) else {
@@ -303,6 +306,7 @@ impl World {
         slot.controller.reset();
         let watched: Vec<(&Arc<ObjectKey>, &Arc<Value>)> = objects
             .iter()
+            .map(|(k, v)| (k, v))
             .filter(|(k, v)| slot.controller.watches(&k.gr) && slot.controller.accepts(&k.gr, v))
             .collect();
         slot.informer.replace(watched.iter().copied());

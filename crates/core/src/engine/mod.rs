@@ -38,6 +38,8 @@ pub mod history;
 mod job_tests;
 #[cfg(test)]
 mod kubelet_tests;
+#[cfg(test)]
+mod objects_tests;
 pub mod provenance;
 pub mod report;
 pub mod script;

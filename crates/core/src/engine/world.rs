@@ -154,10 +154,17 @@ pub struct World {
     pub(super) slots: BTreeMap<String, Slot>,
     pub(super) env: Environment,
     pub(super) failures: Vec<FailureRule>,
-    /// The latest version of every object, as the watch stream announced it, under the
-    /// store's key (shared).
-    #[serde(with = "super::checkpoint::shared_map")]
-    pub(super) objects: OrdMap<Arc<ObjectKey>, Arc<Value>>,
+    /// The objects the API server made for itself when it started (namespaces, service
+    /// accounts, the default RBAC policy) that no watch event has announced since. The world's
+    /// objects are the store's, as the watch stream announced them: every write after the
+    /// start is announced as soon as its request ends, so they are the store's objects but
+    /// these (ARCHITECTURE.md, "Invariants").
+    pub(super) unannounced: OrdSet<ObjectKey>,
+    /// The resources of the [`Self::unannounced`] objects, each once: a change of any other
+    /// resource (nearly every change) is told apart by a compare or two, not a search.
+    /// Made again from them when they change, and after a checkpoint is read.
+    #[serde(skip)]
+    pub(super) unannounced_resources: Vec<GroupResource>,
     /// Objects whose kstatus is neither Current nor Failed.
     pub(super) unsettled: OrdSet<ObjectKey>,
     pub(super) pending_deliveries: u64,
@@ -184,17 +191,20 @@ pub struct World {
 impl World {
     /// A world with no controllers and an empty API server; [`World::new`] builds on it.
     pub(super) fn blank(config: &ClusterConfig) -> World {
+        let api = ApiServer::new();
+        let unannounced = api.store().iter().map(|(k, _)| k.clone()).collect();
         World {
             now: SimTime::ZERO,
             seq: 0,
             seed: config.seed,
             rng: ChaCha8Rng::seed_from_u64(config.seed),
-            api: ApiServer::new(),
+            api,
             events: OrdMap::new(),
             slots: BTreeMap::new(),
             env: config.env.clone(),
             failures: Vec::new(),
-            objects: OrdMap::new(),
+            unannounced,
+            unannounced_resources: Vec::new(),
             unsettled: OrdSet::new(),
             pending_deliveries: 0,
             pending_inputs: 0,
@@ -262,11 +272,19 @@ impl World {
 
     /// The latest stored version of an object.
     pub fn object(&self, key: &ObjectKey) -> Option<&Value> {
-        self.objects.get(key).map(|v| v.as_ref())
+        self.object_shared(key).map(AsRef::as_ref)
+    }
+
+    /// [`Self::object`], shared.
+    pub(super) fn object_shared(&self, key: &ObjectKey) -> Option<&Arc<Value>> {
+        if !self.unannounced.is_empty() && self.unannounced.contains(key) {
+            return None;
+        }
+        self.api.store().get(key)
     }
 
     pub fn objects(&self) -> impl Iterator<Item = (&ObjectKey, &Arc<Value>)> {
-        self.objects.iter().map(|(k, v)| (k.as_ref(), v))
+        announced(self.api.store().iter(), self.unannounced.iter())
     }
 
     /// The objects whose keys fall in `range`, in key order.
@@ -274,7 +292,10 @@ impl World {
         &self,
         range: std::ops::Range<ObjectKey>,
     ) -> impl Iterator<Item = (&ObjectKey, &Arc<Value>)> {
-        self.objects.range(range).map(|(k, v)| (k.as_ref(), v))
+        announced(
+            self.api.store().range_of_keys(range.clone()),
+            self.unannounced.range(range),
+        )
     }
 
     /// The objects of resource `gr`, in one namespace or in all (`None`), in key order: a range
@@ -298,15 +319,15 @@ impl World {
                 )
             }
         };
-        self.objects.range(from..to).map(|(k, v)| (k.as_ref(), v))
+        self.objects_in(from..to)
     }
 
     pub fn object_count(&self) -> usize {
-        self.objects.len()
+        self.api.store().len() - self.unannounced.len()
     }
 
     pub fn health(&self, key: &ObjectKey) -> Option<Health> {
-        self.objects.get(key).map(|o| health::compute(o, self.now))
+        self.object(key).map(|o| health::compute(o, self.now))
     }
 
     /// What caused the recent writes and reconciles; [`World::why`] walks it.
@@ -546,7 +567,7 @@ impl World {
             .api
             .drain_shared_watch_events()
             .into_iter()
-            .map(|(ev, obj)| ("system:apiserver".to_owned(), ev, obj))
+            .map(|drained| ("system:apiserver".to_owned(), drained))
             .collect();
         let changes = self.absorb(events, report, false);
         let names: Vec<String> = gone.iter().map(trace::key_text).collect();
@@ -652,7 +673,7 @@ impl World {
                     let answer = rec.send(request);
                     (rec.requests, rec.events, rec.origins, answer)
                 };
-                for (_, ev, _) in &events {
+                for (_, (ev, _, _)) in &events {
                     self.loops.remove(&*ev.key);
                 }
                 let changes = self.absorb(events, report, true);
@@ -828,4 +849,18 @@ impl World {
         self.write_events(controller, &notes, report, &origin);
         self.kick(controller);
     }
+}
+
+/// `items` (ordered by key) but those whose keys `hidden` (ordered by key, a subset of theirs)
+/// holds: one walk of both, a compare an item at most.
+pub(super) fn announced<'a, K: std::borrow::Borrow<ObjectKey> + 'a>(
+    items: impl Iterator<Item = (&'a K, &'a Arc<Value>)> + 'a,
+    hidden: impl Iterator<Item = &'a ObjectKey> + 'a,
+) -> impl Iterator<Item = (&'a K, &'a Arc<Value>)> + 'a {
+    let mut hidden = hidden.peekable();
+    items.filter(move |(k, _)| {
+        let k: &ObjectKey = (*k).borrow();
+        while hidden.next_if(|h| *h < k).is_some() {}
+        hidden.next_if(|h| *h == k).is_none()
+    })
 }

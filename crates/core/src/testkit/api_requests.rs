@@ -239,7 +239,7 @@ fn check_one_request(api: &mut ApiServer, now: SimTime, req: ApiRequest) {
     }
     assert_no_owner_waits_for_nothing(api, &described);
     let mut last = rv_before;
-    for (ev, _) in api.drain_shared_watch_events() {
+    for (ev, _, _) in api.drain_shared_watch_events() {
         assert!(
             ev.resource_version > last,
             "watch event resourceVersion {} not above {last}",
