@@ -72,8 +72,14 @@ const RUNS = 3;
 // -> 170.5 MB natively, the tab's wasm memory after the rolling update 72.0 -> 67.0 MB). Two
 // builds of nearly the same code measured 699,105 and 699,628 B (a copy where a move had been:
 // the bytes move by hundreds with the code's layout), so the bound moved to 700,500.
+// Session 35: 700,165 B in CI before, 701,775 B with the world's objects read from the API
+// server's store in place of a second map kept in step (2.9% fewer engine instructions at
+// 10,000 Pods, 2.2% in the 1,000-Pod rolling update, 0.8 MB less wasm memory after the tab's
+// rolling update); a function-by-function count put the 4.7 KB of code it adds in small growths
+// across the largest functions, not in one place that could be kept out of line. The bound
+// moved to 702,000.
 const BYTES_BUDGET = 400_000;
-const BYTES_BOUND = 700_500;
+const BYTES_BOUND = 702_000;
 
 let server;
 let browser;
