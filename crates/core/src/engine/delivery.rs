@@ -1,5 +1,5 @@
 //! Delivery bookkeeping: the client every request goes through (injected failures applied,
-//! requests and the watch events they caused recorded), the object mirror those events keep,
+//! requests and the watch events they caused recorded), the change records those events make,
 //! their fan-out to every informer after its watch latency, and a delivery's arrival at an
 //! informer and its event handlers.
 
@@ -32,7 +32,7 @@ pub(super) struct Recorder<'a> {
     pub(super) failures: &'a mut Vec<FailureRule>,
     pub(super) now: SimTime,
     pub(super) requests: Vec<RequestRecord>,
-    /// (principal, event with a `Null` object, the object as stored)
+    /// (principal, (event with a `Null` object, the object as stored, the version it replaced))
     pub(super) events: Vec<(String, DrainedEvent)>,
     /// For each of `events`, the index in `requests` of the request that caused it.
     pub(super) origins: Vec<usize>,
@@ -330,8 +330,9 @@ impl World {
         self.kick(controller);
     }
 
-    /// Takes the watch events a request caused: updates the object mirror, health tracking and
-    /// loop detection, computes field changes, and schedules deliveries to every informer.
+    /// Takes the watch events a request caused: records each change (the version before is the
+    /// one its write replaced), updates health tracking and loop detection, and schedules
+    /// deliveries to every informer.
     pub(super) fn absorb(
         &mut self,
         events: Vec<(String, DrainedEvent)>,

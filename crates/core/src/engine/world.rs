@@ -323,6 +323,10 @@ impl World {
     }
 
     pub fn object_count(&self) -> usize {
+        debug_assert!(
+            self.unannounced.len() <= self.api.store().len(),
+            "the unannounced objects are stored objects"
+        );
         self.api.store().len() - self.unannounced.len()
     }
 
