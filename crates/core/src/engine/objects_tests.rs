@@ -100,3 +100,23 @@ fn a_removal_when_the_last_finalizer_goes_reports_the_version_announced_before_i
     assert!(was.pointer("/metadata/deletionTimestamp").is_some());
     assert!(w.object(&key).is_none());
 }
+
+#[test]
+fn a_seed_object_first_announced_by_its_namespaces_removal_has_no_version_before() {
+    let mut w = World::new(ClusterConfig::default());
+    let namespaces = GroupResource::new("", "namespaces");
+    let account = ObjectKey::new(
+        GroupResource::new("", "serviceaccounts"),
+        "kube-public",
+        "default",
+    );
+    assert!(w.api().get(&account).is_some(), "the server made it");
+    let (answer, report) = w.request(ApiRequest::delete(ADMIN, namespaces, "", "kube-public"));
+    assert!(answer.is_ok(), "{answer:?}");
+    let c = change(&report, &account);
+    assert_eq!(c.event_type, WatchEventType::Deleted);
+    assert!(c.before.is_none(), "the world had not seen it before");
+    assert!(w.api().get(&account).is_none());
+    assert!(w.object(&account).is_none());
+    assert_eq!(w.object_count(), w.objects().count());
+}
