@@ -124,9 +124,7 @@ impl ApiServer {
             if deleting {
                 let mut obj = old;
                 meta_mut(&mut obj).insert("finalizers", json!([]));
-                let announced = self.state.store.get(&key).cloned();
-                self.state.store.put(key.clone(), obj);
-                self.remove_after(now, &key, announced);
+                self.remove_as(now, &key, obj);
             } else {
                 self.remove(now, &key);
             }
@@ -194,9 +192,7 @@ impl ApiServer {
             // Deleting with no grace left (finalizers): as for any other kind.
             if kept.is_empty() {
                 meta_mut(&mut obj).insert("finalizers", json!([]));
-                let announced = self.state.store.get(&key).cloned();
-                self.state.store.put(key.clone(), obj);
-                return Ok(self.remove_after(now, &key, announced).unwrap_or_default());
+                return Ok(self.remove_as(now, &key, obj).unwrap_or_default());
             }
             if same {
                 return Ok(Arc::new(obj));
@@ -257,9 +253,22 @@ impl ApiServer {
         self.remove_after(now, key, None)
     }
 
-    /// [`Self::remove`] of a version put in the store only to be announced as the last one (its
-    /// finalizers emptied), where `announced` is the version the watch announced before it.
-    pub(super) fn remove_after(
+    /// [`Self::remove`] announcing `last` as the object's last version (its finalizers
+    /// emptied): `last` is put in the store only for the removal to take, and the watch event's
+    /// version before is the one stored until then, which the watch announced.
+    pub(super) fn remove_as(
+        &mut self,
+        now: SimTime,
+        key: &ObjectKey,
+        last: Value,
+    ) -> Option<Arc<Value>> {
+        let announced = self.state.store.get(key).cloned();
+        self.state.store.put(key.clone(), last);
+        self.remove_after(now, key, announced)
+    }
+
+    /// [`Self::remove`], with `announced` (when given) as the event's version before.
+    fn remove_after(
         &mut self,
         now: SimTime,
         key: &ObjectKey,

@@ -238,11 +238,7 @@ impl ApiServer {
             .is_none_or(|g| g == 0);
         if is_deleting(&result) && finalizers(&result).is_empty() && no_grace_left {
             self.queue_graph_changes(old, &result);
-            self.state.store.put(key.clone(), result);
-            let removed = self
-                .remove_after(now, &key, Some(Arc::clone(old)))
-                .unwrap_or_default();
-            return Ok(removed);
+            return Ok(self.remove_as(now, &key, result).unwrap_or_default());
         }
         let saved = self.persist(now, key, result, WatchEventType::Modified);
         if info.rules == KindRules::CustomResourceDefinition {

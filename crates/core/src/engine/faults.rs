@@ -289,12 +289,10 @@ impl World {
     /// A restarted controller lists everything it watches (an informer's initial sync) and
     /// queues every key its handlers map the objects to.
     fn restart(&mut self, controller: &str) {
-        let objects: Vec<(Arc<ObjectKey>, Arc<Value>)> = {
-            let store = self.api.store();
-            super::world::announced(store.iter_shared(), self.unannounced.iter())
-                .map(|(k, v)| (Arc::clone(k), Arc::clone(v)))
-                .collect()
-        };
+        let objects: Vec<(Arc<ObjectKey>, Arc<Value>)> = (self.api.store().iter_shared())
+            .filter(|(k, _)| !self.unannounced.contains(k.as_ref()))
+            .map(|(k, v)| (Arc::clone(k), Arc::clone(v)))
+            .collect();
         // The restart fault's line is the next one; its input is the newest.
         let (line, input) = (self.trace_len(), self.inputs.len().saturating_sub(1));
         let Some(slot) = self.slots.get_mut(controller) else {

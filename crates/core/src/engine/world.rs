@@ -857,14 +857,13 @@ impl World {
 
 /// `items` (ordered by key) but those whose keys `hidden` (ordered by key, a subset of theirs)
 /// holds: one walk of both, a compare an item at most.
-pub(super) fn announced<'a, K: std::borrow::Borrow<ObjectKey> + 'a>(
-    items: impl Iterator<Item = (&'a K, &'a Arc<Value>)> + 'a,
+fn announced<'a>(
+    items: impl Iterator<Item = (&'a ObjectKey, &'a Arc<Value>)> + 'a,
     hidden: impl Iterator<Item = &'a ObjectKey> + 'a,
-) -> impl Iterator<Item = (&'a K, &'a Arc<Value>)> + 'a {
+) -> impl Iterator<Item = (&'a ObjectKey, &'a Arc<Value>)> + 'a {
     let mut hidden = hidden.peekable();
     items.filter(move |(k, _)| {
-        let k: &ObjectKey = (*k).borrow();
-        while hidden.next_if(|h| *h < k).is_some() {}
-        hidden.next_if(|h| *h == k).is_none()
+        while hidden.next_if(|h| h < k).is_some() {}
+        hidden.next_if(|h| h == k).is_none()
     })
 }
